@@ -1,0 +1,13 @@
+package api
+
+import "errors"
+
+// Errors a task control returns, so that callers can tell them apart without
+// knowing the container runtime.
+var (
+	// ErrTaskNameConflict means a container with the requested name exists:
+	// its slot is taken.
+	ErrTaskNameConflict = errors.New("task: name already in use")
+	// ErrTaskNotFound means the container does not exist.
+	ErrTaskNotFound = errors.New("task: not found")
+)

@@ -1,0 +1,56 @@
+package api
+
+import "time"
+
+// Condition types and reasons the manager writes.
+const (
+	ConditionReplicaFailure = "ReplicaFailure"
+	ConditionInvalidSpec    = "InvalidSpec"
+	ConditionCrashLoop      = "CrashLoop"
+
+	ReasonCreateFailed = "CreateFailed"
+	ReasonDeleteFailed = "DeleteFailed"
+	ReasonInvalidSpec  = "InvalidSpec"
+	ReasonUndecodable  = "Undecodable"
+)
+
+// ReplicationControllerStatus is what the manager writes under
+// /registry/status/controllers/<id> after a sync.
+type ReplicationControllerStatus struct {
+	ID string `json:"id"`
+	// Replicas counts the controller's active containers.
+	Replicas int `json:"replicas"`
+	// ReadyReplicas counts those running and, where a health check exists,
+	// healthy.
+	ReadyReplicas int `json:"readyReplicas"`
+	// AvailableReplicas counts those ready for at least minReadySeconds.
+	AvailableReplicas int `json:"availableReplicas"`
+	// ObservedRevision is the etcd ModRevision of the spec this status
+	// reflects.
+	ObservedRevision int64       `json:"observedRevision"`
+	Conditions       []Condition `json:"conditions,omitempty"`
+	LastSyncTime     time.Time   `json:"lastSyncTime"`
+	// CreationTimestamp is when the manager first saw the controller; it
+	// survives manager restarts because it is carried over from the stored
+	// status.
+	CreationTimestamp time.Time `json:"creationTimestamp,omitzero"`
+}
+
+// Condition is one observation about a controller, in the Kubernetes style.
+type Condition struct {
+	Type               string    `json:"type"`
+	Status             string    `json:"status"`
+	Reason             string    `json:"reason,omitempty"`
+	Message            string    `json:"message,omitempty"`
+	LastTransitionTime time.Time `json:"lastTransitionTime"`
+}
+
+// FindCondition returns the condition of the given type, or nil.
+func (s *ReplicationControllerStatus) FindCondition(condType string) *Condition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == condType {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}

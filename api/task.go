@@ -1,0 +1,84 @@
+package api
+
+import "time"
+
+// Labels the manager puts on every container it creates (the contract).
+const (
+	// LabelController names the owning controller (the 2014 label).
+	LabelController = "replicationController"
+	// LabelSlot is the replica's slot number, 1..replicas.
+	LabelSlot = "replicationController.slot"
+	// LabelTemplateHash is a hash of the task template the container was
+	// made from.
+	LabelTemplateHash = "replicationController.templateHash"
+)
+
+// ReservedLabelPrefixes may not start a user label: the first is ours, the
+// rest are Docker's.
+var ReservedLabelPrefixes = []string{"replicationController", "com.docker.", "io.docker.", "org.dockerproject."}
+
+// TaskState values, as Docker reports container states.
+const (
+	StateCreated    = "created"
+	StateRunning    = "running"
+	StatePaused     = "paused"
+	StateRestarting = "restarting"
+	StateRemoving   = "removing"
+	StateExited     = "exited"
+	StateDead       = "dead"
+)
+
+// Health values; HealthNone means the container has no health check.
+const (
+	HealthNone      = ""
+	HealthStarting  = "starting"
+	HealthHealthy   = "healthy"
+	HealthUnhealthy = "unhealthy"
+)
+
+// Task is one container as the task control reports it.
+type Task struct {
+	ID      string
+	Name    string
+	Labels  map[string]string
+	Image   string
+	State   string
+	Health  string
+	Created time.Time
+	// StartedAt is zero when the container never started.
+	StartedAt  time.Time
+	FinishedAt time.Time
+	ExitCode   int
+}
+
+// TaskSpec is everything needed to create and start one container.
+type TaskSpec struct {
+	Name      string
+	Labels    map[string]string
+	Container Container
+}
+
+// Active reports whether the task counts towards the replicas: it is not
+// exited, dead or being removed.
+func (t Task) Active() bool {
+	switch t.State {
+	case StateExited, StateDead, StateRemoving:
+		return false
+	}
+	return true
+}
+
+// Ready reports whether the task is running and, where it has a health
+// check, healthy.
+func (t Task) Ready() bool {
+	return t.State == StateRunning && (t.Health == HealthNone || t.Health == HealthHealthy)
+}
+
+// TaskEvent is a hint that a container changed: the cache relists or
+// updates, and the owning controller is queued.
+type TaskEvent struct {
+	// Action is Docker's event action: create, start, die, destroy, ...
+	Action string
+	ID     string
+	Labels map[string]string
+}
