@@ -58,14 +58,16 @@ type TaskSpec struct {
 	Container Container
 }
 
-// Active reports whether the task counts towards the replicas: it is not
-// exited, dead or being removed.
+// Active reports whether the task counts towards the replicas: it is
+// running, restarting or paused. A container that was created but never
+// started (a manager died between create and start) is not active: it is
+// replaced like an exited one.
 func (t Task) Active() bool {
 	switch t.State {
-	case StateExited, StateDead, StateRemoving:
-		return false
+	case StateRunning, StateRestarting, StatePaused:
+		return true
 	}
-	return true
+	return false
 }
 
 // Ready reports whether the task is running and, where it has a health

@@ -5,8 +5,8 @@ package api
 // Kubernetes API; fields added since are optional and default to the 2014
 // behaviour.
 type ReplicationController struct {
-	ID           string                    `json:"id"`
-	Labels       map[string]string         `json:"labels,omitempty"`
+	ID           string                     `json:"id"`
+	Labels       map[string]string          `json:"labels,omitempty"`
 	DesiredState ReplicationControllerState `json:"desiredState"`
 }
 

@@ -1,0 +1,323 @@
+package api
+
+// This file is the one validator of a controller spec, used by the CLI
+// before writing and by the manager before acting, plus the two pure helpers
+// that the contract's container labels rest on: the selector match and the
+// template hash. It checks values, not syntax (that is Decode's job), and it
+// reports every problem at once, each with its field path.
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/distribution/reference"
+	"k8s.io/apimachinery/pkg/api/validate/content"
+)
+
+const (
+	// DefaultMaxReplicas is the replica limit when ValidateOptions.MaxReplicas
+	// is 0; the daemon's --max-replicas default.
+	DefaultMaxReplicas = 1000
+	// MaxIDLength is the longest controller id.
+	MaxIDLength = 63
+	// MinMemoryBytes is Docker's smallest memory limit (6 MiB); 0 means no
+	// limit.
+	MinMemoryBytes = 6 << 20
+)
+
+// Field paths of the spec, as error messages name them.
+const (
+	pathSelector       = "desiredState.replicasInSet"
+	pathTemplateLabels = "desiredState.taskTemplate.labels"
+	pathManifest       = "desiredState.taskTemplate.desiredState.manifest"
+	pathContainers     = pathManifest + ".containers"
+)
+
+// idPattern is what Docker accepts at the start of a container name, so that
+// <id>-<slot> is always a valid one.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// ValidateOptions are the daemon's settings that validation depends on.
+type ValidateOptions struct {
+	// Key is the etcd key the spec was read from (or will be written to),
+	// or just its last segment; the id must equal that segment. Empty means
+	// the id is not compared.
+	Key string
+	// MaxReplicas is the largest replica count allowed; 0 (or less) means
+	// DefaultMaxReplicas.
+	MaxReplicas int
+}
+
+// FieldError is one problem with a spec: the field path and what is wrong.
+// Details never include environment values, which may be secrets.
+type FieldError struct {
+	Field  string
+	Detail string
+}
+
+func (e FieldError) Error() string {
+	if e.Field == "" {
+		return e.Detail
+	}
+	return e.Field + ": " + e.Detail
+}
+
+// ValidationError lists every problem Validate found, in a stable order.
+type ValidationError struct {
+	Errors []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	msgs := make([]string, len(e.Errors))
+	for i, fe := range e.Errors {
+		msgs[i] = fe.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Validate checks a decoded spec against the rules of the contract
+// (DESIGN.md sections 3 and 5). It returns nil or a *ValidationError that
+// lists every problem with its field path. It does not modify rc.
+func Validate(rc *ReplicationController, opts ValidateOptions) error {
+	if rc == nil {
+		return &ValidationError{Errors: []FieldError{{Detail: "no controller"}}}
+	}
+	v := &validator{}
+	v.id(rc.ID, opts.Key)
+	v.labels("labels", rc.Labels)
+
+	ds := &rc.DesiredState
+	maxReplicas := opts.MaxReplicas
+	if maxReplicas <= 0 {
+		maxReplicas = DefaultMaxReplicas
+	}
+	if ds.Replicas < 0 || ds.Replicas > maxReplicas {
+		v.add("desiredState.replicas", "must be between 0 and %d, got %d", maxReplicas, ds.Replicas)
+	}
+	if ds.MinReadySeconds < 0 {
+		v.add("desiredState.minReadySeconds", "must not be negative, got %d", ds.MinReadySeconds)
+	}
+	v.labels(pathSelector, ds.ReplicasInSet)
+	v.labels(pathTemplateLabels, ds.TaskTemplate.Labels)
+	v.selector(ds.ReplicasInSet, ds.TaskTemplate.Labels)
+	v.manifest(&ds.TaskTemplate.DesiredState.Manifest)
+
+	if len(v.errs) == 0 {
+		return nil
+	}
+	return &ValidationError{Errors: v.errs}
+}
+
+type validator struct {
+	errs []FieldError
+}
+
+func (v *validator) add(field, format string, args ...any) {
+	v.errs = append(v.errs, FieldError{Field: field, Detail: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) id(id, key string) {
+	switch {
+	case id == "":
+		v.add("id", "required")
+		return
+	case len(id) > MaxIDLength:
+		v.add("id", "must be at most %d characters, got %d", MaxIDLength, len(id))
+	case !idPattern.MatchString(id):
+		v.add("id", "must consist of letters, digits, '_', '.' or '-' and start with a letter or digit, got %q", id)
+	}
+	if key == "" {
+		return
+	}
+	if want := key[strings.LastIndexByte(key, '/')+1:]; id != want {
+		v.add("id", "must equal the last segment of its key %q, got %q", want, shorten(id))
+	}
+}
+
+// labels checks the keys and values of a label map against Kubernetes'
+// limits (which Docker, having none, accepts) and refuses reserved prefixes.
+func (v *validator) labels(field string, labels map[string]string) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		f := fmt.Sprintf("%s[%q]", field, shorten(k))
+		for _, msg := range content.IsLabelKey(k) {
+			v.add(f, "invalid key: %s", msg)
+		}
+		for _, p := range ReservedLabelPrefixes {
+			if strings.HasPrefix(k, p) {
+				v.add(f, "key uses the reserved prefix %q", p)
+			}
+		}
+		for _, msg := range content.IsLabelValue(labels[k]) {
+			v.add(f, "invalid value: %s", msg)
+		}
+	}
+}
+
+// selector checks that the selector is not empty and that every task made
+// from the template matches it; otherwise the manager would never see its
+// own tasks and would create forever.
+func (v *validator) selector(selector, templateLabels map[string]string) {
+	if len(selector) == 0 {
+		v.add(pathSelector, "must not be empty")
+		return
+	}
+	for _, k := range slices.Sorted(maps.Keys(selector)) {
+		got, ok := templateLabels[k]
+		switch {
+		case !ok:
+			v.add(pathTemplateLabels, "missing the selector's key %q (%s wants %q)", shorten(k), pathSelector, shorten(selector[k]))
+		case got != selector[k]:
+			v.add(pathTemplateLabels, "selector key %q is %q, %s wants %q", shorten(k), shorten(got), pathSelector, shorten(selector[k]))
+		}
+	}
+}
+
+func (v *validator) manifest(m *ContainerManifest) {
+	if m.Version != "" && m.Version != "v1beta1" {
+		v.add(pathManifest+".version", `must be empty or "v1beta1", got %q`, shorten(m.Version))
+	}
+	if len(m.Containers) != 1 {
+		v.add(pathContainers, "must hold exactly one container, got %d", len(m.Containers))
+	}
+	for i := range m.Containers {
+		v.container(fmt.Sprintf("%s[%d]", pathContainers, i), &m.Containers[i])
+	}
+}
+
+func (v *validator) container(field string, c *Container) {
+	if c.Name != "" {
+		for _, msg := range content.IsDNS1123Label(c.Name) {
+			v.add(field+".name", "%s", msg)
+		}
+	}
+	if c.Image == "" {
+		v.add(field+".image", "required")
+	} else if _, err := reference.ParseNormalizedNamed(c.Image); err != nil {
+		v.add(field+".image", "invalid image reference %q: %v", shorten(c.Image), err)
+	}
+	for i, arg := range c.Command {
+		if arg == "" {
+			v.add(fmt.Sprintf("%s.command[%d]", field, i), "must not be empty")
+		}
+	}
+	if c.WorkingDir != "" && !path.IsAbs(c.WorkingDir) {
+		v.add(field+".workingDir", "must be an absolute path, got %q", shorten(c.WorkingDir))
+	}
+	v.ports(field+".ports", c.Ports)
+	v.env(field+".env", c.Env)
+	if c.Memory != 0 && c.Memory < MinMemoryBytes {
+		v.add(field+".memory", "must be 0 (no limit) or at least %d bytes (6 MiB), got %d", MinMemoryBytes, c.Memory)
+	}
+	if c.CPU < 0 {
+		v.add(field+".cpu", "must not be negative, got %d", c.CPU)
+	}
+}
+
+func (v *validator) ports(field string, ports []Port) {
+	// hostPorts remembers the first port that publishes each host
+	// port/protocol pair: Docker cannot bind one twice.
+	hostPorts := make(map[string]int)
+	for i, p := range ports {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		if p.ContainerPort < 1 || p.ContainerPort > 65535 {
+			v.add(f+".containerPort", "must be between 1 and 65535, got %d", p.ContainerPort)
+		}
+		if p.HostPort < 0 || p.HostPort > 65535 {
+			v.add(f+".hostPort", "must be between 0 and 65535, got %d", p.HostPort)
+		}
+		proto := strings.ToUpper(p.Protocol)
+		switch p.Protocol {
+		case "":
+			proto = "TCP"
+		case "TCP", "UDP", "tcp", "udp":
+		default:
+			v.add(f+".protocol", `must be "TCP" or "UDP", got %q`, shorten(p.Protocol))
+		}
+		if p.HostPort > 0 {
+			hp := fmt.Sprintf("%d/%s", p.HostPort, proto)
+			if first, dup := hostPorts[hp]; dup {
+				v.add(f+".hostPort", "host port %s is already published by %s[%d]", hp, field, first)
+			} else {
+				hostPorts[hp] = i
+			}
+		}
+	}
+}
+
+// env checks variable names only: values may be secrets and never appear in
+// a message.
+func (v *validator) env(field string, env []EnvVar) {
+	first := make(map[string]int)
+	for i, e := range env {
+		f := fmt.Sprintf("%s[%d].name", field, i)
+		switch {
+		case e.Name == "":
+			v.add(f, "required")
+		case strings.Contains(e.Name, "="):
+			v.add(f, "must not contain '='") // what follows it may be a value
+		default:
+			if j, dup := first[e.Name]; dup {
+				v.add(f, "duplicate name %q, first set by %s[%d]", shorten(e.Name), field, j)
+			} else {
+				first[e.Name] = i
+			}
+		}
+	}
+}
+
+// shorten keeps a quoted user value from drowning the message.
+func shorten(s string) string {
+	const limit = 80
+	if len(s) <= limit {
+		return s
+	}
+	cut := 0
+	for i := range s { // rune boundaries
+		if i > limit {
+			break
+		}
+		cut = i
+	}
+	return s[:cut] + "..."
+}
+
+// SelectorMatches reports whether labels contain every pair of selector.
+// An empty selector matches nothing: Validate refuses one, and a controller
+// must never adopt every container on the host.
+func SelectorMatches(selector, labels map[string]string) bool {
+	if len(selector) == 0 {
+		return false
+	}
+	for k, want := range selector {
+		if got, ok := labels[k]; !ok || got != want {
+			return false
+		}
+	}
+	return true
+}
+
+// TemplateHashLength is the length of TemplateHash's result.
+const TemplateHashLength = 10
+
+// TemplateHash returns a short, stable hash of a task template: the first
+// TemplateHashLength hex digits of the SHA-256 of its JSON encoding (map keys
+// sorted, so the encoding is canonical). Containers carry it as
+// LabelTemplateHash, so that a changed template is noticed. A command given
+// as a string and the same command as an array hash alike. Fields added to
+// the types must be omitempty, or every existing template's hash changes.
+func TemplateHash(t *TaskTemplate) string {
+	data, err := json.Marshal(t)
+	if err != nil {
+		// The types hold only strings, integers, maps and slices of them.
+		panic(fmt.Sprintf("api: encode task template: %v", err))
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])[:TemplateHashLength]
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+)
+
+// embeddedReadyTimeout bounds how long the embedded etcd may take to start.
+const embeddedReadyTimeout = 60 * time.Second
+
+// startEmbeddedEtcd runs a single-member etcd inside the daemon, so that one
+// command runs the whole thing. It returns the server and its client
+// endpoints. Errors say what to do: a port in use, a data dir that cannot
+// be written.
+func startEmbeddedEtcd(opts *options, logger *slog.Logger) (*embed.Etcd, []string, error) {
+	clientURLs, err := parseURLs("--etcd-listen-client-urls", opts.EtcdListenClientURLs)
+	if err != nil {
+		return nil, nil, err
+	}
+	peerURLs, err := parseURLs("--etcd-listen-peer-urls", opts.EtcdListenPeerURLs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkDataDir(opts.EtcdDataDir); err != nil {
+		return nil, nil, err
+	}
+
+	cfg := embed.NewConfig()
+	cfg.Name = "replication-manager"
+	cfg.Dir = opts.EtcdDataDir
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = clientURLs, clientURLs
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = peerURLs, peerURLs
+	cfg.InitialCluster = fmt.Sprintf("%s=%s", cfg.Name, peerURLs[0].String())
+	cfg.LogLevel = "warn"
+	cfg.LogOutputs = []string{"stderr"}
+	// Status writes make revisions; keep an hour of history.
+	cfg.AutoCompactionMode = "periodic"
+	cfg.AutoCompactionRetention = "1h"
+
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, nil, fmt.Errorf("embedded etcd: %w: another etcd (or another replication-manager) is listening there; stop it, pick other --etcd-listen-client-urls/--etcd-listen-peer-urls, or use it with --etcd-servers", err)
+		}
+		return nil, nil, fmt.Errorf("embedded etcd: %w", err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return nil, nil, fmt.Errorf("embedded etcd: %w", err)
+	case <-time.After(embeddedReadyTimeout):
+		e.Close()
+		return nil, nil, fmt.Errorf("embedded etcd: not ready after %s", embeddedReadyTimeout)
+	}
+	endpoints := make([]string, len(clientURLs))
+	for i, u := range clientURLs {
+		endpoints[i] = u.String()
+	}
+	logger.Info("embedded etcd started", "dataDir", opts.EtcdDataDir, "clientURLs", strings.Join(endpoints, ","))
+	return e, endpoints, nil
+}
+
+// checkDataDir makes sure the data dir exists and is writable, so that the
+// failure reads as a data dir problem, not an etcd internals one.
+func checkDataDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("--etcd-data-dir %q is not usable: %w", dir, err)
+	}
+	probe, err := os.CreateTemp(dir, ".write-probe-*")
+	if err != nil {
+		return fmt.Errorf("--etcd-data-dir %q is not writable: %w", dir, err)
+	}
+	name := probe.Name()
+	_ = probe.Close()
+	if err := os.Remove(name); err != nil {
+		return fmt.Errorf("--etcd-data-dir %q: %w", dir, err)
+	}
+	return nil
+}
+
+func parseURLs(flag, list string) ([]url.URL, error) {
+	var out []url.URL
+	for _, s := range strings.Split(list, ",") {
+		u, err := url.Parse(strings.TrimSpace(s))
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return nil, fmt.Errorf("%s: %q is not an http(s)://host:port URL", flag, s)
+		}
+		out = append(out, *u)
+	}
+	return out, nil
+}
+
+// newEtcdClient connects to endpoints with the TLS and auth options.
+// clientv3.New does not wait for a connection; the first request does.
+func newEtcdClient(opts *options, endpoints []string) (*clientv3.Client, error) {
+	cfg := clientv3.Config{
+		Endpoints:   endpoints,
+		DialTimeout: opts.EtcdDialTimeout,
+		Username:    opts.EtcdUser,
+		Password:    opts.EtcdPassword,
+	}
+	if cfg.Password == "" {
+		cfg.Password = os.Getenv("ETCD_PASSWORD")
+	}
+	if opts.EtcdCAFile != "" || opts.EtcdCertFile != "" || opts.EtcdKeyFile != "" {
+		tlsInfo := transport.TLSInfo{TrustedCAFile: opts.EtcdCAFile, CertFile: opts.EtcdCertFile, KeyFile: opts.EtcdKeyFile}
+		tlsCfg, err := tlsInfo.ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("etcd TLS: %w", err)
+		}
+		cfg.TLS = tlsCfg
+	} else if anyHTTPS(endpoints) {
+		cfg.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	client, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("etcd client: %w", err)
+	}
+	return client, nil
+}
+
+func anyHTTPS(endpoints []string) bool {
+	for _, e := range endpoints {
+		if strings.HasPrefix(e, "https://") {
+			return true
+		}
+	}
+	return false
+}
+
+// pingEtcd reports whether etcd answers a read within timeout.
+func pingEtcd(ctx context.Context, client *clientv3.Client, key string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, err := client.Get(ctx, key, clientv3.WithCountOnly())
+	return err
+}

@@ -1,0 +1,46 @@
+// Command replication-manager keeps the containers of every replication
+// controller stored in etcd running on the local Docker Engine.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintf(os.Stderr, "replication-manager: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// run parses the flags and runs the daemon until ctx ends.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	opts := newOptions()
+	fs := pflag.NewFlagSet("replication-manager", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	opts.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	logger, err := newLogger(stderr, opts.LogLevel, opts.LogFormat)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, opts, logger)
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+)
+
+// options are the daemon's flags (DESIGN.md section 6).
+type options struct {
+	EtcdServers           []string
+	EtcdDataDir           string
+	EtcdListenClientURLs  string
+	EtcdListenPeerURLs    string
+	EtcdCAFile            string
+	EtcdCertFile          string
+	EtcdKeyFile           string
+	EtcdUser              string
+	EtcdPassword          string
+	EtcdDialTimeout       time.Duration
+	RegistryPrefix        string
+	DockerHost            string
+	DockerStopTimeout     time.Duration
+	SyncPeriod            time.Duration
+	Workers               int
+	BurstReplicas         int
+	MaxReplicas           int
+	ShutdownGracePeriod   time.Duration
+	MetricsBindAddress    string
+	LogLevel              string
+	LogFormat             string
+}
+
+func newOptions() *options {
+	return &options{
+		EtcdDataDir:          "replication-manager.etcd",
+		EtcdListenClientURLs: "http://127.0.0.1:2379",
+		EtcdListenPeerURLs:   "http://127.0.0.1:2380",
+		EtcdDialTimeout:      5 * time.Second,
+		RegistryPrefix:       registry.DefaultPrefix,
+		DockerStopTimeout:    10 * time.Second,
+		SyncPeriod:           registry.DefaultSyncPeriod,
+		Workers:              registry.DefaultWorkers,
+		BurstReplicas:        registry.DefaultBurstReplicas,
+		MaxReplicas:          api.DefaultMaxReplicas,
+		ShutdownGracePeriod:  registry.DefaultDrainTimeout,
+		MetricsBindAddress:   "127.0.0.1:10252",
+		LogLevel:             "info",
+		LogFormat:            "text",
+	}
+}
+
+// AddFlags registers every option on fs.
+func (o *options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers, "etcd endpoints of an existing cluster (comma-separated); empty starts an embedded etcd")
+	fs.StringVar(&o.EtcdDataDir, "etcd-data-dir", o.EtcdDataDir, "data directory of the embedded etcd")
+	fs.StringVar(&o.EtcdListenClientURLs, "etcd-listen-client-urls", o.EtcdListenClientURLs, "client URLs the embedded etcd listens on (comma-separated)")
+	fs.StringVar(&o.EtcdListenPeerURLs, "etcd-listen-peer-urls", o.EtcdListenPeerURLs, "peer URLs the embedded etcd listens on (comma-separated)")
+	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "CA bundle to verify the etcd servers (with --etcd-servers)")
+	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "client certificate for etcd (with --etcd-servers)")
+	fs.StringVar(&o.EtcdKeyFile, "etcd-keyfile", o.EtcdKeyFile, "client key for etcd (with --etcd-servers)")
+	fs.StringVar(&o.EtcdUser, "etcd-user", o.EtcdUser, "etcd user name (with --etcd-servers)")
+	fs.StringVar(&o.EtcdPassword, "etcd-password", o.EtcdPassword, "etcd password (with --etcd-servers; prefer the ETCD_PASSWORD environment variable)")
+	fs.DurationVar(&o.EtcdDialTimeout, "etcd-dial-timeout", o.EtcdDialTimeout, "how long one etcd connection attempt may take")
+	fs.StringVar(&o.RegistryPrefix, "registry-prefix", o.RegistryPrefix, "etcd key prefix that roots every key")
+	fs.StringVar(&o.DockerHost, "docker-host", o.DockerHost, "Docker Engine address; empty finds it as the docker CLI does (DOCKER_HOST, or the local socket)")
+	fs.DurationVar(&o.DockerStopTimeout, "docker-stop-timeout", o.DockerStopTimeout, "how long a container gets to stop before it is killed")
+	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "how often every controller is synced even without an event")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "how many controllers sync in parallel")
+	fs.IntVar(&o.BurstReplicas, "burst-replicas", o.BurstReplicas, "most containers created or deleted by one sync of one controller")
+	fs.IntVar(&o.MaxReplicas, "max-replicas", o.MaxReplicas, "highest replica count a spec may ask for")
+	fs.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", o.ShutdownGracePeriod, "how long syncs in progress may go on after SIGTERM")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of /metrics, /healthz and /readyz; empty or 0 turns them off")
+	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "log level: debug, info, warn or error")
+	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "log format: text or json")
+}
+
+// Validate checks the options and names the flag at fault.
+func (o *options) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if o.SyncPeriod <= 0 {
+		bad("--sync-period: must be positive, got %s", o.SyncPeriod)
+	}
+	if o.Workers < 1 {
+		bad("--workers: must be at least 1, got %d", o.Workers)
+	}
+	if o.BurstReplicas < 1 {
+		bad("--burst-replicas: must be at least 1, got %d", o.BurstReplicas)
+	}
+	if o.MaxReplicas < 1 {
+		bad("--max-replicas: must be at least 1, got %d", o.MaxReplicas)
+	}
+	if o.EtcdDialTimeout <= 0 {
+		bad("--etcd-dial-timeout: must be positive, got %s", o.EtcdDialTimeout)
+	}
+	if o.ShutdownGracePeriod < 0 {
+		bad("--shutdown-grace-period: must not be negative, got %s", o.ShutdownGracePeriod)
+	}
+	if !strings.HasPrefix(o.RegistryPrefix, "/") {
+		bad("--registry-prefix: must start with /, got %q", o.RegistryPrefix)
+	}
+	if o.MetricsBindAddress != "" && o.MetricsBindAddress != "0" {
+		if _, _, err := net.SplitHostPort(o.MetricsBindAddress); err != nil {
+			bad("--metrics-bind-address: %v", err)
+		}
+	}
+	switch o.LogFormat {
+	case "text", "json":
+	default:
+		bad("--log-format: must be text or json, got %q", o.LogFormat)
+	}
+	if _, err := parseLevel(o.LogLevel); err != nil {
+		bad("--log-level: %v", err)
+	}
+	if len(o.EtcdServers) == 0 && (o.EtcdCAFile != "" || o.EtcdCertFile != "" || o.EtcdKeyFile != "" || o.EtcdUser != "") {
+		bad("--etcd-cafile, --etcd-certfile, --etcd-keyfile and --etcd-user need --etcd-servers")
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/taskcontrol"
+)
+
+// serve wires etcd, Docker, the HTTP endpoints and the manager together and
+// runs them until ctx ends. Containers are left running when it returns.
+func serve(ctx context.Context, opts *options, logger *slog.Logger) error {
+	endpoints := opts.EtcdServers
+	if len(endpoints) == 0 {
+		etcd, eps, err := startEmbeddedEtcd(opts, logger)
+		if err != nil {
+			return err
+		}
+		defer etcd.Close()
+		endpoints = eps
+	}
+	client, err := newEtcdClient(opts, endpoints)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+
+	docker, err := taskcontrol.NewDocker(taskcontrol.DockerOptions{Host: opts.DockerHost, StopTimeout: opts.DockerStopTimeout})
+	if err != nil {
+		return err
+	}
+	defer docker.Close()
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	if err := docker.Ping(pingCtx); err != nil {
+		// not fatal: syncs fail and retry with backoff until Docker answers
+		logger.Warn("docker does not answer yet; containers are managed once it does", "err", err)
+	}
+	cancel()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	store := registry.NewStore(client, opts.RegistryPrefix)
+	rm := registry.NewReplicationManager(store, docker, logger, registry.Options{
+		SyncPeriod:    opts.SyncPeriod,
+		Workers:       opts.Workers,
+		BurstReplicas: opts.BurstReplicas,
+		MaxReplicas:   opts.MaxReplicas,
+		DrainTimeout:  opts.ShutdownGracePeriod,
+		Registerer:    reg,
+	})
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	errc := make(chan error, 2)
+	running := 0
+	if opts.MetricsBindAddress != "" && opts.MetricsBindAddress != "0" {
+		ln, err := net.Listen("tcp", opts.MetricsBindAddress)
+		if err != nil {
+			return fmt.Errorf("--metrics-bind-address: %w", err)
+		}
+		handler := newHTTPHandler(reg, map[string]check{
+			"etcd": func(ctx context.Context) error {
+				return pingEtcd(ctx, client, store.ControllersPrefix(), 2*time.Second)
+			},
+			"docker": docker.Ping,
+			"controllers-listed": func(context.Context) error {
+				if !rm.Synced() {
+					return fmt.Errorf("first list of controllers not done")
+				}
+				return nil
+			},
+		})
+		running++
+		go func() { errc <- serveHTTP(runCtx, ln, handler) }()
+		logger.Info("serving metrics and health", "address", ln.Addr().String())
+	}
+
+	running++
+	go func() { errc <- rm.Run(runCtx) }()
+	logger.Info("replication manager started", "etcd", endpoints, "prefix", opts.RegistryPrefix,
+		"syncPeriod", opts.SyncPeriod, "workers", opts.Workers, "burstReplicas", opts.BurstReplicas)
+
+	var firstErr error
+	for ; running > 0; running-- {
+		if err := <-errc; err != nil && firstErr == nil {
+			firstErr = err
+			stop() // one part failed: stop the rest
+		}
+	}
+	if firstErr == nil {
+		logger.Info("replication manager stopped; containers left running")
+	}
+	return firstErr
+}

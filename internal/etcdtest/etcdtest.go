@@ -1,0 +1,114 @@
+// Package etcdtest starts a real, embedded etcd server for tests, on
+// loopback ports chosen by the kernel and a data dir of the test's.
+package etcdtest
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+)
+
+// Server is a running embedded etcd.
+type Server struct {
+	Etcd      *embed.Etcd
+	ClientURL string
+	dir       string
+	ownsDir   bool
+}
+
+// Start runs an embedded etcd in t.TempDir() until the test ends. Options
+// may adjust the configuration before it starts (auth, TLS, ...).
+func Start(t testing.TB, opts ...func(*embed.Config)) *Server {
+	t.Helper()
+	s, err := New(t.TempDir(), opts...)
+	if err != nil {
+		t.Fatalf("start embedded etcd: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// New runs an embedded etcd with its data in dir; an empty dir makes a
+// temporary one that Close removes. Use it where one server outlives a
+// test, as in TestMain.
+func New(dir string, opts ...func(*embed.Config)) (*Server, error) {
+	ownsDir := false
+	if dir == "" {
+		d, err := os.MkdirTemp("", "etcdtest-")
+		if err != nil {
+			return nil, err
+		}
+		dir, ownsDir = d, true
+	}
+	clientAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	peerAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	clientURL := url.URL{Scheme: "http", Host: clientAddr}
+	peerURL := url.URL{Scheme: "http", Host: peerAddr}
+
+	cfg := embed.NewConfig()
+	cfg.Name = "test"
+	cfg.Dir = dir
+	cfg.LogLevel = "error"
+	cfg.LogOutputs = []string{"stderr"}
+	cfg.ListenClientUrls = []url.URL{clientURL}
+	cfg.AdvertiseClientUrls = []url.URL{clientURL}
+	cfg.ListenPeerUrls = []url.URL{peerURL}
+	cfg.AdvertisePeerUrls = []url.URL{peerURL}
+	cfg.InitialCluster = fmt.Sprintf("%s=%s", cfg.Name, peerURL.String())
+	for _, o := range opts {
+		o(cfg)
+	}
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(30 * time.Second):
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd not ready within 30s")
+	}
+	return &Server{Etcd: e, ClientURL: clientURL.String(), dir: dir, ownsDir: ownsDir}, nil
+}
+
+// Close stops the server and removes a data dir New made.
+func (s *Server) Close() {
+	s.Etcd.Close()
+	if s.ownsDir {
+		_ = os.RemoveAll(s.dir)
+	}
+}
+
+// Client returns a client of the server, closed when the test ends.
+func (s *Server) Client(t testing.TB) *clientv3.Client {
+	t.Helper()
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{s.ClientURL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("etcd client: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// freeAddr returns a loopback address with a port that was free a moment
+// ago. etcd binds it again right away; a clash is possible but rare.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	addr := l.Addr().String()
+	return addr, l.Close()
+}

@@ -1,0 +1,150 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/etcdtest"
+	"github.com/replication-manager/replication-manager/taskcontrol"
+)
+
+// One embedded etcd serves the whole package; every test gets its own key
+// prefix, so tests stay independent.
+var etcdServer *etcdtest.Server
+
+func TestMain(m *testing.M) {
+	srv, err := etcdtest.New("")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start embedded etcd:", err)
+		os.Exit(1)
+	}
+	etcdServer = srv
+	code := m.Run()
+	srv.Close()
+	os.Exit(code)
+}
+
+// testClient returns a client of the package's embedded etcd.
+func testClient(t *testing.T) *clientv3.Client {
+	t.Helper()
+	return etcdServer.Client(t)
+}
+
+// harness is a manager on a fake task control and the real embedded etcd.
+type harness struct {
+	rm     *ReplicationManager
+	fake   *taskcontrol.Fake
+	store  *Store
+	client *clientv3.Client
+}
+
+func newHarness(t *testing.T, opts Options) *harness {
+	t.Helper()
+	client := testClient(t)
+	store := NewStore(client, "/test/"+strings.ReplaceAll(t.Name(), "/", "_"))
+	fake := &taskcontrol.Fake{}
+	rm := NewReplicationManager(store, fake, testLogger(t), opts)
+	t.Cleanup(rm.queue.ShutDown)
+	return &harness{rm: rm, fake: fake, store: store, client: client}
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// newController returns the 2014 example controller with id and replicas.
+func newController(id string, replicas int) *api.ReplicationController {
+	return &api.ReplicationController{
+		ID:     id,
+		Labels: map[string]string{"name": id},
+		DesiredState: api.ReplicationControllerState{
+			Replicas:      replicas,
+			ReplicasInSet: map[string]string{"name": id},
+			TaskTemplate: api.TaskTemplate{
+				Labels: map[string]string{"name": id, "tier": "demo"},
+				DesiredState: api.TaskState{Manifest: api.ContainerManifest{
+					Version:    "v1beta1",
+					Containers: []api.Container{{Name: id, Image: "demo-task:latest", Command: api.Command{"/task", "--listen", ":8080"}}},
+				}},
+			},
+		},
+	}
+}
+
+// setSpec puts rc into the manager's spec cache at revision rev, as the
+// watch would, and marks the list done.
+func (h *harness) setSpec(rc *api.ReplicationController, rev int64) {
+	h.rm.specs.mu.Lock()
+	h.rm.specs.listed = true
+	h.rm.specs.mu.Unlock()
+	h.rm.specs.put(Spec{ID: rc.ID, Controller: rc, ModRevision: rev})
+}
+
+// sync runs one sync of id.
+func (h *harness) sync(t *testing.T, id string) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return h.rm.syncReplicationController(ctx, id)
+}
+
+// addTask starts a container in the fake as if the manager had made it.
+func (h *harness) addTask(t *testing.T, id string, slot int, state string) string {
+	t.Helper()
+	cid, err := h.fake.Add(api.Task{
+		Name:   taskName(id, slot),
+		Labels: map[string]string{"name": id, api.LabelController: id, api.LabelSlot: strconv.Itoa(slot)},
+		State:  state,
+	})
+	if err != nil {
+		t.Fatalf("add %s-%d: %v", id, slot, err)
+	}
+	return cid
+}
+
+// status reads the stored status of id; nil when there is none.
+func (h *harness) status(t *testing.T, id string) *api.ReplicationControllerStatus {
+	t.Helper()
+	st, err := h.store.GetStatus(context.Background(), id)
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
+// validateSyncReplication asserts the creates and deletes of the fake, the
+// 2014 one-line check.
+func validateSyncReplication(t *testing.T, fake *taskcontrol.Fake, creates, deletes int) {
+	t.Helper()
+	if got := len(fake.Creates()); got != creates {
+		t.Errorf("creates = %d (%v), want %d", got, fake.Creates(), creates)
+	}
+	if got := len(fake.Deletes()); got != deletes {
+		t.Errorf("deletes = %d, want %d", got, deletes)
+	}
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,259 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// Options tune a ReplicationManager. Zero values take the defaults.
+type Options struct {
+	// SyncPeriod is how often every controller is synced even without an
+	// event: the safety net, not the main path.
+	SyncPeriod time.Duration
+	// Workers is how many controllers sync in parallel.
+	Workers int
+	// BurstReplicas caps the creates (and deletes) of one sync.
+	BurstReplicas int
+	// MaxReplicas is the highest replica count a spec may ask for.
+	MaxReplicas int
+	// DrainTimeout is how long syncs in progress may go on after Run's
+	// context ends, so that a create is not cut between create and start.
+	DrainTimeout time.Duration
+	// Registerer receives the manager's metrics; nil registers nowhere.
+	Registerer prometheus.Registerer
+}
+
+// Defaults for Options.
+const (
+	DefaultSyncPeriod    = 30 * time.Second
+	DefaultWorkers       = 5
+	DefaultBurstReplicas = 50
+	DefaultDrainTimeout  = 10 * time.Second
+)
+
+func (o Options) withDefaults() Options {
+	if o.SyncPeriod <= 0 {
+		o.SyncPeriod = DefaultSyncPeriod
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.BurstReplicas <= 0 {
+		o.BurstReplicas = DefaultBurstReplicas
+	}
+	if o.MaxReplicas <= 0 {
+		o.MaxReplicas = api.DefaultMaxReplicas
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = DefaultDrainTimeout
+	}
+	return o
+}
+
+// ReplicationManager is responsible for synchronizing ReplicationController
+// objects stored in etcd with the actual running tasks (the 2014 name and
+// role). Specs come from an etcd list and watch into a cache; every change
+// queues the controller's id; workers take ids off the queue and sync them,
+// one controller at a time under its lock, retrying failures with
+// per-controller exponential backoff.
+type ReplicationManager struct {
+	store       *Store
+	taskControl TaskControlInterface
+	logger      *slog.Logger
+	opts        Options
+	metrics     *metrics
+
+	specs *specCache
+	queue workqueue.TypedRateLimitingInterface[string]
+	locks keyLocks
+
+	statusMu sync.Mutex
+	// statuses holds the last status written (or read at start) per
+	// controller, so that an unchanged status is not written again.
+	statuses map[string]*api.ReplicationControllerStatus
+
+	// now is the clock; tests replace it.
+	now func() time.Time
+}
+
+// NewReplicationManager builds a manager; Run starts it.
+func NewReplicationManager(store *Store, taskControl TaskControlInterface, logger *slog.Logger, opts Options) *ReplicationManager {
+	opts = opts.withDefaults()
+	limiter := workqueue.NewTypedMaxOfRateLimiter(
+		// per controller: 5ms doubling to about five minutes
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 5*time.Minute),
+		// overall: 20 retries a second, bursts of 200
+		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(20), 200)},
+	)
+	return &ReplicationManager{
+		store:       store,
+		taskControl: taskControl,
+		logger:      logger,
+		opts:        opts,
+		metrics:     newMetrics(opts.Registerer),
+		specs:       newSpecCache(),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "controllers"}),
+		statuses: make(map[string]*api.ReplicationControllerStatus),
+		now:      time.Now,
+	}
+}
+
+// Run watches etcd and syncs controllers until ctx ends. Syncs in progress
+// then get DrainTimeout to finish; containers are left running. Run returns
+// nil after a clean stop.
+func (rm *ReplicationManager) Run(ctx context.Context) error {
+	// Work in progress runs on its own context, cancelled only after the
+	// drain timeout, so that stopping never cuts a create in half.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+
+	if err := rm.loadStatuses(ctx); err != nil {
+		return nil // ctx ended before etcd answered
+	}
+
+	var wg sync.WaitGroup
+	wg.Go(func() { rm.WatchControllers(ctx) })
+	if !rm.waitForList(ctx) {
+		rm.queue.ShutDown()
+		wg.Wait()
+		return nil
+	}
+	rm.queueOrphans()
+	for range rm.opts.Workers {
+		wg.Go(func() {
+			for rm.processNextWorkItem(workCtx) {
+			}
+		})
+	}
+	wg.Go(func() { rm.synchronizeEvery(ctx) })
+
+	<-ctx.Done()
+	rm.logger.Info("stopping: finishing syncs in progress", "timeout", rm.opts.DrainTimeout)
+	timer := time.AfterFunc(rm.opts.DrainTimeout, cancelWork)
+	defer timer.Stop()
+	rm.queue.ShutDown() // workers finish the sync in hand, then stop
+	wg.Wait()
+	return nil
+}
+
+// Synced reports whether the first full list of specs is done, so that the
+// manager knows every controller; /readyz uses it.
+func (rm *ReplicationManager) Synced() bool { return rm.specs.isListed() }
+
+// loadStatuses reads the stored statuses, retrying while etcd is away, so
+// that a restarted manager does not rewrite unchanged statuses and finds
+// controllers deleted while it was down. It fails only when ctx ends.
+func (rm *ReplicationManager) loadStatuses(ctx context.Context) error {
+	backoff := retryBackoff()
+	for {
+		statuses, err := rm.store.ListStatuses(ctx)
+		if err == nil {
+			rm.statusMu.Lock()
+			rm.statuses = statuses
+			rm.statusMu.Unlock()
+			return nil
+		}
+		delay := backoff.Step()
+		rm.logger.Warn("reading controller statuses failed; retrying", "retryIn", delay, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+}
+
+// waitForList blocks until the first list is applied; false if ctx ended.
+func (rm *ReplicationManager) waitForList(ctx context.Context) bool {
+	ticker := time.NewTicker(10 * time.Millisecond)
+	defer ticker.Stop()
+	for !rm.specs.isListed() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-ticker.C:
+		}
+	}
+	return true
+}
+
+// queueOrphans queues controllers that have a status but no spec: they
+// were deleted while the manager was down, and their containers must go.
+// Containers of controllers this registry never managed are not looked at,
+// so several managers with their own etcd can share one Docker host.
+func (rm *ReplicationManager) queueOrphans() {
+	rm.statusMu.Lock()
+	defer rm.statusMu.Unlock()
+	for id := range rm.statuses {
+		if _, exists, _ := rm.specs.get(id); !exists {
+			rm.queue.Add(id)
+		}
+	}
+}
+
+// synchronizeEvery calls Synchronize every sync period until ctx ends.
+func (rm *ReplicationManager) synchronizeEvery(ctx context.Context) {
+	ticker := time.NewTicker(rm.opts.SyncPeriod)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			rm.Synchronize()
+		}
+	}
+}
+
+// Synchronize queues every known controller (the 2014 periodic sync). The
+// queue de-duplicates, so a controller already waiting is not queued twice.
+func (rm *ReplicationManager) Synchronize() {
+	ids := rm.specs.ids()
+	for _, id := range ids {
+		rm.queue.Add(id)
+	}
+	rm.logger.Debug("resync queued every controller", "count", len(ids))
+}
+
+// processNextWorkItem syncs one controller off the queue. A failed sync is
+// logged here, once, and retried with backoff; a successful one resets the
+// controller's backoff. It returns false when the queue is shut down.
+func (rm *ReplicationManager) processNextWorkItem(ctx context.Context) bool {
+	id, quit := rm.queue.Get()
+	if quit {
+		return false
+	}
+	defer rm.queue.Done(id)
+
+	err := rm.syncReplicationController(ctx, id)
+	if err == nil {
+		rm.queue.Forget(id)
+		return true
+	}
+	retries := rm.queue.NumRequeues(id)
+	rm.logger.Error("sync failed; retrying with backoff", "controller", id, "retries", retries, "err", err)
+	rm.queue.AddRateLimited(id)
+	return true
+}
+
+// errNotListed is returned by a sync that ran before the first list: it
+// cannot tell a deleted controller from one not yet seen.
+var errNotListed = errors.New("controllers not listed yet")
+
+func wrapSync(id string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("sync %s: %w", id, err)
+}

@@ -1,0 +1,48 @@
+package registry
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the manager's own Prometheus series.
+type metrics struct {
+	syncDuration  *prometheus.HistogramVec
+	watchRestarts *prometheus.CounterVec
+	containers    *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		syncDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "replication_manager_sync_duration_seconds",
+			Help:    "Time of one controller sync, by result (success, error, invalid, deleted).",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"result"}),
+		watchRestarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "replication_manager_etcd_watch_restarts_total",
+			Help: "Restarts of the controller watch, by reason (compacted, closed, error).",
+		}, []string{"reason"}),
+		containers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "replication_manager_containers_total",
+			Help: "Container operations, by operation (create, delete) and result (success, error).",
+		}, []string{"operation", "result"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.syncDuration, m.watchRestarts, m.containers)
+	}
+	return m
+}
+
+func (m *metrics) observeSync(start time.Time, result string) {
+	m.syncDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
+}
+
+func (m *metrics) countContainerOp(op string, err error) {
+	result := "success"
+	if err != nil {
+		result = "error"
+	}
+	m.containers.WithLabelValues(op, result).Inc()
+}

@@ -1,0 +1,78 @@
+package registry
+
+// This file holds the pure functions that decide which slots new replicas
+// take and which replicas go first on scale-down. They do no I/O.
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// noSlot ranks a container without a valid slot label above every real
+// slot, so that it is the first to go on scale-down.
+const noSlot = math.MaxInt
+
+// taskName is the contract's container name of a replica: <id>-<slot>.
+func taskName(id string, slot int) string {
+	return fmt.Sprintf("%s-%d", id, slot)
+}
+
+// slotOf reads a container's slot label; noSlot when it is missing or bad.
+func slotOf(t api.Task) int {
+	n, err := strconv.Atoi(t.Labels[api.LabelSlot])
+	if err != nil || n < 1 {
+		return noSlot
+	}
+	return n
+}
+
+// freeSlots returns the n lowest slots, from 1 up, that no task in used
+// holds.
+func freeSlots(used []api.Task, n int) []int {
+	taken := make(map[int]bool, len(used))
+	for _, t := range used {
+		taken[slotOf(t)] = true
+	}
+	out := make([]int, 0, n)
+	for slot := 1; len(out) < n; slot++ {
+		if !taken[slot] {
+			out = append(out, slot)
+		}
+	}
+	return out
+}
+
+// rankForDeletion orders tasks so that the first ones are the best to delete
+// on scale-down, and returns a sorted copy:
+//
+//  1. a task that is not running goes before a running one;
+//  2. then a task that is not ready (unhealthy, or its health check still
+//     starting) before a ready one;
+//  3. then the higher slot before the lower one (a task without a valid
+//     slot counts as the highest), so that the slots left stay 1..replicas;
+//  4. then the newer task before the older one, and finally by name, so the
+//     order never depends on the order the runtime listed them in.
+func rankForDeletion(tasks []api.Task) []api.Task {
+	out := append([]api.Task(nil), tasks...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if ar, br := a.State == api.StateRunning, b.State == api.StateRunning; ar != br {
+			return !ar
+		}
+		if ar, br := a.Ready(), b.Ready(); ar != br {
+			return !ar
+		}
+		if as, bs := slotOf(a), slotOf(b); as != bs {
+			return as > bs
+		}
+		if !a.Created.Equal(b.Created) {
+			return a.Created.After(b.Created)
+		}
+		return a.Name < b.Name
+	})
+	return out
+}

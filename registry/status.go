@@ -1,0 +1,122 @@
+package registry
+
+// This file computes a controller's status from its containers and decides
+// when to write it. Computing is pure; writing goes through the Store.
+
+import (
+	"context"
+	"reflect"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// countReplicas returns how many tasks are ready and how many have been
+// ready for minReady, and, when some ready task is not available yet, how
+// long until the next one becomes available (0 when none is waiting).
+func countReplicas(tasks []api.Task, minReady time.Duration, now time.Time) (ready, available int, next time.Duration) {
+	for _, t := range tasks {
+		if !t.Ready() {
+			continue
+		}
+		ready++
+		since := t.StartedAt
+		if since.IsZero() {
+			since = t.Created
+		}
+		wait := minReady - now.Sub(since)
+		if wait <= 0 {
+			available++
+			continue
+		}
+		if next == 0 || wait < next {
+			next = wait
+		}
+	}
+	return ready, available, next
+}
+
+// setCondition sets a condition of the given type to True, keeping its
+// transition time when it was already True. It returns a new slice.
+func setCondition(conds []api.Condition, c api.Condition, now time.Time) []api.Condition {
+	out := make([]api.Condition, 0, len(conds)+1)
+	c.Status = "True"
+	c.LastTransitionTime = now
+	for _, old := range conds {
+		if old.Type != c.Type {
+			out = append(out, old)
+			continue
+		}
+		if old.Status == c.Status {
+			c.LastTransitionTime = old.LastTransitionTime
+		}
+	}
+	return append(out, c)
+}
+
+// clearCondition removes the condition of the given type: its cause is gone.
+func clearCondition(conds []api.Condition, condType string) []api.Condition {
+	out := make([]api.Condition, 0, len(conds))
+	for _, c := range conds {
+		if c.Type != condType {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// lastStatus returns a copy of the last status written for id, or a new one.
+func (rm *ReplicationManager) lastStatus(id string) api.ReplicationControllerStatus {
+	rm.statusMu.Lock()
+	defer rm.statusMu.Unlock()
+	if st, ok := rm.statuses[id]; ok {
+		cp := *st
+		cp.Conditions = append([]api.Condition(nil), st.Conditions...)
+		return cp
+	}
+	return api.ReplicationControllerStatus{ID: id, CreationTimestamp: rm.now().UTC()}
+}
+
+// writeStatus stores st if it differs from the last status written, or if
+// the last write is older than the sync period (so that readers can tell a
+// live manager from a dead one by lastSyncTime).
+func (rm *ReplicationManager) writeStatus(ctx context.Context, st api.ReplicationControllerStatus) error {
+	now := rm.now().UTC()
+	rm.statusMu.Lock()
+	prev := rm.statuses[st.ID]
+	rm.statusMu.Unlock()
+	if prev != nil && sameStatus(*prev, st) && now.Sub(prev.LastSyncTime) < rm.opts.SyncPeriod {
+		return nil
+	}
+	st.LastSyncTime = now
+	if err := rm.store.PutStatus(ctx, &st); err != nil {
+		return err
+	}
+	rm.statusMu.Lock()
+	rm.statuses[st.ID] = &st
+	rm.statusMu.Unlock()
+	return nil
+}
+
+// forgetStatus deletes the status of a controller that is gone.
+func (rm *ReplicationManager) forgetStatus(ctx context.Context, id string) error {
+	if err := rm.store.DeleteStatus(ctx, id); err != nil {
+		return err
+	}
+	rm.statusMu.Lock()
+	delete(rm.statuses, id)
+	rm.statusMu.Unlock()
+	return nil
+}
+
+// sameStatus compares two statuses, ignoring when they were written.
+func sameStatus(a, b api.ReplicationControllerStatus) bool {
+	a.LastSyncTime, b.LastSyncTime = time.Time{}, time.Time{}
+	if len(a.Conditions) == 0 {
+		a.Conditions = nil
+	}
+	if len(b.Conditions) == 0 {
+		b.Conditions = nil
+	}
+	return reflect.DeepEqual(a, b)
+}

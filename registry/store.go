@@ -1,0 +1,273 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// DefaultPrefix roots every key when no --registry-prefix is given.
+const DefaultPrefix = "/registry"
+
+// listPageSize bounds one etcd response while listing; pages are read at
+// one revision, so the list is a consistent snapshot.
+const listPageSize = 500
+
+// Errors the Store returns.
+var (
+	ErrNotFound = errors.New("registry: not found")
+	ErrExists   = errors.New("registry: already exists")
+	// ErrConflict means the spec changed since it was read: the write was
+	// refused instead of overwriting someone else's edit.
+	ErrConflict = errors.New("registry: spec changed since it was read (conflict)")
+)
+
+// Spec is one stored controller spec. A spec that does not decode is still
+// returned, with Err set, so that callers can report it without losing it.
+type Spec struct {
+	// ID is the key's last segment.
+	ID             string
+	Controller     *api.ReplicationController
+	Err            error
+	ModRevision    int64
+	CreateRevision int64
+}
+
+// Store reads and writes controller specs and status under one prefix. It
+// never logs; every error is returned wrapped with the key that failed.
+type Store struct {
+	client *clientv3.Client
+	prefix string
+}
+
+// NewStore returns a Store rooted at prefix (DefaultPrefix when empty).
+func NewStore(client *clientv3.Client, prefix string) *Store {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	return &Store{client: client, prefix: strings.TrimSuffix(prefix, "/")}
+}
+
+// Prefix is the root of every key.
+func (s *Store) Prefix() string { return s.prefix }
+
+// ControllersPrefix is the watched prefix, with its trailing slash.
+func (s *Store) ControllersPrefix() string { return s.prefix + "/controllers/" }
+
+// ControllerKey is where the spec of id lives.
+func (s *Store) ControllerKey(id string) string { return s.ControllersPrefix() + id }
+
+// StatusPrefix is where statuses live, with its trailing slash.
+func (s *Store) StatusPrefix() string { return s.prefix + "/status/controllers/" }
+
+// StatusKey is where the status of id lives.
+func (s *Store) StatusKey(id string) string { return s.StatusPrefix() + id }
+
+// decodeSpec turns a stored value into a Spec; a value that does not decode
+// gives a Spec with Err set.
+func (s *Store) decodeSpec(key string, value []byte, modRev, createRev int64) Spec {
+	spec := Spec{
+		ID:             strings.TrimPrefix(key, s.ControllersPrefix()),
+		ModRevision:    modRev,
+		CreateRevision: createRev,
+	}
+	spec.Controller, spec.Err = api.Decode(value)
+	return spec
+}
+
+// GetController returns the spec of id, or ErrNotFound.
+func (s *Store) GetController(ctx context.Context, id string) (Spec, error) {
+	key := s.ControllerKey(id)
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return Spec{}, fmt.Errorf("get %s: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return Spec{}, fmt.Errorf("get %s: %w", key, ErrNotFound)
+	}
+	kv := resp.Kvs[0]
+	return s.decodeSpec(key, kv.Value, kv.ModRevision, kv.CreateRevision), nil
+}
+
+// ListControllers returns every spec and the revision the list was read at,
+// so that a watch can resume from revision+1 without a gap.
+func (s *Store) ListControllers(ctx context.Context) ([]Spec, int64, error) {
+	var specs []Spec
+	rev, err := s.listPrefix(ctx, s.ControllersPrefix(), func(key string, value []byte, modRev, createRev int64) {
+		specs = append(specs, s.decodeSpec(key, value, modRev, createRev))
+	})
+	return specs, rev, err
+}
+
+// listPrefix reads every key under prefix in pages at one revision.
+func (s *Store) listPrefix(ctx context.Context, prefix string, each func(key string, value []byte, modRev, createRev int64)) (int64, error) {
+	end := clientv3.GetPrefixRangeEnd(prefix)
+	from := prefix
+	var rev int64
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(listPageSize)}
+		if rev != 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := s.client.Get(ctx, from, opts...)
+		if err != nil {
+			return 0, fmt.Errorf("list %s: %w", prefix, err)
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+		}
+		for _, kv := range resp.Kvs {
+			each(string(kv.Key), kv.Value, kv.ModRevision, kv.CreateRevision)
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return rev, nil
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// CreateController writes a new spec; it fails with ErrExists when the key
+// is taken. It returns the spec's revision.
+func (s *Store) CreateController(ctx context.Context, rc *api.ReplicationController) (int64, error) {
+	key := s.ControllerKey(rc.ID)
+	data, err := api.Encode(rc)
+	if err != nil {
+		return 0, fmt.Errorf("create %s: %w", key, err)
+	}
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(data))).
+		Commit()
+	if err != nil {
+		return 0, fmt.Errorf("create %s: %w", key, err)
+	}
+	if !resp.Succeeded {
+		return 0, fmt.Errorf("create %s: %w", key, ErrExists)
+	}
+	return resp.Header.Revision, nil
+}
+
+// UpdateController replaces a spec only if its ModRevision is still
+// modRevision; otherwise it fails with ErrConflict (or ErrNotFound when the
+// key is gone) and writes nothing.
+func (s *Store) UpdateController(ctx context.Context, rc *api.ReplicationController, modRevision int64) (int64, error) {
+	key := s.ControllerKey(rc.ID)
+	data, err := api.Encode(rc)
+	if err != nil {
+		return 0, fmt.Errorf("update %s: %w", key, err)
+	}
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(key), "=", modRevision)).
+		Then(clientv3.OpPut(key, string(data))).
+		Else(clientv3.OpGet(key, clientv3.WithCountOnly())).
+		Commit()
+	if err != nil {
+		return 0, fmt.Errorf("update %s: %w", key, err)
+	}
+	if !resp.Succeeded {
+		if resp.Responses[0].GetResponseRange().Count == 0 {
+			return 0, fmt.Errorf("update %s: %w", key, ErrNotFound)
+		}
+		return 0, fmt.Errorf("update %s: %w", key, ErrConflict)
+	}
+	return resp.Header.Revision, nil
+}
+
+// DeleteController removes a spec; the manager then removes its containers.
+func (s *Store) DeleteController(ctx context.Context, id string) error {
+	key := s.ControllerKey(id)
+	resp, err := s.client.Delete(ctx, key)
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	if resp.Deleted == 0 {
+		return fmt.Errorf("delete %s: %w", key, ErrNotFound)
+	}
+	return nil
+}
+
+// GetStatus returns the status of id, or ErrNotFound.
+func (s *Store) GetStatus(ctx context.Context, id string) (*api.ReplicationControllerStatus, error) {
+	key := s.StatusKey(id)
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, fmt.Errorf("get %s: %w", key, ErrNotFound)
+	}
+	st, err := api.DecodeStatus(resp.Kvs[0].Value)
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", key, err)
+	}
+	return st, nil
+}
+
+// ListStatuses returns every stored status by controller id. A status that
+// does not decode is skipped: the manager rewrites it at the next sync.
+func (s *Store) ListStatuses(ctx context.Context) (map[string]*api.ReplicationControllerStatus, error) {
+	out := make(map[string]*api.ReplicationControllerStatus)
+	_, err := s.listPrefix(ctx, s.StatusPrefix(), func(key string, value []byte, _, _ int64) {
+		if st, err := api.DecodeStatus(value); err == nil {
+			out[strings.TrimPrefix(key, s.StatusPrefix())] = st
+		}
+	})
+	return out, err
+}
+
+// PutStatus writes the status of a controller.
+func (s *Store) PutStatus(ctx context.Context, st *api.ReplicationControllerStatus) error {
+	key := s.StatusKey(st.ID)
+	data, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	if _, err := s.client.Put(ctx, key, string(data)); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return nil
+}
+
+// DeleteStatus removes the status of a controller; a missing one is fine.
+func (s *Store) DeleteStatus(ctx context.Context, id string) error {
+	key := s.StatusKey(id)
+	if _, err := s.client.Delete(ctx, key); err != nil {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// WatchControllers watches every spec from revision rev on, with previous
+// values. The watch fails instead of hanging when etcd loses its leader.
+func (s *Store) WatchControllers(ctx context.Context, rev int64) clientv3.WatchChan {
+	return s.client.Watch(clientv3.WithRequireLeader(ctx), s.ControllersPrefix(),
+		clientv3.WithPrefix(), clientv3.WithRev(rev), clientv3.WithPrevKV())
+}
+
+// ControllerEvent is one decoded watch event.
+type ControllerEvent struct {
+	// Deleted is true for a delete; Spec then holds only ID and
+	// ModRevision (the revision of the delete).
+	Deleted bool
+	Spec    Spec
+}
+
+// DecodeEvent turns a watch event into a ControllerEvent. It never fails: a
+// value that does not decode gives a Spec with Err set, and a delete needs
+// no value at all.
+func (s *Store) DecodeEvent(ev *clientv3.Event) ControllerEvent {
+	key := string(ev.Kv.Key)
+	if ev.Type == clientv3.EventTypeDelete {
+		return ControllerEvent{Deleted: true, Spec: Spec{
+			ID:          strings.TrimPrefix(key, s.ControllersPrefix()),
+			ModRevision: ev.Kv.ModRevision,
+		}}
+	}
+	return ControllerEvent{Spec: s.decodeSpec(key, ev.Kv.Value, ev.Kv.ModRevision, ev.Kv.CreateRevision)}
+}
