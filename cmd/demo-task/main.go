@@ -1,0 +1,177 @@
+// Command demo-task is the demo workload that replication controllers run in
+// tests, the lab and benchmarks: a small static HTTP server that can be told
+// to crash or to turn unhealthy after a while.
+//
+//	task [--listen :8080] [--exit-after DURATION] [--unhealthy-after DURATION]
+//	task healthcheck [URL]
+//
+// It serves "/" (one line: hostname and uptime) and "/healthz" (200 "ok", or
+// 503 once --unhealthy-after has passed). With --exit-after it exits with
+// code 3 after that time, for crash-loop tests. The healthcheck mode GETs URL
+// (default http://127.0.0.1:8080/healthz) and exits 0 on 200, 1 otherwise, so
+// that an image built FROM scratch can still declare a HEALTHCHECK. SIGTERM
+// and SIGINT stop the server cleanly and promptly.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+const (
+	defaultListen         = ":8080"
+	defaultHealthcheckURL = "http://127.0.0.1:8080/healthz"
+	// crashExitCode is the exit code of --exit-after.
+	crashExitCode = 3
+	// shutdownTimeout bounds the graceful shutdown; Docker's default stop
+	// timeout is 10s, so this stays well below it.
+	shutdownTimeout = 3 * time.Second
+	// healthcheckTimeout stays below the image's HEALTHCHECK --timeout.
+	healthcheckTimeout = 2 * time.Second
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitError asks main to exit with a given code.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// exitCode maps run's error to the process exit code, printing it first.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, pflag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "task:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}
+
+// run is the whole program; it returns when ctx is cancelled (nil), when
+// --exit-after fires (an *exitError with code 3) or on an error.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "healthcheck" {
+		return healthcheck(ctx, args[1:], stderr)
+	}
+
+	fs := pflag.NewFlagSet("task", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", defaultListen, "address to serve HTTP on")
+	exitAfter := fs.Duration("exit-after", 0, "exit with code 3 after this long (0: never)")
+	unhealthyAfter := fs.Duration("unhealthy-after", 0, "answer /healthz with 503 after this long (0: never)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	return serve(ctx, *listen, *exitAfter, *unhealthyAfter, stdout)
+}
+
+func serve(ctx context.Context, addr string, exitAfter, unhealthyAfter time.Duration, stdout io.Writer) error {
+	start := time.Now()
+	hostname, err := os.Hostname()
+	if err != nil {
+		return fmt.Errorf("hostname: %w", err)
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "%s up %s\n", hostname, time.Since(start).Round(time.Second))
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if unhealthyAfter > 0 && time.Since(start) >= unhealthyAfter {
+			http.Error(w, "unhealthy", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "listening on %s\n", ln.Addr())
+
+	var crash <-chan time.Time
+	if exitAfter > 0 {
+		timer := time.NewTimer(exitAfter)
+		defer timer.Stop()
+		crash = timer.C
+	}
+
+	var result error
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+		fmt.Fprintln(stdout, "shutting down")
+	case <-crash:
+		result = &exitError{code: crashExitCode, msg: fmt.Sprintf("exiting after %s as asked", exitAfter)}
+	}
+
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && result == nil {
+		result = fmt.Errorf("shutdown: %w", err)
+	}
+	return result
+}
+
+// healthcheck GETs the URL and succeeds only on 200.
+func healthcheck(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("task healthcheck", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	url := defaultHealthcheckURL
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		url = fs.Arg(0)
+	default:
+		return fmt.Errorf("healthcheck: want at most one URL, got %q", fs.Args())
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, healthcheckTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("healthcheck: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("healthcheck: %w", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("healthcheck %s: %s", url, resp.Status)
+	}
+	return nil
+}

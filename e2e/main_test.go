@@ -1,0 +1,280 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/dockertest"
+)
+
+// binDir holds the programs built once for the whole package.
+var binDir string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("e2e: skipped in -short mode")
+		os.Exit(0)
+	}
+	dir, err := os.MkdirTemp("", "e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := buildPrograms(dir)
+	if code == 0 {
+		code = dockertest.Main(m)
+	}
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildPrograms builds the daemon (with the race detector) and rcctl.
+func buildPrograms(dir string) int {
+	root, err := dockertest.RepoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cmd := exec.Command("go", "build", "-race", "-o", dir+"/", "./cmd/replication-manager", "./cmd/rcctl")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: build: %v\n%s", err, out)
+		return 1
+	}
+	return 0
+}
+
+// daemon is a running replication-manager with its embedded etcd.
+type daemon struct {
+	cmd         *exec.Cmd
+	etcdURL     string
+	metricsAddr string
+	dataDir     string
+	logs        *syncBuffer
+	done        chan error
+}
+
+// startDaemon runs the daemon until the test ends; extra flags are added.
+// Call it after dockertest.Labels, so that the daemon is stopped before the
+// test's containers are removed.
+func startDaemon(t *testing.T, extra ...string) *daemon {
+	t.Helper()
+	d := &daemon{
+		etcdURL:     "http://" + freeAddr(t),
+		metricsAddr: freeAddr(t),
+		dataDir:     filepath.Join(t.TempDir(), "etcd"),
+		logs:        &syncBuffer{},
+	}
+	d.start(t, extra...)
+	t.Cleanup(func() {
+		d.stop(t)
+		if t.Failed() {
+			t.Logf("daemon logs:\n%s", d.logs.String())
+		}
+	})
+	return d
+}
+
+func (d *daemon) start(t *testing.T, extra ...string) {
+	t.Helper()
+	args := append([]string{
+		"--etcd-data-dir", d.dataDir,
+		"--etcd-listen-client-urls", d.etcdURL,
+		"--etcd-listen-peer-urls", "http://" + freeAddr(t),
+		"--metrics-bind-address", d.metricsAddr,
+		"--log-level", "debug",
+	}, extra...)
+	d.cmd = exec.Command(filepath.Join(binDir, "replication-manager"), args...)
+	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
+	if err := d.cmd.Start(); err != nil {
+		t.Fatalf("start daemon: %v", err)
+	}
+	d.done = make(chan error, 1)
+	go func() { d.done <- d.cmd.Wait() }()
+	dockertest.Eventually(t, 60*time.Second, func() error {
+		select {
+		case err := <-d.done:
+			d.done <- err
+			return fmt.Errorf("daemon exited: %v\n%s", err, d.logs.String())
+		default:
+		}
+		resp, err := http.Get("http://" + d.metricsAddr + "/readyz")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
+		}
+		return nil
+	})
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (d *daemon) stop(t *testing.T) {
+	t.Helper()
+	if d.cmd == nil {
+		return
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-d.done:
+		if err != nil {
+			t.Errorf("daemon exit after SIGTERM: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		_ = d.cmd.Process.Kill()
+		<-d.done
+		t.Errorf("daemon did not stop within 30s of SIGTERM")
+	}
+	d.cmd = nil
+}
+
+// rcctl runs the CLI against the daemon's etcd and returns its stdout; a
+// non-zero exit fails the test.
+func (d *daemon) rcctl(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	out, err := d.tryRcctl(stdin, args...)
+	if err != nil {
+		t.Fatalf("rcctl %s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
+func (d *daemon) tryRcctl(stdin string, args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(binDir, "rcctl"), append([]string{"--etcd-servers", d.etcdURL}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// controllerJSON is a controller of the demo image whose containers carry
+// the test's labels, so that they are found and removed after the test.
+func controllerJSON(t *testing.T, id, image string, replicas int, testLabels map[string]string) string {
+	t.Helper()
+	labels := map[string]string{"name": id}
+	for k, v := range testLabels {
+		labels[k] = v
+	}
+	rc := api.ReplicationController{
+		ID:     id,
+		Labels: map[string]string{"name": id},
+		DesiredState: api.ReplicationControllerState{
+			Replicas:      replicas,
+			ReplicasInSet: map[string]string{"name": id},
+			TaskTemplate: api.TaskTemplate{
+				Labels: labels,
+				DesiredState: api.TaskState{Manifest: api.ContainerManifest{
+					Version: "v1beta1",
+					Containers: []api.Container{{
+						Name: "task", Image: image, Command: api.Command{"/task", "--listen", ":8080"},
+						Ports: []api.Port{{ContainerPort: 8080}},
+						Env:   []api.EnvVar{{Name: "MODE", Value: "e2e"}},
+					}},
+				}},
+			},
+		},
+	}
+	b, err := json.Marshal(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// containers returns the names and states of the controller's containers.
+func containers(t *testing.T, cli *client.Client, id string) map[string]container.Summary {
+	t.Helper()
+	list, err := cli.ContainerList(context.Background(), container.ListOptions{
+		All: true, Filters: filters.NewArgs(filters.Arg("label", api.LabelController+"="+id)),
+	})
+	if err != nil {
+		t.Fatalf("list containers: %v", err)
+	}
+	out := make(map[string]container.Summary, len(list))
+	for _, c := range list {
+		out[strings.TrimPrefix(c.Names[0], "/")] = c
+	}
+	return out
+}
+
+// waitForReplicas waits until the controller has exactly the running
+// containers <id>-1 .. <id>-n and nothing else.
+func waitForReplicas(t *testing.T, cli *client.Client, id string, n int) map[string]container.Summary {
+	t.Helper()
+	want := make([]string, n)
+	for i := range n {
+		want[i] = fmt.Sprintf("%s-%d", id, i+1)
+	}
+	sort.Strings(want)
+	var got map[string]container.Summary
+	dockertest.Eventually(t, 90*time.Second, func() error {
+		got = containers(t, cli, id)
+		var names []string
+		for name, c := range got {
+			if c.State != "running" {
+				return fmt.Errorf("%s is %s", name, c.State)
+			}
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		if strings.Join(names, ",") != strings.Join(want, ",") {
+			return fmt.Errorf("containers %v, want %v", names, want)
+		}
+		return nil
+	})
+	return got
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// syncBuffer is a bytes.Buffer safe for the daemon's output and the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

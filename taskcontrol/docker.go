@@ -1,0 +1,427 @@
+package taskcontrol
+
+// This file runs tasks on a Docker Engine through the Docker client. It
+// creates, starts, lists, inspects, renames and deletes containers and
+// streams their events; it never pulls an image and never logs: every error
+// is returned to the caller, wrapped once with the verb and the container.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/strslice"
+	"github.com/docker/docker/client"
+	"github.com/docker/go-connections/nat"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// ErrImageNotFound means a task's image is not present on the Docker host.
+// Images are never pulled. Its text has no package prefix so that a create
+// error reads like the contract's status message:
+// "create web-1: no such image: demo-task:latest".
+var ErrImageNotFound = errors.New("no such image")
+
+// DefaultStopTimeout is how long DeleteTask lets a container stop after
+// SIGTERM before Docker kills it, when DockerOptions.StopTimeout is zero.
+const DefaultStopTimeout = 10 * time.Second
+
+// DockerOptions configure NewDocker.
+type DockerOptions struct {
+	// Host is the Docker Engine address, such as unix:///var/run/docker.sock
+	// or tcp://10.0.0.1:2376. Empty means the environment, as the docker
+	// CLI reads it: DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH and
+	// DOCKER_API_VERSION, else the local socket. (CLI contexts are not
+	// read.)
+	Host string
+	// StopTimeout is how long DeleteTask waits after SIGTERM before the
+	// engine kills the container; zero means DefaultStopTimeout.
+	StopTimeout time.Duration
+}
+
+// Docker is a task control backed by a Docker Engine. It negotiates the API
+// version with the engine, so it works with Engine 20.10 (API 1.41) and
+// newer. It is safe for concurrent use.
+type Docker struct {
+	cli         *client.Client
+	stopTimeout time.Duration
+}
+
+// NewDocker returns a Docker task control. It does not contact the engine;
+// call Ping to check that one answers.
+func NewDocker(opts DockerOptions) (*Docker, error) {
+	if opts.StopTimeout < 0 {
+		return nil, fmt.Errorf("docker: stop timeout must not be negative, got %s", opts.StopTimeout)
+	}
+	if opts.StopTimeout == 0 {
+		opts.StopTimeout = DefaultStopTimeout
+	}
+	clientOpts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+	if opts.Host != "" {
+		clientOpts = append(clientOpts, client.WithHost(opts.Host))
+	}
+	cli, err := client.NewClientWithOpts(clientOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	return &Docker{cli: cli, stopTimeout: opts.StopTimeout}, nil
+}
+
+// Ping checks that the engine answers.
+func (d *Docker) Ping(ctx context.Context) error {
+	if _, err := d.cli.Ping(ctx); err != nil {
+		return fmt.Errorf("ping docker at %s: %w", d.cli.DaemonHost(), err)
+	}
+	return nil
+}
+
+// Close releases the client's idle connections.
+func (d *Docker) Close() error {
+	return d.cli.Close()
+}
+
+// ListTasks returns every container, in any state, whose labels contain
+// every pair of selector (all containers when selector is empty).
+//
+// It costs one list call and no inspect, so some fields are read from the
+// list's human-readable status: Health from "Up 3 seconds (healthy)" and
+// ExitCode from "Exited (1) 3 seconds ago". Created has a one-second
+// resolution. StartedAt and FinishedAt are left zero: the list does not
+// report them; use InspectTask for those.
+func (d *Docker) ListTasks(ctx context.Context, selector map[string]string) ([]api.Task, error) {
+	args := filters.NewArgs()
+	for k, v := range selector {
+		args.Add("label", k+"="+v)
+	}
+	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	tasks := make([]api.Task, 0, len(list))
+	for _, c := range list {
+		tasks = append(tasks, taskFromSummary(c))
+	}
+	return tasks, nil
+}
+
+// CreateTask creates a container named spec.Name and starts it. A name that
+// is taken gives an error wrapping api.ErrTaskNameConflict; an image that is
+// not on the host gives one wrapping ErrImageNotFound and naming the image.
+// When the start fails, the created container is removed again, so a failed
+// CreateTask leaves nothing behind (unless that removal fails too, which the
+// error then says).
+//
+// The returned task is read back with an inspect, so that its state and
+// health are the engine's; if only that read fails, the task is built from
+// the spec (running, no health) and no error is returned, because the
+// container does exist.
+func (d *Docker) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
+	config, hostConfig, err := containerConfig(spec)
+	if err != nil {
+		return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, err)
+	}
+	created, err := d.cli.ContainerCreate(ctx, config, hostConfig, nil, nil, spec.Name)
+	switch {
+	case err == nil:
+	case cerrdefs.IsConflict(err):
+		return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, api.ErrTaskNameConflict)
+	case cerrdefs.IsNotFound(err) && strings.Contains(strings.ToLower(err.Error()), "no such image"):
+		return api.Task{}, fmt.Errorf("create %s: %w: %s", spec.Name, ErrImageNotFound, spec.Container.Image)
+	default:
+		return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, err)
+	}
+
+	if err := d.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		// ctx may be what failed the start: clean up with a context of our own.
+		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.stopTimeout)
+		defer cancel()
+		rmErr := d.cli.ContainerRemove(rmCtx, created.ID, container.RemoveOptions{Force: true})
+		if rmErr != nil && !cerrdefs.IsNotFound(rmErr) {
+			return api.Task{}, fmt.Errorf("start %s: %w (and removing it failed: %v)", spec.Name, err, rmErr)
+		}
+		return api.Task{}, fmt.Errorf("start %s: %w", spec.Name, err)
+	}
+
+	task, err := d.InspectTask(ctx, created.ID)
+	if err != nil {
+		now := time.Now()
+		return api.Task{
+			ID:        created.ID,
+			Name:      spec.Name,
+			Labels:    maps.Clone(spec.Labels),
+			Image:     spec.Container.Image,
+			State:     api.StateRunning,
+			Created:   now,
+			StartedAt: now,
+		}, nil
+	}
+	return task, nil
+}
+
+// DeleteTask stops the container (SIGTERM, then SIGKILL after the stop
+// timeout) and removes it. A container that is gone, or already being
+// removed, is not an error.
+func (d *Docker) DeleteTask(ctx context.Context, id string) error {
+	timeout := int((d.stopTimeout + time.Second - 1) / time.Second)
+	stopErr := d.cli.ContainerStop(ctx, id, container.StopOptions{Timeout: &timeout})
+	if cerrdefs.IsNotFound(stopErr) {
+		return nil
+	}
+	// Remove even when the stop failed: Force kills what did not stop.
+	err := d.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
+	switch {
+	case err == nil, cerrdefs.IsNotFound(err):
+		return nil
+	case cerrdefs.IsConflict(err):
+		// With Force, the only conflict is "removal already in progress".
+		return nil
+	case stopErr != nil:
+		return fmt.Errorf("delete %s: %w", id, errors.Join(stopErr, err))
+	default:
+		return fmt.Errorf("delete %s: %w", id, err)
+	}
+}
+
+// RenameTask renames a container, for instance to move a dead container out
+// of its slot while keeping it for inspection. A taken name gives an error
+// wrapping api.ErrTaskNameConflict, a missing container one wrapping
+// api.ErrTaskNotFound.
+func (d *Docker) RenameTask(ctx context.Context, id, newName string) error {
+	err := d.cli.ContainerRename(ctx, id, newName)
+	switch {
+	case err == nil:
+		return nil
+	case cerrdefs.IsConflict(err):
+		return fmt.Errorf("rename %s to %s: %w", id, newName, api.ErrTaskNameConflict)
+	case cerrdefs.IsNotFound(err):
+		return fmt.Errorf("rename %s to %s: %w", id, newName, api.ErrTaskNotFound)
+	default:
+		return fmt.Errorf("rename %s to %s: %w", id, newName, err)
+	}
+}
+
+// InspectTask returns one container with every field filled in exactly:
+// StartedAt, FinishedAt, ExitCode and Health as the engine reports them. A
+// missing container gives an error wrapping api.ErrTaskNotFound.
+func (d *Docker) InspectTask(ctx context.Context, id string) (api.Task, error) {
+	resp, err := d.cli.ContainerInspect(ctx, id)
+	switch {
+	case err == nil:
+	case cerrdefs.IsNotFound(err):
+		return api.Task{}, fmt.Errorf("inspect %s: %w", id, api.ErrTaskNotFound)
+	default:
+		return api.Task{}, fmt.Errorf("inspect %s: %w", id, err)
+	}
+	return taskFromInspect(resp), nil
+}
+
+// Events streams the events of containers that carry the label key
+// labelKey (every container when labelKey is empty). Each event is a hint
+// that a container changed: Action is Docker's action without its detail
+// ("health_status: healthy" becomes "health_status"), Labels are the
+// container's labels.
+//
+// The stream ends when ctx is cancelled or the connection fails: the event
+// channel is closed and the error channel delivers one error (wrapping
+// ctx.Err() after a cancel) and is closed. The caller should then relist and
+// call Events again. Events that happen while Events is being called are
+// not lost: the engine replays those since the call.
+func (d *Docker) Events(ctx context.Context, labelKey string) (<-chan api.TaskEvent, <-chan error) {
+	args := filters.NewArgs(filters.Arg("type", string(events.ContainerEventType)))
+	if labelKey != "" {
+		args.Add("label", labelKey)
+	}
+	// The engine answers the request before it subscribes; asking for the
+	// events since now makes it replay what happened in between.
+	since := time.Now().UTC().Format(time.RFC3339Nano)
+	messages, errs := d.cli.Events(ctx, events.ListOptions{Since: since, Filters: args})
+
+	out := make(chan api.TaskEvent)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(errc)
+		defer close(out)
+		for {
+			select {
+			case m := <-messages:
+				if m.Type != events.ContainerEventType {
+					continue
+				}
+				select {
+				case out <- taskEvent(m):
+				case <-ctx.Done():
+					errc <- fmt.Errorf("docker events: %w", ctx.Err())
+					return
+				}
+			case err, ok := <-errs:
+				if !ok {
+					err = errors.New("stream closed")
+				}
+				errc <- fmt.Errorf("docker events: %w", err)
+				return
+			}
+		}
+	}()
+	return out, errc
+}
+
+// eventAttributes are the attributes the engine adds to a container
+// event's labels; they are not labels.
+var eventAttributes = []string{"name", "image", "exitCode", "signal", "oldName", "execID", "execDuration"}
+
+// taskEvent maps a Docker container event to a task event.
+func taskEvent(m events.Message) api.TaskEvent {
+	action, _, _ := strings.Cut(string(m.Action), ":")
+	labels := maps.Clone(m.Actor.Attributes)
+	for _, k := range eventAttributes {
+		delete(labels, k)
+	}
+	return api.TaskEvent{Action: action, ID: m.Actor.ID, Labels: labels}
+}
+
+// containerConfig builds the engine's configuration from a task spec. It
+// copies what it keeps, so the spec (often a shared template) is never
+// mutated.
+func containerConfig(spec api.TaskSpec) (*container.Config, *container.HostConfig, error) {
+	c := spec.Container
+	config := &container.Config{
+		Image:      c.Image,
+		WorkingDir: c.WorkingDir,
+		Labels:     maps.Clone(spec.Labels),
+	}
+	if len(c.Command) > 0 {
+		config.Cmd = strslice.StrSlice(append([]string(nil), c.Command...))
+	}
+	for _, e := range c.Env {
+		config.Env = append(config.Env, e.Name+"="+e.Value)
+	}
+	hostConfig := &container.HostConfig{
+		Resources: container.Resources{Memory: c.Memory, CPUShares: c.CPU},
+	}
+	for i, p := range c.Ports {
+		proto := strings.ToLower(p.Protocol)
+		if proto == "" {
+			proto = "tcp"
+		}
+		port, err := nat.NewPort(proto, strconv.Itoa(p.ContainerPort))
+		if err != nil {
+			return nil, nil, fmt.Errorf("ports[%d]: %w", i, err)
+		}
+		if config.ExposedPorts == nil {
+			config.ExposedPorts = nat.PortSet{}
+		}
+		config.ExposedPorts[port] = struct{}{}
+		if p.HostPort == 0 {
+			continue // exposed, not published
+		}
+		if hostConfig.PortBindings == nil {
+			hostConfig.PortBindings = nat.PortMap{}
+		}
+		hostConfig.PortBindings[port] = append(hostConfig.PortBindings[port],
+			nat.PortBinding{HostIP: p.HostIP, HostPort: strconv.Itoa(p.HostPort)})
+	}
+	return config, hostConfig, nil
+}
+
+// taskFromSummary maps one entry of the container list.
+func taskFromSummary(c container.Summary) api.Task {
+	return api.Task{
+		ID:       c.ID,
+		Name:     summaryName(c.Names),
+		Labels:   c.Labels,
+		Image:    c.Image,
+		State:    c.State,
+		Health:   statusHealth(c.Status),
+		Created:  time.Unix(c.Created, 0),
+		ExitCode: statusExitCode(c.Status),
+	}
+}
+
+// summaryName picks the container's own name from the list's names, which
+// also hold link aliases such as "/other/alias".
+func summaryName(names []string) string {
+	for _, n := range names {
+		if n = strings.TrimPrefix(n, "/"); !strings.Contains(n, "/") {
+			return n
+		}
+	}
+	if len(names) > 0 {
+		return strings.TrimPrefix(names[0], "/")
+	}
+	return ""
+}
+
+// statusHealth reads the health from the list's status text, such as
+// "Up 3 seconds (healthy)" or "Up 1 second (health: starting)".
+func statusHealth(status string) string {
+	switch {
+	case strings.HasSuffix(status, "(health: starting)"):
+		return api.HealthStarting
+	case strings.HasSuffix(status, "(healthy)"):
+		return api.HealthHealthy
+	case strings.HasSuffix(status, "(unhealthy)"):
+		return api.HealthUnhealthy
+	}
+	return api.HealthNone
+}
+
+// statusExitCode reads the exit code from the list's status text, such as
+// "Exited (1) 3 seconds ago" or "Restarting (137) 1 second ago"; 0 when
+// there is none.
+func statusExitCode(status string) int {
+	for _, prefix := range []string{"Exited (", "Restarting ("} {
+		if rest, ok := strings.CutPrefix(status, prefix); ok {
+			num, _, _ := strings.Cut(rest, ")")
+			code, err := strconv.Atoi(num)
+			if err != nil {
+				return 0
+			}
+			return code
+		}
+	}
+	return 0
+}
+
+// taskFromInspect maps an inspect response.
+func taskFromInspect(resp container.InspectResponse) api.Task {
+	var t api.Task
+	if resp.ContainerJSONBase != nil {
+		t.ID = resp.ID
+		t.Name = strings.TrimPrefix(resp.Name, "/")
+		t.Created = parseTime(resp.Created)
+		t.Image = resp.Image // the image ID; replaced by the name below
+		if s := resp.State; s != nil {
+			t.State = s.Status
+			t.StartedAt = parseTime(s.StartedAt)
+			t.FinishedAt = parseTime(s.FinishedAt)
+			t.ExitCode = s.ExitCode
+			if s.Health != nil && s.Health.Status != container.NoHealthcheck {
+				t.Health = s.Health.Status
+			}
+		}
+	}
+	if resp.Config != nil {
+		t.Labels = resp.Config.Labels
+		t.Image = resp.Config.Image
+	}
+	return t
+}
+
+// parseTime parses the engine's RFC 3339 times; the engine's zero time
+// ("0001-01-01T00:00:00Z") and garbage give the zero time.
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || t.IsZero() {
+		return time.Time{}
+	}
+	return t
+}

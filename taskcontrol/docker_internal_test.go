@@ -1,0 +1,142 @@
+package taskcontrol
+
+import (
+	"maps"
+	"reflect"
+	"testing"
+
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/go-connections/nat"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+func TestStatusText(t *testing.T) {
+	tests := []struct {
+		status     string
+		wantHealth string
+		wantCode   int
+	}{
+		{"Up 3 seconds", api.HealthNone, 0},
+		{"Up Less than a second (health: starting)", api.HealthStarting, 0},
+		{"Up 3 seconds (healthy)", api.HealthHealthy, 0},
+		{"Up About a minute (unhealthy)", api.HealthUnhealthy, 0},
+		{"Up 2 hours (Paused)", api.HealthNone, 0},
+		{"Exited (0) 2 seconds ago", api.HealthNone, 0},
+		{"Exited (137) About an hour ago", api.HealthNone, 137},
+		{"Restarting (3) Less than a second ago", api.HealthNone, 3},
+		{"Created", api.HealthNone, 0},
+		{"Removal In Progress", api.HealthNone, 0},
+		{"Dead", api.HealthNone, 0},
+		{"Exited (garbage", api.HealthNone, 0},
+	}
+	for _, tt := range tests {
+		if got := statusHealth(tt.status); got != tt.wantHealth {
+			t.Errorf("statusHealth(%q): got %q, want %q", tt.status, got, tt.wantHealth)
+		}
+		if got := statusExitCode(tt.status); got != tt.wantCode {
+			t.Errorf("statusExitCode(%q): got %d, want %d", tt.status, got, tt.wantCode)
+		}
+	}
+}
+
+func TestSummaryName(t *testing.T) {
+	tests := []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"/web-1"}, "web-1"},
+		{[]string{"/db/alias", "/web-1"}, "web-1"},
+		{[]string{"/a/b"}, "a/b"},
+		{nil, ""},
+	}
+	for _, tt := range tests {
+		if got := summaryName(tt.names); got != tt.want {
+			t.Errorf("summaryName(%q): got %q, want %q", tt.names, got, tt.want)
+		}
+	}
+}
+
+func TestTaskEvent(t *testing.T) {
+	tests := []struct {
+		action     events.Action
+		attributes map[string]string
+		wantAction string
+	}{
+		{"start", map[string]string{"name": "web-1", "image": "demo-task:latest", "replicationController": "web"}, "start"},
+		{"die", map[string]string{"exitCode": "3", "name": "web-1", "replicationController": "web"}, "die"},
+		{"health_status: healthy", map[string]string{"replicationController": "web"}, "health_status"},
+		{"exec_start: /task healthcheck", map[string]string{"execID": "x", "replicationController": "web"}, "exec_start"},
+		{"rename", map[string]string{"oldName": "/web-1", "name": "web-1-dead", "replicationController": "web"}, "rename"},
+	}
+	for _, tt := range tests {
+		attrs := maps.Clone(tt.attributes)
+		got := taskEvent(events.Message{
+			Type:   events.ContainerEventType,
+			Action: tt.action,
+			Actor:  events.Actor{ID: "abc", Attributes: attrs},
+		})
+		want := api.TaskEvent{Action: tt.wantAction, ID: "abc", Labels: map[string]string{"replicationController": "web"}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("taskEvent(%q, %v): got %+v, want %+v", tt.action, tt.attributes, got, want)
+		}
+		if !maps.Equal(attrs, tt.attributes) {
+			t.Errorf("taskEvent(%q) changed the event's attributes", tt.action)
+		}
+	}
+}
+
+func TestContainerConfig(t *testing.T) {
+	spec := api.TaskSpec{
+		Name:   "web-1",
+		Labels: map[string]string{"name": "web"},
+		Container: api.Container{
+			Image:      "demo-task:latest",
+			Command:    api.Command{"/task", "--listen", ":8080"},
+			WorkingDir: "/",
+			Ports: []api.Port{
+				{ContainerPort: 8080},
+				{ContainerPort: 9090, HostPort: 19090, HostIP: "127.0.0.1", Protocol: "UDP"},
+			},
+			Env:    []api.EnvVar{{Name: "MODE", Value: "demo"}},
+			Memory: 64 << 20,
+			CPU:    512,
+		},
+	}
+	config, hostConfig, err := containerConfig(spec)
+	if err != nil {
+		t.Fatalf("containerConfig: %v", err)
+	}
+	if got, want := []string(config.Cmd), []string{"/task", "--listen", ":8080"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Cmd: got %q, want %q", got, want)
+	}
+	if got, want := config.Env, []string{"MODE=demo"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Env: got %q, want %q", got, want)
+	}
+	if got, want := config.ExposedPorts, (nat.PortSet{"8080/tcp": {}, "9090/udp": {}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("ExposedPorts: got %v, want %v", got, want)
+	}
+	wantBindings := nat.PortMap{"9090/udp": {{HostIP: "127.0.0.1", HostPort: "19090"}}}
+	if !reflect.DeepEqual(hostConfig.PortBindings, wantBindings) {
+		t.Errorf("PortBindings: got %v, want %v", hostConfig.PortBindings, wantBindings)
+	}
+	if hostConfig.Memory != 64<<20 || hostConfig.CPUShares != 512 {
+		t.Errorf("resources: got memory %d, cpu shares %d; want %d, 512", hostConfig.Memory, hostConfig.CPUShares, 64<<20)
+	}
+	config.Labels["name"] = "changed"
+	config.Cmd[0] = "changed"
+	if spec.Labels["name"] != "web" || spec.Container.Command[0] != "/task" {
+		t.Error("the config shares maps or slices with the spec")
+	}
+
+	noCommand := api.TaskSpec{Name: "x", Container: api.Container{Image: "demo-task"}}
+	config, _, err = containerConfig(noCommand)
+	if err != nil || config.Cmd != nil {
+		t.Errorf("empty command: got Cmd %q, %v; want nil (the image's)", config.Cmd, err)
+	}
+
+	badPort := api.TaskSpec{Name: "x", Container: api.Container{Image: "demo-task", Ports: []api.Port{{ContainerPort: 70000}}}}
+	if _, _, err := containerConfig(badPort); err == nil {
+		t.Error("port 70000: got nil error")
+	}
+}

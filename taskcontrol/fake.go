@@ -1,0 +1,596 @@
+package taskcontrol
+
+// This file is an in-memory task control for unit tests and scale
+// benchmarks. It keeps containers in maps, records every call and can be
+// told to fail; it does not run anything, and its containers change state
+// only when a test says so (SetState, SetHealth).
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// Fake is an in-memory task control, safe for concurrent use. The zero
+// value is ready to use.
+//
+// Set the exported fields before the fake is shared with other goroutines;
+// to change behaviour during a test, let the injected functions read state
+// the test owns (an atomic, a channel). The injected functions are called
+// without the fake's lock held, so they may call the fake.
+//
+// Every call is recorded, whether it succeeds or not, in order: "list",
+// "create <name>", "delete <id>", "rename <id> <newName>", "inspect <id>".
+//
+// Events streams what happens to the fake's containers (create, start, die,
+// destroy, rename, health_status), whether caused by the methods or by the
+// test helpers (Add, SetState, SetHealth); FailEvents ends the streams.
+type Fake struct {
+	// Now is the clock for Created, StartedAt and FinishedAt; nil means
+	// time.Now.
+	Now func() time.Time
+	// ListErr, when it returns an error, fails ListTasks.
+	ListErr func() error
+	// CreateErr, when it returns an error, fails CreateTask before anything
+	// is created; return ErrImageNotFound (wrapped with the image) to
+	// simulate a missing image.
+	CreateErr func(spec api.TaskSpec) error
+	// DeleteErr, when it returns an error, fails DeleteTask and the
+	// container stays.
+	DeleteErr func(id string) error
+	// RenameErr, when it returns an error, fails RenameTask.
+	RenameErr func(id, newName string) error
+	// InspectErr, when it returns an error, fails InspectTask.
+	InspectErr func(id string) error
+
+	mu     sync.Mutex
+	seq    uint64
+	byID   map[string]*fakeTask
+	byName map[string]*fakeTask
+	// byController indexes the containers by the value of their
+	// api.LabelController label, so that a controller's list does not scan
+	// every container.
+	byController map[string]map[*fakeTask]struct{}
+	calls        []string
+	counts       FakeCounts
+	subs         map[*fakeSubscriber]struct{}
+}
+
+// FakeCounts counts the calls a Fake received, failed ones included.
+type FakeCounts struct {
+	List, Create, Delete, Rename, Inspect int
+}
+
+// fakeTask is one container. Its Labels map is the fake's own: tasks handed
+// out get a copy.
+type fakeTask struct {
+	api.Task
+}
+
+// fakeNewID makes container IDs: 64 hex digits, like Docker's, derived from
+// a counter so that runs are reproducible.
+func fakeNewID(n uint64) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], n)
+	sum := sha256.Sum256(b[:])
+	return hex.EncodeToString(sum[:])
+}
+
+func (f *Fake) now() time.Time {
+	if f.Now != nil {
+		return f.Now()
+	}
+	return time.Now()
+}
+
+// record logs a call; f.mu must be held.
+func (f *Fake) record(call string) {
+	f.calls = append(f.calls, call)
+}
+
+func (f *Fake) initLocked() {
+	if f.byID == nil {
+		f.byID = make(map[string]*fakeTask)
+		f.byName = make(map[string]*fakeTask)
+		f.byController = make(map[string]map[*fakeTask]struct{})
+	}
+}
+
+// ListTasks returns the containers whose labels contain every pair of
+// selector, sorted by name. With api.LabelController in the selector only
+// that controller's containers are looked at.
+func (f *Fake) ListTasks(ctx context.Context, selector map[string]string) ([]api.Task, error) {
+	f.mu.Lock()
+	f.counts.List++
+	f.record("list")
+	listErr := f.ListErr
+	f.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	if listErr != nil {
+		if err := listErr(); err != nil {
+			return nil, fmt.Errorf("list containers: %w", err)
+		}
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var tasks []api.Task
+	add := func(t *fakeTask) {
+		if matches(t.Labels, selector) {
+			tasks = append(tasks, t.copy())
+		}
+	}
+	if rc, ok := selector[api.LabelController]; ok {
+		for t := range f.byController[rc] {
+			add(t)
+		}
+	} else {
+		for _, t := range f.byID {
+			add(t)
+		}
+	}
+	sort.Slice(tasks, func(i, j int) bool { return tasks[i].Name < tasks[j].Name })
+	return tasks, nil
+}
+
+// CreateTask creates a running container named spec.Name, or fails with an
+// error wrapping api.ErrTaskNameConflict when the name is taken.
+func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
+	f.mu.Lock()
+	f.counts.Create++
+	f.record("create " + spec.Name)
+	createErr := f.CreateErr
+	f.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, err)
+	}
+	if createErr != nil {
+		if err := createErr(spec); err != nil {
+			return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, err)
+		}
+	}
+
+	now := f.now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.initLocked()
+	if _, taken := f.byName[spec.Name]; taken {
+		return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, api.ErrTaskNameConflict)
+	}
+	f.seq++
+	t := &fakeTask{api.Task{
+		ID:        fakeNewID(f.seq),
+		Name:      spec.Name,
+		Labels:    maps.Clone(spec.Labels),
+		Image:     spec.Container.Image,
+		State:     api.StateRunning,
+		Created:   now,
+		StartedAt: now,
+	}}
+	f.insertLocked(t)
+	f.publishLocked("create", t)
+	f.publishLocked("start", t)
+	return t.copy(), nil
+}
+
+// DeleteTask removes the container; a container that is gone is not an
+// error.
+func (f *Fake) DeleteTask(ctx context.Context, id string) error {
+	f.mu.Lock()
+	f.counts.Delete++
+	f.record("delete " + id)
+	deleteErr := f.DeleteErr
+	f.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("delete %s: %w", id, err)
+	}
+	if deleteErr != nil {
+		if err := deleteErr(id); err != nil {
+			return fmt.Errorf("delete %s: %w", id, err)
+		}
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.byID[id]
+	if !ok {
+		return nil
+	}
+	f.removeLocked(t)
+	if t.State == api.StateRunning || t.State == api.StatePaused || t.State == api.StateRestarting {
+		f.publishLocked("kill", t)
+		f.publishLocked("die", t)
+		f.publishLocked("stop", t)
+	}
+	f.publishLocked("destroy", t)
+	return nil
+}
+
+// RenameTask renames a container. A taken name gives an error wrapping
+// api.ErrTaskNameConflict, a missing container one wrapping
+// api.ErrTaskNotFound.
+func (f *Fake) RenameTask(ctx context.Context, id, newName string) error {
+	f.mu.Lock()
+	f.counts.Rename++
+	f.record("rename " + id + " " + newName)
+	renameErr := f.RenameErr
+	f.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("rename %s to %s: %w", id, newName, err)
+	}
+	if renameErr != nil {
+		if err := renameErr(id, newName); err != nil {
+			return fmt.Errorf("rename %s to %s: %w", id, newName, err)
+		}
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.byID[id]
+	if !ok {
+		return fmt.Errorf("rename %s to %s: %w", id, newName, api.ErrTaskNotFound)
+	}
+	if other, taken := f.byName[newName]; taken && other != t {
+		return fmt.Errorf("rename %s to %s: %w", id, newName, api.ErrTaskNameConflict)
+	}
+	delete(f.byName, t.Name)
+	t.Name = newName
+	f.byName[newName] = t
+	f.publishLocked("rename", t)
+	return nil
+}
+
+// InspectTask returns one container, or an error wrapping
+// api.ErrTaskNotFound.
+func (f *Fake) InspectTask(ctx context.Context, id string) (api.Task, error) {
+	f.mu.Lock()
+	f.counts.Inspect++
+	f.record("inspect " + id)
+	inspectErr := f.InspectErr
+	f.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return api.Task{}, fmt.Errorf("inspect %s: %w", id, err)
+	}
+	if inspectErr != nil {
+		if err := inspectErr(id); err != nil {
+			return api.Task{}, fmt.Errorf("inspect %s: %w", id, err)
+		}
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.byID[id]
+	if !ok {
+		return api.Task{}, fmt.Errorf("inspect %s: %w", id, api.ErrTaskNotFound)
+	}
+	return t.copy(), nil
+}
+
+// Events streams the events of containers that carry the label key
+// labelKey (all containers when it is empty), as Docker.Events does. No
+// event is dropped: each stream queues what its reader has not taken yet.
+// The stream ends when ctx is cancelled or FailEvents is called: the event
+// channel closes and the error channel delivers one error and closes.
+func (f *Fake) Events(ctx context.Context, labelKey string) (<-chan api.TaskEvent, <-chan error) {
+	sub := &fakeSubscriber{labelKey: labelKey, wake: make(chan struct{}, 1)}
+	f.mu.Lock()
+	if f.subs == nil {
+		f.subs = make(map[*fakeSubscriber]struct{})
+	}
+	f.subs[sub] = struct{}{}
+	f.mu.Unlock()
+
+	out := make(chan api.TaskEvent)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(errc)
+		defer close(out)
+		defer func() {
+			f.mu.Lock()
+			delete(f.subs, sub)
+			f.mu.Unlock()
+		}()
+		for {
+			ev, ok, err := sub.next()
+			if err != nil {
+				errc <- fmt.Errorf("fake events: %w", err)
+				return
+			}
+			if !ok {
+				select {
+				case <-sub.wake:
+					continue
+				case <-ctx.Done():
+					errc <- fmt.Errorf("fake events: %w", ctx.Err())
+					return
+				}
+			}
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				errc <- fmt.Errorf("fake events: %w", ctx.Err())
+				return
+			}
+		}
+	}()
+	return out, errc
+}
+
+// FailEvents ends every open event stream with err, after the events
+// already queued, as a broken connection to Docker would.
+func (f *Fake) FailEvents(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for sub := range f.subs {
+		sub.fail(err)
+	}
+}
+
+// fakeSubscriber is one open Events stream: an unbounded queue, so that a
+// slow reader never blocks the fake.
+type fakeSubscriber struct {
+	labelKey string
+	wake     chan struct{} // capacity 1: a pending wake-up
+
+	mu    sync.Mutex
+	queue []api.TaskEvent
+	err   error
+}
+
+func (s *fakeSubscriber) push(ev api.TaskEvent) {
+	s.mu.Lock()
+	s.queue = append(s.queue, ev)
+	s.mu.Unlock()
+	s.notify()
+}
+
+func (s *fakeSubscriber) fail(err error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.mu.Unlock()
+	s.notify()
+}
+
+func (s *fakeSubscriber) notify() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next pops the oldest event; after the queue drains it returns the
+// failure, if any.
+func (s *fakeSubscriber) next() (api.TaskEvent, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) == 0 {
+		s.queue = nil // let a burst's backing array go
+		return api.TaskEvent{}, false, s.err
+	}
+	ev := s.queue[0]
+	s.queue[0] = api.TaskEvent{}
+	s.queue = s.queue[1:]
+	return ev, true, nil
+}
+
+// publishLocked queues an event for every stream that wants it; f.mu must
+// be held so that streams see events in the order of the changes.
+func (f *Fake) publishLocked(action string, t *fakeTask) {
+	for sub := range f.subs {
+		if sub.labelKey != "" {
+			if _, ok := t.Labels[sub.labelKey]; !ok {
+				continue
+			}
+		}
+		sub.push(api.TaskEvent{Action: action, ID: t.ID, Labels: maps.Clone(t.Labels)})
+	}
+}
+
+// Ping always succeeds.
+func (f *Fake) Ping(context.Context) error { return nil }
+
+// Close does nothing.
+func (f *Fake) Close() error { return nil }
+
+// Add inserts a container as if it had been started by hand, keeping the
+// fields given. An empty ID gets a fresh one, an empty State is running and
+// a zero Created is now. It returns the ID, or an error wrapping
+// api.ErrTaskNameConflict. Add is not recorded as a call.
+func (f *Fake) Add(task api.Task) (string, error) {
+	now := f.now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.initLocked()
+	if _, taken := f.byName[task.Name]; taken {
+		return "", fmt.Errorf("add %s: %w", task.Name, api.ErrTaskNameConflict)
+	}
+	if task.ID == "" {
+		f.seq++
+		task.ID = fakeNewID(f.seq)
+	} else if _, taken := f.byID[task.ID]; taken {
+		return "", fmt.Errorf("add %s: id %s already in use", task.Name, task.ID)
+	}
+	if task.State == "" {
+		task.State = api.StateRunning
+	}
+	if task.Created.IsZero() {
+		task.Created = now
+	}
+	if task.State == api.StateRunning && task.StartedAt.IsZero() {
+		task.StartedAt = now
+	}
+	task.Labels = maps.Clone(task.Labels)
+	t := &fakeTask{task}
+	f.insertLocked(t)
+	f.publishLocked("create", t)
+	if task.State == api.StateRunning {
+		f.publishLocked("start", t)
+	}
+	return task.ID, nil
+}
+
+// SetState changes a container's state, as if it had exited (state
+// "exited" and its exit code) or been restarted ("running"). It stamps
+// FinishedAt or StartedAt with the clock and reports whether the container
+// exists.
+func (f *Fake) SetState(id, state string, exitCode int) bool {
+	now := f.now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.byID[id]
+	if !ok {
+		return false
+	}
+	wasRunning := t.State == api.StateRunning
+	t.State = state
+	t.ExitCode = exitCode
+	switch {
+	case state == api.StateRunning && !wasRunning:
+		t.StartedAt = now
+		t.Health = healthAfterStart(t.Health)
+		f.publishLocked("start", t)
+	case state != api.StateRunning && wasRunning:
+		t.FinishedAt = now
+		f.publishLocked("die", t)
+	}
+	return true
+}
+
+// healthAfterStart is the health of a container that (re)starts: one with a
+// health check starts over.
+func healthAfterStart(h string) string {
+	if h == api.HealthNone {
+		return h
+	}
+	return api.HealthStarting
+}
+
+// SetHealth changes a container's health and reports whether it exists.
+func (f *Fake) SetHealth(id, health string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.byID[id]
+	if !ok {
+		return false
+	}
+	t.Health = health
+	f.publishLocked("health_status", t)
+	return true
+}
+
+// Tasks returns every container, sorted by name.
+func (f *Fake) Tasks() []api.Task {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	tasks := make([]api.Task, 0, len(f.byID))
+	for _, t := range f.byID {
+		tasks = append(tasks, t.copy())
+	}
+	sort.Slice(tasks, func(i, j int) bool { return tasks[i].Name < tasks[j].Name })
+	return tasks
+}
+
+// Len returns the number of containers.
+func (f *Fake) Len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.byID)
+}
+
+// Calls returns the recorded calls in order.
+func (f *Fake) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+// Creates returns the names passed to CreateTask, in order.
+func (f *Fake) Creates() []string { return f.callArgs("create ") }
+
+// Deletes returns the IDs passed to DeleteTask, in order.
+func (f *Fake) Deletes() []string { return f.callArgs("delete ") }
+
+// Renames returns the renames asked for, in order, as "<id> <newName>".
+func (f *Fake) Renames() []string { return f.callArgs("rename ") }
+
+func (f *Fake) callArgs(prefix string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, c := range f.calls {
+		if arg, ok := strings.CutPrefix(c, prefix); ok {
+			out = append(out, arg)
+		}
+	}
+	return out
+}
+
+// Counts returns how many calls of each kind the fake received.
+func (f *Fake) Counts() FakeCounts {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.counts
+}
+
+// Reset forgets the recorded calls and counts; the containers stay.
+func (f *Fake) Reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = nil
+	f.counts = FakeCounts{}
+}
+
+func (f *Fake) insertLocked(t *fakeTask) {
+	f.byID[t.ID] = t
+	f.byName[t.Name] = t
+	if rc, ok := t.Labels[api.LabelController]; ok {
+		set := f.byController[rc]
+		if set == nil {
+			set = make(map[*fakeTask]struct{})
+			f.byController[rc] = set
+		}
+		set[t] = struct{}{}
+	}
+}
+
+func (f *Fake) removeLocked(t *fakeTask) {
+	delete(f.byID, t.ID)
+	delete(f.byName, t.Name)
+	if rc, ok := t.Labels[api.LabelController]; ok {
+		delete(f.byController[rc], t)
+		if len(f.byController[rc]) == 0 {
+			delete(f.byController, rc)
+		}
+	}
+}
+
+// copy returns the task with its own labels map, so that callers can never
+// change the fake's state by accident.
+func (t *fakeTask) copy() api.Task {
+	task := t.Task
+	task.Labels = maps.Clone(t.Labels)
+	return task
+}
+
+// matches reports whether labels contain every pair of selector.
+func matches(labels, selector map[string]string) bool {
+	for k, v := range selector {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
