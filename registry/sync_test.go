@@ -232,9 +232,9 @@ func TestSyncReplicationControllerInvalidSpecTouchesNothing(t *testing.T) {
 	h.fake.Reset()
 
 	for name, mutate := range map[string]func(*api.ReplicationController){
-		"negative replicas":     func(rc *api.ReplicationController) { rc.DesiredState.Replicas = -1 },
-		"above max replicas":    func(rc *api.ReplicationController) { rc.DesiredState.Replicas = 51 },
-		"empty selector":        func(rc *api.ReplicationController) { rc.DesiredState.ReplicasInSet = nil },
+		"negative replicas":  func(rc *api.ReplicationController) { rc.DesiredState.Replicas = -1 },
+		"above max replicas": func(rc *api.ReplicationController) { rc.DesiredState.Replicas = 51 },
+		"empty selector":     func(rc *api.ReplicationController) { rc.DesiredState.ReplicasInSet = nil },
 		"selector not in labels": func(rc *api.ReplicationController) {
 			rc.DesiredState.ReplicasInSet = map[string]string{"name": "other"}
 		},

@@ -15,27 +15,27 @@ import (
 
 // options are the daemon's flags (DESIGN.md section 6).
 type options struct {
-	EtcdServers           []string
-	EtcdDataDir           string
-	EtcdListenClientURLs  string
-	EtcdListenPeerURLs    string
-	EtcdCAFile            string
-	EtcdCertFile          string
-	EtcdKeyFile           string
-	EtcdUser              string
-	EtcdPassword          string
-	EtcdDialTimeout       time.Duration
-	RegistryPrefix        string
-	DockerHost            string
-	DockerStopTimeout     time.Duration
-	SyncPeriod            time.Duration
-	Workers               int
-	BurstReplicas         int
-	MaxReplicas           int
-	ShutdownGracePeriod   time.Duration
-	MetricsBindAddress    string
-	LogLevel              string
-	LogFormat             string
+	EtcdServers          []string
+	EtcdDataDir          string
+	EtcdListenClientURLs string
+	EtcdListenPeerURLs   string
+	EtcdCAFile           string
+	EtcdCertFile         string
+	EtcdKeyFile          string
+	EtcdUser             string
+	EtcdPassword         string
+	EtcdDialTimeout      time.Duration
+	RegistryPrefix       string
+	DockerHost           string
+	DockerStopTimeout    time.Duration
+	SyncPeriod           time.Duration
+	Workers              int
+	BurstReplicas        int
+	MaxReplicas          int
+	ShutdownGracePeriod  time.Duration
+	MetricsBindAddress   string
+	LogLevel             string
+	LogFormat            string
 }
 
 func newOptions() *options {
