@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"sync"
 	"strings"
 	"testing"
 	"time"
@@ -46,16 +47,37 @@ type harness struct {
 	fake   *taskcontrol.Fake
 	store  *Store
 	client *clientv3.Client
+	clock  *testClock
+}
+
+// testClock is a clock tests move by hand; it starts at the real time.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }
 
 func newHarness(t *testing.T, opts Options) *harness {
 	t.Helper()
 	client := testClient(t)
 	store := NewStore(client, "/test/"+strings.ReplaceAll(t.Name(), "/", "_"))
-	fake := &taskcontrol.Fake{}
+	clock := &testClock{now: time.Now()}
+	fake := &taskcontrol.Fake{Now: clock.Now}
 	rm := NewReplicationManager(store, fake, testLogger(t), opts)
+	rm.now = clock.Now
 	t.Cleanup(rm.queue.ShutDown)
-	return &harness{rm: rm, fake: fake, store: store, client: client}
+	return &harness{rm: rm, fake: fake, store: store, client: client, clock: clock}
 }
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -98,6 +120,10 @@ func (h *harness) sync(t *testing.T, id string) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// a resync's list first, as if the cache had seen every change
+	if err := h.rm.relistTasks(ctx); err != nil {
+		return err
+	}
 	return h.rm.syncReplicationController(ctx, id)
 }
 

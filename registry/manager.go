@@ -29,6 +29,8 @@ type Options struct {
 	// DrainTimeout is how long syncs in progress may go on after Run's
 	// context ends, so that a create is not cut between create and start.
 	DrainTimeout time.Duration
+	// Policy says which security-sensitive template fields are allowed.
+	Policy api.SecurityPolicy
 	// Registerer receives the manager's metrics; nil registers nowhere.
 	Registerer prometheus.Registerer
 }
@@ -74,8 +76,16 @@ type ReplicationManager struct {
 	metrics     *metrics
 
 	specs *specCache
+	tasks *taskCache
 	queue workqueue.TypedRateLimitingInterface[string]
 	locks keyLocks
+
+	// createBackoff spaces out creates after a failed one (a missing
+	// image, a refusing daemon); crashes spaces them out while containers
+	// crash soon after they start.
+	createBackoff *stepBackoff
+	crashes       *crashTracker
+	events        *eventRecorder
 
 	statusMu sync.Mutex
 	// statuses holds the last status written (or read at start) per
@@ -95,19 +105,31 @@ func NewReplicationManager(store *Store, taskControl TaskControlInterface, logge
 		// overall: 20 retries a second, bursts of 200
 		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(20), 200)},
 	)
-	return &ReplicationManager{
-		store:       store,
-		taskControl: taskControl,
-		logger:      logger,
-		opts:        opts,
-		metrics:     newMetrics(opts.Registerer),
-		specs:       newSpecCache(),
+	rm := &ReplicationManager{
+		store:         store,
+		taskControl:   taskControl,
+		logger:        logger,
+		opts:          opts,
+		metrics:       newMetrics(opts.Registerer),
+		specs:         newSpecCache(),
+		tasks:         newTaskCache(),
+		createBackoff: newStepBackoff(createBackoffStart, createBackoffMax),
+		crashes:       newCrashTracker(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "controllers"}),
 		statuses: make(map[string]*api.ReplicationControllerStatus),
 		now:      time.Now,
 	}
+	rm.events = &eventRecorder{store: store, now: func() time.Time { return rm.now() }}
+	return rm
 }
+
+// A failed create waits 1s before the next, doubling to five minutes, so a
+// missing image costs a handful of calls a minute, not thousands.
+const (
+	createBackoffStart = time.Second
+	createBackoffMax   = 5 * time.Minute
+)
 
 // Run watches etcd and syncs controllers until ctx ends. Syncs in progress
 // then get DrainTimeout to finish; containers are left running. Run returns
@@ -124,6 +146,7 @@ func (rm *ReplicationManager) Run(ctx context.Context) error {
 
 	var wg sync.WaitGroup
 	wg.Go(func() { rm.WatchControllers(ctx) })
+	wg.Go(func() { rm.watchTasks(ctx) })
 	if !rm.waitForList(ctx) {
 		rm.queue.ShutDown()
 		wg.Wait()
@@ -211,19 +234,25 @@ func (rm *ReplicationManager) synchronizeEvery(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
-			rm.Synchronize()
+			if err := rm.Synchronize(ctx); err != nil {
+				rm.logger.Warn("resync could not list containers; syncing from the cache", "err", err)
+			}
 		}
 	}
 }
 
-// Synchronize queues every known controller (the 2014 periodic sync). The
-// queue de-duplicates, so a controller already waiting is not queued twice.
-func (rm *ReplicationManager) Synchronize() {
+// Synchronize lists the containers once, to catch events Docker dropped,
+// and queues every known controller (the 2014 periodic sync). The queue
+// de-duplicates, so a controller already waiting is not queued twice. Every
+// controller is queued even when the list fails.
+func (rm *ReplicationManager) Synchronize(ctx context.Context) error {
+	err := rm.relistTasks(ctx)
 	ids := rm.specs.ids()
 	for _, id := range ids {
 		rm.queue.Add(id)
 	}
 	rm.logger.Debug("resync queued every controller", "count", len(ids))
+	return err
 }
 
 // processNextWorkItem syncs one controller off the queue. A failed sync is

@@ -11,6 +11,8 @@ type metrics struct {
 	syncDuration  *prometheus.HistogramVec
 	watchRestarts *prometheus.CounterVec
 	containers    *prometheus.CounterVec
+	// dockerWatchRestarts counts restarts of the Docker event stream.
+	dockerWatchRestarts prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -28,9 +30,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "replication_manager_containers_total",
 			Help: "Container operations, by operation (create, delete) and result (success, error).",
 		}, []string{"operation", "result"}),
+		dockerWatchRestarts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "replication_manager_docker_watch_restarts_total",
+			Help: "Restarts of the Docker event stream; each one relists the containers.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.syncDuration, m.watchRestarts, m.containers)
+		reg.MustRegister(m.syncDuration, m.watchRestarts, m.containers, m.dockerWatchRestarts)
 	}
 	return m
 }

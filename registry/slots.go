@@ -76,3 +76,27 @@ func rankForDeletion(tasks []api.Task) []api.Task {
 	})
 	return out
 }
+
+// deadName is the name a dead container is kept under, out of its slot.
+func deadName(id, containerID string) string {
+	short := containerID
+	if len(short) > 12 {
+		short = short[:12]
+	}
+	return fmt.Sprintf("%s-dead-%s", id, short)
+}
+
+// holdsSlot reports whether a container still has its slot's name.
+func holdsSlot(id string, t api.Task) bool {
+	slot := slotOf(t)
+	return slot != noSlot && t.Name == taskName(id, slot)
+}
+
+// newerDeath orders dead containers newest first: by when they stopped,
+// then by when they were created.
+func newerDeath(a, b api.Task) bool {
+	if !a.FinishedAt.Equal(b.FinishedAt) {
+		return a.FinishedAt.After(b.FinishedAt)
+	}
+	return a.Created.After(b.Created)
+}

@@ -12,8 +12,9 @@ type specCache struct {
 	mu    sync.RWMutex
 	specs map[string]Spec
 	// deleted holds the revision at which a controller was deleted, so that
-	// a stale put older than the delete cannot bring it back. It is reset by
-	// every full list.
+	// a stale put older than the delete cannot bring it back, and so that
+	// the sync knows the controller existed. A full list keeps only the
+	// deletions it saw.
 	deleted map[string]int64
 	// listed is true once a full list has been applied: before that, an
 	// unknown controller is not yet known to be deleted.
@@ -72,13 +73,14 @@ func (c *specCache) replace(specs []Spec, rev int64) []string {
 		c.specs[s.ID] = s
 		changed = append(changed, s.ID)
 	}
+	c.deleted = make(map[string]int64)
 	for id, cur := range c.specs {
 		if !seen[id] && cur.ModRevision <= rev {
 			delete(c.specs, id)
+			c.deleted[id] = rev
 			changed = append(changed, id)
 		}
 	}
-	c.deleted = make(map[string]int64)
 	c.listed = true
 	return changed
 }
@@ -90,6 +92,14 @@ func (c *specCache) get(id string) (spec Spec, exists, known bool) {
 	defer c.mu.RUnlock()
 	spec, exists = c.specs[id]
 	return spec, exists, c.listed || exists
+}
+
+// wasDeleted reports whether id was seen deleted since the last full list.
+func (c *specCache) wasDeleted(id string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.deleted[id]
+	return ok
 }
 
 // ids returns every controller id in the cache.

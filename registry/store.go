@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -270,4 +271,48 @@ func (s *Store) DecodeEvent(ev *clientv3.Event) ControllerEvent {
 		}}
 	}
 	return ControllerEvent{Spec: s.decodeSpec(key, ev.Kv.Value, ev.Kv.ModRevision, ev.Kv.CreateRevision)}
+}
+
+// EventPrefix is where the events of controller id live, with its slash.
+func (s *Store) EventPrefix(id string) string { return s.prefix + "/events/controllers/" + id + "/" }
+
+// PutEvent stores an event under key suffix name, attached to lease so that
+// etcd removes it when the lease expires.
+func (s *Store) PutEvent(ctx context.Context, name string, ev *api.Event, lease clientv3.LeaseID) error {
+	key := s.EventPrefix(ev.Controller) + name
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	if _, err := s.client.Put(ctx, key, string(data), clientv3.WithLease(lease)); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return nil
+}
+
+// ListEvents returns the stored events of controller id, oldest first.
+func (s *Store) ListEvents(ctx context.Context, id string) ([]api.Event, error) {
+	var out []api.Event
+	var bad error
+	_, err := s.listPrefix(ctx, s.EventPrefix(id), func(key string, value []byte, _, _ int64) {
+		var ev api.Event
+		if err := json.Unmarshal(value, &ev); err != nil {
+			bad = fmt.Errorf("decode %s: %w", key, err)
+			return
+		}
+		out = append(out, ev)
+	})
+	if err == nil {
+		err = bad
+	}
+	return out, err
+}
+
+// GrantLease returns a new lease that expires after ttl.
+func (s *Store) GrantLease(ctx context.Context, ttl time.Duration) (clientv3.LeaseID, error) {
+	resp, err := s.client.Grant(ctx, int64(ttl/time.Second))
+	if err != nil {
+		return 0, fmt.Errorf("grant lease: %w", err)
+	}
+	return resp.ID, nil
 }

@@ -1,19 +1,26 @@
 package registry
 
-// This file is the sync of one controller: read the newest spec, list its
-// containers, create or delete until the count matches, write the status.
-// Every error is returned to the worker, which logs it once and retries;
-// only an invalid spec is absorbed, because retrying cannot fix it.
+// This file is the sync of one controller: read the newest spec and the
+// cached containers, replace the dead, create or delete until the count
+// matches, write the status. Every error is returned to the worker, which
+// logs it once and retries; only an invalid spec is absorbed, because
+// retrying cannot fix it.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
 )
+
+// errTasksNotListed is returned by a sync that ran before the first list of
+// containers: Docker has not answered yet.
+var errTasksNotListed = errors.New("containers not listed yet")
 
 // syncReplicationController brings one controller's containers to its
 // newest spec, under the controller's lock (released on every path).
@@ -34,6 +41,11 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 	switch {
 	case !known:
 		return wrapSync(id, errNotListed)
+	case !exists && !rm.wasManaged(id):
+		// containers labelled for a controller this registry never had:
+		// another manager's, on another etcd; not ours to touch
+		result = "unknown"
+		return nil
 	case !exists:
 		result = "deleted"
 		return wrapSync(id, rm.syncDeleted(ctx, id))
@@ -46,43 +58,59 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 	return wrapSync(id, rm.syncSpec(ctx, spec.ModRevision, rc))
 }
 
+// wasManaged reports whether id is a controller of this registry that is
+// gone: it has a status, or the watch saw it deleted.
+func (rm *ReplicationManager) wasManaged(id string) bool {
+	if rm.specs.wasDeleted(id) {
+		return true
+	}
+	rm.statusMu.Lock()
+	defer rm.statusMu.Unlock()
+	_, ok := rm.statuses[id]
+	return ok
+}
+
 // validSpec returns the decoded spec, or why it cannot be acted on.
 func (rm *ReplicationManager) validSpec(spec Spec) (*api.ReplicationController, error) {
 	if spec.Err != nil {
 		return nil, spec.Err
 	}
-	if err := api.Validate(spec.Controller, api.ValidateOptions{Key: spec.ID, MaxReplicas: rm.opts.MaxReplicas}); err != nil {
+	opts := api.ValidateOptions{Key: spec.ID, MaxReplicas: rm.opts.MaxReplicas, Policy: rm.opts.Policy}
+	if err := api.Validate(spec.Controller, opts); err != nil {
 		return nil, err
 	}
 	return spec.Controller, nil
 }
 
 // syncInvalid records why a spec cannot be acted on and touches no
-// container. It logs once per spec revision, not once per resync.
+// container. It logs and records an event once per spec revision.
 func (rm *ReplicationManager) syncInvalid(ctx context.Context, spec Spec, invalid error) error {
 	st := rm.lastStatus(spec.ID)
+	var errs []error
 	if st.ObservedRevision != spec.ModRevision || st.FindCondition(api.ConditionInvalidSpec) == nil {
 		rm.logger.Warn("invalid controller spec: containers left as they are until the spec is fixed",
 			"controller", spec.ID, "revision", spec.ModRevision, "err", invalid)
+		errs = append(errs, rm.events.record(ctx, spec.ID, api.EventWarning, "InvalidSpec", invalid.Error()))
 	}
 	reason := api.ReasonInvalidSpec
 	if spec.Err != nil {
 		reason = api.ReasonUndecodable
 	}
 	st.ObservedRevision = spec.ModRevision
-	st.Conditions = setCondition(clearCondition(st.Conditions, api.ConditionReplicaFailure), api.Condition{
+	st.Conditions = setCondition(st.Conditions, api.Condition{
 		Type: api.ConditionInvalidSpec, Reason: reason, Message: invalid.Error(),
 	}, rm.now().UTC())
-	return rm.writeStatus(ctx, st)
+	errs = append(errs, rm.writeStatus(ctx, st))
+	return errors.Join(errs...)
 }
 
 // syncDeleted removes every container of a deleted controller, then its
 // status. Ownership is the replicationController label alone: the spec, and
 // with it the selector, is gone.
 func (rm *ReplicationManager) syncDeleted(ctx context.Context, id string) error {
-	tasks, err := rm.taskControl.ListTasks(ctx, map[string]string{api.LabelController: id})
-	if err != nil {
-		return fmt.Errorf("list containers: %w", err)
+	tasks, ok := rm.tasks.list(id)
+	if !ok {
+		return errTasksNotListed
 	}
 	if len(tasks) > 0 {
 		rm.logger.Info("controller deleted: removing its containers", "controller", id, "actual", len(tasks))
@@ -90,17 +118,17 @@ func (rm *ReplicationManager) syncDeleted(ctx context.Context, id string) error 
 	if _, errs := rm.deleteTasks(ctx, tasks); len(errs) > 0 {
 		return errors.Join(errs...)
 	}
+	rm.crashes.forget(id)
+	rm.createBackoff.reset(id)
 	return rm.forgetStatus(ctx, id)
 }
 
-// syncSpec is the diff of a valid spec: replace dead containers, create the
-// missing ones, delete the extra ones, write the status.
+// syncSpec is the diff of a valid spec.
 func (rm *ReplicationManager) syncSpec(ctx context.Context, rev int64, rc *api.ReplicationController) error {
 	id := rc.ID
-	desired := rc.DesiredState.Replicas
-	tasks, err := rm.taskControl.ListTasks(ctx, map[string]string{api.LabelController: id})
-	if err != nil {
-		return fmt.Errorf("list containers: %w", err)
+	tasks, ok := rm.tasks.list(id)
+	if !ok {
+		return errTasksNotListed
 	}
 	var active, inactive []api.Task
 	for _, t := range tasks {
@@ -114,69 +142,187 @@ func (rm *ReplicationManager) syncSpec(ctx context.Context, rev int64, rc *api.R
 		}
 	}
 
-	st := rm.lastStatus(id)
-	st.ObservedRevision = rev
-	st.Conditions = clearCondition(st.Conditions, api.ConditionInvalidSpec)
-	var failure *api.Condition
+	s := &syncState{id: id, now: rm.now()}
+	holding := rm.manageDead(ctx, s, inactive)
+	active = rm.manageReplicas(ctx, s, rc, active, holding)
+	return rm.updateStatus(ctx, s, rev, rc, active)
+}
 
-	// Dead containers hold their slot's name: remove them first so that
-	// their slots can be filled again in this sync.
-	var kept []api.Task
-	if len(inactive) > 0 {
-		rm.logger.Info("removing stopped containers", "controller", id, "count", len(inactive))
-		deleted, errs := rm.deleteTasks(ctx, inactive)
-		kept = withoutTasks(inactive, deleted) // these still hold their slots
-		if len(errs) > 0 {
-			failure = &api.Condition{Reason: api.ReasonDeleteFailed, Message: errs[0].Error()}
-			err = errors.Join(errs...)
-		}
+// syncState collects what one sync did and what it failed at.
+type syncState struct {
+	id      string
+	now     time.Time
+	errs    []error
+	failure *api.Condition // the ReplicaFailure to report, if any
+	// keepFailure leaves the last ReplicaFailure in place: creates are
+	// waiting out a backoff, so the failure has not gone away.
+	keepFailure bool
+	// requeueAfter is when the controller needs another look even if
+	// nothing happens (availability, a backoff ending); 0 for none.
+	requeueAfter time.Duration
+}
+
+func (s *syncState) fail(reason string, errs []error) {
+	s.errs = append(s.errs, errs...)
+	s.failure = &api.Condition{Type: api.ConditionReplicaFailure, Reason: reason, Message: errs[0].Error()}
+}
+
+func (s *syncState) requeue(after time.Duration) {
+	if after > 0 && (s.requeueAfter == 0 || after < s.requeueAfter) {
+		s.requeueAfter = after
+	}
+}
+
+// manageDead counts the crashes among the controller's dead containers,
+// keeps the newest one for inspection, renamed out of its slot, and removes
+// the others. It returns the dead containers that still hold a slot's name
+// because they could not be removed.
+func (rm *ReplicationManager) manageDead(ctx context.Context, s *syncState, dead []api.Task) []api.Task {
+	if len(dead) == 0 {
+		return nil
+	}
+	dead = rm.inspectDead(ctx, s, dead)
+	for _, c := range rm.crashes.observe(s.id, dead) {
+		rm.logger.Warn("container crashed", "controller", s.id, "container", c.name, "exitCode", c.exitCode, "ranFor", c.ranFor)
+		s.errs = append(s.errs, rm.events.record(ctx, s.id, api.EventWarning, "Crashed",
+			fmt.Sprintf("container %s exited with code %d after %s", c.name, c.exitCode, c.ranFor.Round(time.Millisecond))))
 	}
 
+	// newest first: the first is kept, the rest go
+	sort.Slice(dead, func(i, j int) bool { return newerDeath(dead[i], dead[j]) })
+	keep, remove := dead[0], dead[1:]
+	if holdsSlot(s.id, keep) {
+		newName := deadName(s.id, keep.ID)
+		if err := rm.taskControl.RenameTask(ctx, keep.ID, newName); err != nil {
+			remove = append(remove, keep) // free the slot anyway
+		} else {
+			rm.tasks.renamed(keep.ID, newName)
+			rm.logger.Info("dead container kept for inspection", "controller", s.id, "container", newName)
+		}
+	}
+	if len(remove) == 0 {
+		return nil
+	}
+	deleted, errs := rm.deleteTasks(ctx, remove)
+	if len(errs) > 0 {
+		s.fail(api.ReasonDeleteFailed, errs)
+	}
+	var holding []api.Task
+	for _, t := range withoutTasks(remove, deleted) {
+		if holdsSlot(s.id, t) {
+			holding = append(holding, t)
+		}
+	}
+	return holding
+}
+
+// inspectDead fills in when dead containers started and stopped, which a
+// container list does not tell; the events path has them already.
+func (rm *ReplicationManager) inspectDead(ctx context.Context, s *syncState, dead []api.Task) []api.Task {
+	out := make([]api.Task, 0, len(dead))
+	for _, t := range dead {
+		if t.FinishedAt.IsZero() && t.State != api.StateCreated {
+			full, err := rm.taskControl.InspectTask(ctx, t.ID)
+			switch {
+			case errors.Is(err, api.ErrTaskNotFound):
+				rm.tasks.forget(t.ID)
+				continue
+			case err != nil:
+				s.errs = append(s.errs, err)
+			default:
+				rm.tasks.observe(full)
+				t = full
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// manageReplicas creates or deletes containers until the count matches,
+// within the burst limit and the create and crash backoffs. It returns the
+// active containers after the changes.
+func (rm *ReplicationManager) manageReplicas(ctx context.Context, s *syncState, rc *api.ReplicationController, active, holding []api.Task) []api.Task {
+	desired := rc.DesiredState.Replicas
 	switch diff := len(active) - desired; {
 	case diff < 0:
+		if wait := max(rm.createBackoff.wait(s.id, s.now), rm.crashes.backoff.wait(s.id, s.now)); wait > 0 {
+			rm.logger.Debug("creates wait out a backoff", "controller", s.id, "desired", desired, "actual", len(active), "wait", wait)
+			s.keepFailure = rm.createBackoff.steps(s.id) > 0
+			s.requeue(wait)
+			return active
+		}
 		n := min(-diff, rm.opts.BurstReplicas)
-		rm.logger.Info("too few replicas: creating", "controller", id, "desired", desired, "actual", len(active), "creating", n)
-		created, errs := rm.createTasks(ctx, rc, freeSlots(append(kept, active...), n))
+		if rm.crashes.backoff.steps(s.id) > 0 {
+			n = 1 // crash looping: one probe per backoff step
+		}
+		rm.logger.Info("too few replicas: creating", "controller", s.id, "desired", desired, "actual", len(active), "creating", n)
+		created, errs := rm.createTasks(ctx, rc, freeSlots(append(holding, active...), n))
 		active = append(active, created...)
+		if len(created) > 0 {
+			s.errs = append(s.errs, rm.events.record(ctx, s.id, api.EventNormal, "Created",
+				fmt.Sprintf("created %d container(s): %s", len(created), strings.Join(taskNames(created), ", "))))
+		}
 		if len(errs) > 0 {
-			failure = &api.Condition{Reason: api.ReasonCreateFailed, Message: errs[0].Error()}
-			err = errors.Join(append([]error{err}, errs...)...)
+			delay := rm.createBackoff.fail(s.id, s.now)
+			s.fail(api.ReasonCreateFailed, errs)
+			s.requeue(delay)
+			s.errs = append(s.errs, rm.events.record(ctx, s.id, api.EventWarning, "FailedCreate",
+				fmt.Sprintf("%v (next attempt in %s)", errs[0], delay)))
+		} else {
+			rm.createBackoff.reset(s.id)
+			if len(active) < desired {
+				s.requeue(time.Millisecond) // capped by the burst limit: go on at once
+			}
 		}
 	case diff > 0:
 		n := min(diff, rm.opts.BurstReplicas)
-		rm.logger.Info("too many replicas: deleting", "controller", id, "desired", desired, "actual", len(active), "deleting", n)
-		victims := rankForDeletion(active)[:n]
-		deleted, errs := rm.deleteTasks(ctx, victims)
+		rm.logger.Info("too many replicas: deleting", "controller", s.id, "desired", desired, "actual", len(active), "deleting", n)
+		deleted, errs := rm.deleteTasks(ctx, rankForDeletion(active)[:n])
 		active = withoutTasks(active, deleted)
+		if len(deleted) > 0 {
+			s.errs = append(s.errs, rm.events.record(ctx, s.id, api.EventNormal, "Deleted",
+				fmt.Sprintf("deleted %d container(s): %s", len(deleted), strings.Join(taskNames(deleted), ", "))))
+		}
 		if len(errs) > 0 {
-			failure = &api.Condition{Reason: api.ReasonDeleteFailed, Message: errs[0].Error()}
-			err = errors.Join(append([]error{err}, errs...)...)
+			s.fail(api.ReasonDeleteFailed, errs)
+			s.errs = append(s.errs, rm.events.record(ctx, s.id, api.EventWarning, "FailedDelete", errs[0].Error()))
 		}
 	default:
-		rm.logger.Debug("replicas as desired", "controller", id, "desired", desired, "actual", len(active))
+		rm.logger.Debug("replicas as desired", "controller", s.id, "desired", desired, "actual", len(active))
 	}
+	return active
+}
 
-	now := rm.now().UTC()
+// updateStatus writes the status, queues the next look if one is due, and
+// returns the sync's errors.
+func (rm *ReplicationManager) updateStatus(ctx context.Context, s *syncState, rev int64, rc *api.ReplicationController, active []api.Task) error {
+	now := s.now.UTC()
+	st := rm.lastStatus(s.id)
+	st.ObservedRevision = rev
+	st.Conditions = clearCondition(st.Conditions, api.ConditionInvalidSpec)
 	var nextAvailable time.Duration
 	st.Replicas = len(active)
 	st.ReadyReplicas, st.AvailableReplicas, nextAvailable = countReplicas(active, time.Duration(rc.DesiredState.MinReadySeconds)*time.Second, now)
-	if failure != nil {
-		failure.Type = api.ConditionReplicaFailure
-		st.Conditions = setCondition(st.Conditions, *failure, now)
-	} else {
+	s.requeue(nextAvailable)
+	s.requeue(rm.crashes.settle(s.id, active, now))
+
+	switch {
+	case s.failure != nil:
+		st.Conditions = setCondition(st.Conditions, *s.failure, now)
+	case !s.keepFailure:
 		st.Conditions = clearCondition(st.Conditions, api.ConditionReplicaFailure)
 	}
-	if werr := rm.writeStatus(ctx, st); werr != nil {
-		err = errors.Join(err, werr)
+	if c := rm.crashes.condition(s.id, s.now); c != nil {
+		st.Conditions = setCondition(st.Conditions, *c, now)
+	} else {
+		st.Conditions = clearCondition(st.Conditions, api.ConditionCrashLoop)
 	}
-	if err == nil && nextAvailable > 0 {
-		rm.queue.AddAfter(id, nextAvailable) // count it as available on time
+	s.errs = append(s.errs, rm.writeStatus(ctx, st))
+	if s.requeueAfter > 0 {
+		rm.queue.AddAfter(s.id, s.requeueAfter)
 	}
-	if err == nil && len(active) != desired {
-		// capped by the burst limit: carry on at once, not at the resync
-		rm.queue.Add(id)
-	}
-	return err
+	return errors.Join(s.errs...)
 }
 
 // createTasks creates one container per slot, in slow-start batches. It
@@ -197,6 +343,7 @@ func (rm *ReplicationManager) createTasks(ctx context.Context, rc *api.Replicati
 		if err != nil {
 			return err
 		}
+		rm.tasks.created(task)
 		rm.logger.Info("container created", "controller", rc.ID, "container", spec.Name)
 		created[i], ok[i] = task, true
 		return nil
@@ -236,6 +383,7 @@ func (rm *ReplicationManager) deleteTasks(ctx context.Context, tasks []api.Task)
 				results[i] = fmt.Errorf("delete %s: %w", t.Name, err)
 				return
 			}
+			rm.tasks.deleted(t.ID, rm.now())
 			rm.logger.Info("container deleted", "controller", t.Labels[api.LabelController], "container", t.Name)
 		})
 	}
@@ -262,5 +410,14 @@ func withoutTasks(tasks, gone []api.Task) []api.Task {
 			out = append(out, t)
 		}
 	}
+	return out
+}
+
+func taskNames(tasks []api.Task) []string {
+	out := make([]string, len(tasks))
+	for i, t := range tasks {
+		out[i] = t.Name
+	}
+	sort.Strings(out)
 	return out
 }

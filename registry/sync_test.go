@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/taskcontrol"
@@ -82,7 +83,7 @@ func TestSyncReplicationControllerNoOp(t *testing.T) {
 	}
 }
 
-func TestSyncReplicationControllerReplacesExitedContainer(t *testing.T) {
+func TestSyncReplicationControllerReplacesExitedContainerAndKeepsItForInspection(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.setSpec(newController("web", 2), 10)
 	h.addTask(t, "web", 1, api.StateRunning)
@@ -91,11 +92,48 @@ func TestSyncReplicationControllerReplacesExitedContainer(t *testing.T) {
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatalf("sync: %v", err)
 	}
-	if got := h.fake.Deletes(); !slices.Equal(got, []string{dead}) {
-		t.Errorf("deletes = %v, want the exited container %s", got, dead)
+	validateSyncReplication(t, h.fake, 1, 0)
+	if got, want := h.fake.Renames(), []string{dead + " " + deadName("web", dead)}; !slices.Equal(got, want) {
+		t.Errorf("renames = %v, want %v: the dead container moves out of its slot", got, want)
 	}
 	if got := h.fake.Creates(); !slices.Equal(got, []string{"web-2"}) {
 		t.Errorf("creates = %v, want [web-2]: the exited container's slot", got)
+	}
+}
+
+func TestSyncReplicationControllerKeepsOnlyTheNewestDeadContainer(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 3), 10)
+	var dead []string
+	for slot := 1; slot <= 3; slot++ {
+		dead = append(dead, h.addTask(t, "web", slot, api.StateRunning))
+		h.clock.Advance(time.Minute)
+	}
+	for _, id := range dead { // all die, slot 3 last
+		h.fake.SetState(id, api.StateExited, 1)
+		h.clock.Advance(time.Second)
+	}
+
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	deleted := h.fake.Deletes()
+	slices.Sort(deleted)
+	want := []string{dead[0], dead[1]}
+	slices.Sort(want)
+	if !slices.Equal(deleted, want) {
+		t.Errorf("deleted %v, want the two older dead containers %v", deleted, want)
+	}
+	if got := names(h.fake.Tasks()); !slices.Equal(got, []string{"web-1", "web-2", "web-3", deadName("web", dead[2])}) {
+		t.Errorf("containers = %v, want three new replicas and the newest dead one", got)
+	}
+	// the kept one stays kept: no churn on the next sync
+	h.fake.Reset()
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if calls := h.fake.Counts(); calls.Create+calls.Delete+calls.Rename != 0 {
+		t.Errorf("second sync made calls %+v, want none", calls)
 	}
 }
 
@@ -152,6 +190,7 @@ func TestSyncReplicationControllerReturnsCreateErrorsAndReleasesLock(t *testing.
 	}
 
 	broken.Store(false)
+	h.clock.Advance(createBackoffStart)
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatalf("second sync: %v", err)
 	}

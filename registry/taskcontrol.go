@@ -6,17 +6,24 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 )
 
-// TaskControlInterface is the smallest set of side effects the manager needs
-// from the container runtime, kept as an interface so that the sync can be
-// tested with a fake (as in 2014). Implementations return errors wrapping
+// TaskControlInterface is the set of side effects the manager needs from the
+// container runtime, kept as an interface so that the sync can be tested
+// with a fake (as in 2014). Implementations return errors wrapping
 // api.ErrTaskNameConflict and api.ErrTaskNotFound where those apply.
 type TaskControlInterface interface {
 	// ListTasks returns every container, in any state, whose labels contain
-	// every pair of selector.
+	// every pair of selector; a nil selector returns every container.
 	ListTasks(ctx context.Context, selector map[string]string) ([]api.Task, error)
+	// InspectTask returns one container with its start and finish times.
+	InspectTask(ctx context.Context, id string) (api.Task, error)
 	// CreateTask creates and starts one container.
 	CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error)
+	// RenameTask renames a container, to move a dead one out of its slot.
+	RenameTask(ctx context.Context, id, newName string) error
 	// DeleteTask stops a container with a timeout and removes it. A
 	// container that is already gone is not an error.
 	DeleteTask(ctx context.Context, id string) error
+	// Events streams changes to the containers that carry labelKey until
+	// ctx ends or the stream breaks; the error channel then says why.
+	Events(ctx context.Context, labelKey string) (<-chan api.TaskEvent, <-chan error)
 }

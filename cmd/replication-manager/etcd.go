@@ -24,7 +24,7 @@ const embeddedReadyTimeout = 60 * time.Second
 // command runs the whole thing. It returns the server and its client
 // endpoints. Errors say what to do: a port in use, a data dir that cannot
 // be written.
-func startEmbeddedEtcd(opts *options, logger *slog.Logger) (*embed.Etcd, []string, error) {
+func startEmbeddedEtcd(opts *options, logger *slog.Logger, etcdLog *etcdLogger) (*embed.Etcd, []string, error) {
 	clientURLs, err := parseURLs("--etcd-listen-client-urls", opts.EtcdListenClientURLs)
 	if err != nil {
 		return nil, nil, err
@@ -43,8 +43,7 @@ func startEmbeddedEtcd(opts *options, logger *slog.Logger) (*embed.Etcd, []strin
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = clientURLs, clientURLs
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = peerURLs, peerURLs
 	cfg.InitialCluster = fmt.Sprintf("%s=%s", cfg.Name, peerURLs[0].String())
-	cfg.LogLevel = "warn"
-	cfg.LogOutputs = []string{"stderr"}
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(etcdLog.Zap())
 	// Status writes make revisions; keep an hour of history.
 	cfg.AutoCompactionMode = "periodic"
 	cfg.AutoCompactionRetention = "1h"

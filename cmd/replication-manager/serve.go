@@ -19,11 +19,15 @@ import (
 func serve(ctx context.Context, opts *options, logger *slog.Logger) error {
 	endpoints := opts.EtcdServers
 	if len(endpoints) == 0 {
-		etcd, eps, err := startEmbeddedEtcd(opts, logger)
+		etcdLog := newEtcdLogger(logger)
+		etcd, eps, err := startEmbeddedEtcd(opts, logger, etcdLog)
 		if err != nil {
 			return err
 		}
-		defer etcd.Close()
+		defer func() {
+			etcdLog.Quiet() // etcd logs its own clean stop as errors
+			etcd.Close()
+		}()
 		endpoints = eps
 	}
 	client, err := newEtcdClient(opts, endpoints)

@@ -12,6 +12,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
 )
 
 // Server is a running embedded etcd.
@@ -60,8 +61,9 @@ func New(dir string, opts ...func(*embed.Config)) (*Server, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = "test"
 	cfg.Dir = dir
-	cfg.LogLevel = "error"
-	cfg.LogOutputs = []string{"stderr"}
+	// etcd's own logs would drown the test output; failures surface as
+	// errors from New and from the client.
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	cfg.ListenClientUrls = []url.URL{clientURL}
 	cfg.AdvertiseClientUrls = []url.URL{clientURL}
 	cfg.ListenPeerUrls = []url.URL{peerURL}

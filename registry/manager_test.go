@@ -1,0 +1,206 @@
+package registry
+
+// Integration tests: the manager runs for real against the embedded etcd,
+// with the fake in place of Docker.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// run starts the manager until the test ends.
+func (h *harness) run(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.rm.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}
+
+func (h *harness) create(t *testing.T, rc *api.ReplicationController) {
+	t.Helper()
+	if _, err := h.store.CreateController(context.Background(), rc); err != nil {
+		t.Fatalf("create %s: %v", rc.ID, err)
+	}
+}
+
+func (h *harness) scale(t *testing.T, id string, replicas int) {
+	t.Helper()
+	spec, err := h.store.GetController(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Controller.DesiredState.Replicas = replicas
+	if _, err := h.store.UpdateController(context.Background(), spec.Controller, spec.ModRevision); err != nil {
+		t.Fatalf("scale %s: %v", id, err)
+	}
+}
+
+// waitForNames waits until the fake's containers are exactly want.
+func (h *harness) waitForNames(t *testing.T, want ...string) {
+	t.Helper()
+	if want == nil {
+		want = []string{}
+	}
+	eventually(t, "containers "+sprint(want), func() bool {
+		return slices.Equal(names(h.fake.Tasks()), want)
+	})
+}
+
+func sprint(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+func TestManagerFollowsSpecWrites(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.run(t)
+
+	h.create(t, newController("web", 2))
+	h.waitForNames(t, "web-1", "web-2")
+	h.scale(t, "web", 4)
+	h.waitForNames(t, "web-1", "web-2", "web-3", "web-4")
+	h.scale(t, "web", 1)
+	h.waitForNames(t, "web-1")
+	eventually(t, "status with 1 replica", func() bool {
+		st := h.status(t, "web")
+		return st != nil && st.Replicas == 1
+	})
+
+	if err := h.store.DeleteController(context.Background(), "web"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitForNames(t)
+	eventually(t, "status deleted", func() bool { return h.status(t, "web") == nil })
+}
+
+func TestManagerInvalidSpecDoesNotStopOthers(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.run(t)
+	ctx := context.Background()
+	if _, err := h.client.Put(ctx, h.store.ControllerKey("broken"), `{"id": "broken", "desiredState": {"replicas": "three"}}`); err != nil {
+		t.Fatal(err)
+	}
+	h.create(t, newController("web", 1))
+	h.waitForNames(t, "web-1")
+	eventually(t, "InvalidSpec on broken", func() bool {
+		st := h.status(t, "broken")
+		return st != nil && st.FindCondition(api.ConditionInvalidSpec) != nil
+	})
+}
+
+func TestManagerRemovesContainersOfControllerDeletedWhileDown(t *testing.T) {
+	h := newHarness(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.rm.Run(ctx) }()
+	h.create(t, newController("web", 2))
+	h.waitForNames(t, "web-1", "web-2")
+	eventually(t, "status written", func() bool { return h.status(t, "web") != nil })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	if err := h.store.DeleteController(context.Background(), "web"); err != nil {
+		t.Fatal(err)
+	}
+	restarted := NewReplicationManager(h.store, h.fake, testLogger(t), Options{})
+	h.rm = restarted
+	h.run(t)
+	h.waitForNames(t)
+}
+
+func TestManagerRelistsAfterCompactionAndMissesNothing(t *testing.T) {
+	h := newHarness(t, Options{})
+	ctx := context.Background()
+	h.create(t, newController("web", 1))
+	h.create(t, newController("db", 1))
+	rev, err := h.rm.relist(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(h)
+
+	// While the manager is not watching: web changes, db goes, api comes;
+	// then history is compacted past the manager's revision.
+	h.scale(t, "web", 3)
+	if err := h.store.DeleteController(ctx, "db"); err != nil {
+		t.Fatal(err)
+	}
+	h.create(t, newController("api", 1))
+	resp, err := h.client.Get(ctx, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.client.Compact(ctx, resp.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		t.Fatal(err)
+	}
+
+	watchCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := h.rm.watch(watchCtx, rev+1); !errors.Is(err, errWatchCompacted) {
+		t.Fatalf("watch from a compacted revision = %v, want errWatchCompacted", err)
+	}
+	if _, err := h.rm.relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	queued := drain(h)
+	slices.Sort(queued)
+	if want := []string{"api", "db", "web"}; !slices.Equal(queued, want) {
+		t.Errorf("queued after relist = %v, want %v", queued, want)
+	}
+	if spec, ok, _ := h.rm.specs.get("web"); !ok || spec.Controller.DesiredState.Replicas != 3 {
+		t.Errorf("web after relist = %+v, want 3 replicas", spec.Controller)
+	}
+	if _, ok, _ := h.rm.specs.get("db"); ok {
+		t.Error("db still in the cache after relist")
+	}
+}
+
+func TestManagerIgnoresStaleRevision(t *testing.T) {
+	h := newHarness(t, Options{})
+	ctx := context.Background()
+	h.create(t, newController("web", 1))
+	old, err := h.client.Get(ctx, h.store.ControllerKey("web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.scale(t, "web", 3)
+	if _, err := h.rm.relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	drain(h)
+
+	// the old value arrives late, as a delayed event would
+	h.rm.applyEvent(h.store.DecodeEvent(&clientv3.Event{Type: clientv3.EventTypePut, Kv: old.Kvs[0]}))
+	if got := drain(h); len(got) != 0 {
+		t.Errorf("stale event queued %v, want nothing", got)
+	}
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	validateSyncReplication(t, h.fake, 3, 0)
+}
+
+// drain empties the queue and returns what it held.
+func drain(h *harness) []string {
+	var out []string
+	for h.rm.queue.Len() > 0 {
+		id, _ := h.rm.queue.Get()
+		h.rm.queue.Done(id)
+		h.rm.queue.Forget(id)
+		out = append(out, id)
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package registry
+
+// This file keeps the container cache in step with Docker: subscribe to the
+// events of containers carrying the ownership label, list, then apply the
+// events, each one inspected, and queue the controller concerned. When the
+// stream breaks, it starts over; the periodic resync lists again anyway.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// watchTasks follows Docker until ctx ends, retrying with backoff while
+// Docker is away.
+func (rm *ReplicationManager) watchTasks(ctx context.Context) {
+	backoff := retryBackoff()
+	for ctx.Err() == nil {
+		start := time.Now()
+		err := rm.followTasks(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(start) > time.Minute {
+			backoff = retryBackoff() // it worked for a while: start over
+		}
+		delay := backoff.Step()
+		rm.metrics.dockerWatchRestarts.Inc()
+		rm.logger.Warn("docker event stream lost; listing again", "retryIn", delay, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+	}
+}
+
+// followTasks subscribes, lists, then applies events until the stream
+// fails. Subscribing first means nothing that happens during the list is
+// missed.
+func (rm *ReplicationManager) followTasks(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, errc := rm.taskControl.Events(ctx, api.LabelController)
+	if err := rm.relistTasks(ctx); err != nil {
+		return err
+	}
+	for ev := range events {
+		if err := rm.applyTaskEvent(ctx, ev); err != nil {
+			return err
+		}
+	}
+	if err := <-errc; err != nil {
+		return err
+	}
+	return errors.New("docker events: stream closed")
+}
+
+// relistTasks replaces the cache with a fresh list of every container and
+// queues the controllers whose containers changed. The first list queues
+// every controller: syncs that failed for want of it should not wait for
+// their backoff.
+func (rm *ReplicationManager) relistTasks(ctx context.Context) error {
+	since := rm.tasks.startList()
+	first := !rm.tasks.isSynced()
+	tasks, err := rm.taskControl.ListTasks(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("list containers: %w", err)
+	}
+	changed := rm.tasks.replace(tasks, since, rm.now())
+	if first {
+		changed = append(changed, rm.specs.ids()...)
+	}
+	for _, id := range changed {
+		rm.queueController(id)
+	}
+	return nil
+}
+
+// applyTaskEvent updates the cache from one event and queues the
+// controller. Only a failure to reach Docker is returned.
+func (rm *ReplicationManager) applyTaskEvent(ctx context.Context, ev api.TaskEvent) error {
+	id := ev.Labels[api.LabelController]
+	switch ev.Action {
+	case "destroy":
+		rm.tasks.forget(ev.ID)
+	case "create", "start", "restart", "die", "pause", "unpause", "health_status", "rename", "oom":
+		t, err := rm.taskControl.InspectTask(ctx, ev.ID)
+		switch {
+		case errors.Is(err, api.ErrTaskNotFound):
+			rm.tasks.forget(ev.ID)
+		case err != nil:
+			return err
+		case !rm.tasks.observe(t):
+			return nil // nothing the sync looks at changed
+		}
+	default:
+		return nil // exec, attach, kill (a die follows), ...
+	}
+	rm.queueController(id)
+	return nil
+}
+
+// queueController queues id if it is a controller of this registry, now or
+// before; containers of other registries' controllers are not ours.
+func (rm *ReplicationManager) queueController(id string) {
+	if id == "" {
+		return
+	}
+	if _, exists, _ := rm.specs.get(id); exists || rm.wasManaged(id) {
+		rm.queue.Add(id)
+	}
+}
