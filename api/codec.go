@@ -199,6 +199,7 @@ func jsonError(data []byte, err error) error {
 
 var (
 	commandType     = reflect.TypeFor[Command]()
+	durationType    = reflect.TypeFor[Duration]()
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 )
 
@@ -209,6 +210,9 @@ func typeName(t reflect.Type) string {
 	}
 	if t == commandType {
 		return "string or array of strings"
+	}
+	if t == durationType {
+		return `duration string such as "2s"`
 	}
 	switch t.Kind() {
 	case reflect.Struct, reflect.Map:
@@ -271,6 +275,9 @@ func walkValue(dec *json.Decoder, t reflect.Type, path string) error {
 	}
 	if t == commandType {
 		return walkCommand(dec, tok, path)
+	}
+	if t == durationType {
+		return walkDuration(tok, path)
 	}
 	if t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(unmarshalerType) {
 		return skipRest(dec, tok)
@@ -388,6 +395,26 @@ func walkCommand(dec *json.Decoder, tok json.Token, path string) error {
 	}
 	if _, ok := tok.(string); !ok {
 		return &fieldError{path: path, msg: fmt.Sprintf("cannot unmarshal %s into string or array of strings", tokenKind(tok))}
+	}
+	return nil
+}
+
+// walkDuration checks a duration: a string that time.ParseDuration reads.
+// It stops at the first token, because any error ends the walk.
+func walkDuration(tok json.Token, path string) error {
+	s, ok := tok.(string)
+	if !ok {
+		kind := tokenKind(tok)
+		switch tok {
+		case json.Delim('{'):
+			kind = "object"
+		case json.Delim('['):
+			kind = "array"
+		}
+		return &fieldError{path: path, msg: fmt.Sprintf("cannot unmarshal %s into %s", kind, typeName(durationType))}
+	}
+	if _, err := parseDuration(s); err != nil {
+		return &fieldError{path: path, msg: err.Error()}
 	}
 	return nil
 }

@@ -55,6 +55,97 @@ type Container struct {
 	Memory int64 `json:"memory,omitempty"`
 	// CPU is the relative CPU shares; 0 means Docker's default.
 	CPU int64 `json:"cpu,omitempty"`
+
+	// HealthCheck replaces the image's health check; nil keeps the image's
+	// (or none). A container with a health check is ready only when healthy.
+	HealthCheck *HealthCheck `json:"healthCheck,omitempty"`
+
+	// The fields below weaken the container's isolation from the host.
+	// Validate refuses each unless ValidateOptions.Policy allows it (the
+	// daemon's --allow-* flags); all are off by default, as in 2014.
+
+	// Privileged gives the container every capability and every device.
+	Privileged bool `json:"privileged,omitempty"`
+	// HostNetwork runs the container in the host's network namespace, so
+	// its ports are the host's (and ports cannot be published).
+	HostNetwork bool `json:"hostNetwork,omitempty"`
+	// HostPID runs the container in the host's process namespace.
+	HostPID bool `json:"hostPID,omitempty"`
+	// HostIPC runs the container in the host's IPC namespace.
+	HostIPC bool `json:"hostIPC,omitempty"`
+	// Volumes bind-mount host paths into the container.
+	Volumes []Volume `json:"volumes,omitempty"`
+	// Devices give the container access to host devices.
+	Devices []Device `json:"devices,omitempty"`
+	// CapAdd adds Linux capabilities to Docker's default set, with or
+	// without the CAP_ prefix ("NET_ADMIN", "CAP_NET_ADMIN").
+	CapAdd []string `json:"capAdd,omitempty"`
+}
+
+// HealthCheck is a container health check, in Docker's terms. Zero
+// durations and retries mean the image's value, else Docker's default
+// (interval 30s, timeout 30s, retries 3, start period 0).
+type HealthCheck struct {
+	// Test is the probe: a string split on spaces or an array, as command.
+	// An array starting with "CMD", "CMD-SHELL" or "NONE" is Docker's form
+	// and is used as it is; anything else is a command run without a shell
+	// (images built FROM scratch have none), as if "CMD" came first.
+	// ["NONE"] disables the image's health check.
+	Test Command `json:"test,omitempty"`
+	// Interval is the time between probes.
+	Interval Duration `json:"interval,omitempty"`
+	// Timeout is how long one probe may take before it counts as failed.
+	Timeout Duration `json:"timeout,omitempty"`
+	// Retries is how many failures in a row make the container unhealthy.
+	Retries int `json:"retries,omitempty"`
+	// StartPeriod is how long after the start failures do not count.
+	StartPeriod Duration `json:"startPeriod,omitempty"`
+}
+
+// Health check test forms, as Docker spells them.
+const (
+	HealthTestCmd      = "CMD"
+	HealthTestCmdShell = "CMD-SHELL"
+	HealthTestNone     = "NONE"
+)
+
+// ExplicitTest returns the test in Docker's explicit form: ["NONE"],
+// ["CMD-SHELL", command] or ["CMD", program, args...]. It returns a new
+// slice; nil for a nil health check or an empty test.
+func (h *HealthCheck) ExplicitTest() []string {
+	if h == nil || len(h.Test) == 0 {
+		return nil
+	}
+	switch h.Test[0] {
+	case HealthTestCmd, HealthTestCmdShell, HealthTestNone:
+		return append([]string(nil), h.Test...)
+	}
+	return append([]string{HealthTestCmd}, h.Test...)
+}
+
+// Disabled reports whether the health check is ["NONE"], which turns off
+// the image's health check. A nil health check is not disabled: the
+// image's applies.
+func (h *HealthCheck) Disabled() bool {
+	return h != nil && len(h.Test) > 0 && h.Test[0] == HealthTestNone
+}
+
+// Volume bind-mounts a host path (a directory or a file) into the
+// container. The host path must exist: Docker does not create it.
+type Volume struct {
+	HostPath      string `json:"hostPath"`
+	ContainerPath string `json:"containerPath"`
+	ReadOnly      bool   `json:"readOnly,omitempty"`
+}
+
+// Device gives the container access to a host device.
+type Device struct {
+	HostPath string `json:"hostPath"`
+	// ContainerPath defaults to HostPath.
+	ContainerPath string `json:"containerPath,omitempty"`
+	// Permissions are the cgroup permissions, a combination of "r" (read),
+	// "w" (write) and "m" (mknod); they default to "rwm".
+	Permissions string `json:"permissions,omitempty"`
 }
 
 // Port publishes a container port. HostPort 0 means the port is not

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/distribution/reference"
 	"k8s.io/apimachinery/pkg/api/validate/content"
@@ -53,6 +54,11 @@ type ValidateOptions struct {
 	// MaxReplicas is the largest replica count allowed; 0 (or less) means
 	// DefaultMaxReplicas.
 	MaxReplicas int
+	// Policy says which security-sensitive container fields are allowed.
+	// The zero value refuses them all, so that a manager is safe unless
+	// told otherwise; a CLI that leaves the decision to the daemon passes
+	// AllowAllPolicy().
+	Policy SecurityPolicy
 }
 
 // FieldError is one problem with a spec: the field path and what is wrong.
@@ -89,7 +95,7 @@ func Validate(rc *ReplicationController, opts ValidateOptions) error {
 	if rc == nil {
 		return &ValidationError{Errors: []FieldError{{Detail: "no controller"}}}
 	}
-	v := &validator{}
+	v := &validator{policy: opts.Policy, replicas: rc.DesiredState.Replicas}
 	v.id(rc.ID, opts.Key)
 	v.labels("labels", rc.Labels)
 
@@ -116,7 +122,10 @@ func Validate(rc *ReplicationController, opts ValidateOptions) error {
 }
 
 type validator struct {
-	errs []FieldError
+	policy SecurityPolicy
+	// replicas is the controller's replica count, which limits host ports.
+	replicas int
+	errs     []FieldError
 }
 
 func (v *validator) add(field, format string, args ...any) {
@@ -210,7 +219,7 @@ func (v *validator) container(field string, c *Container) {
 	if c.WorkingDir != "" && !path.IsAbs(c.WorkingDir) {
 		v.add(field+".workingDir", "must be an absolute path, got %q", shorten(c.WorkingDir))
 	}
-	v.ports(field+".ports", c.Ports)
+	v.ports(field+".ports", c.Ports, c.HostNetwork)
 	v.env(field+".env", c.Env)
 	if c.Memory != 0 && c.Memory < MinMemoryBytes {
 		v.add(field+".memory", "must be 0 (no limit) or at least %d bytes (6 MiB), got %d", MinMemoryBytes, c.Memory)
@@ -218,9 +227,50 @@ func (v *validator) container(field string, c *Container) {
 	if c.CPU < 0 {
 		v.add(field+".cpu", "must not be negative, got %d", c.CPU)
 	}
+	if c.HealthCheck != nil {
+		v.healthCheck(field+".healthCheck", c.HealthCheck)
+	}
+	v.security(field, c)
 }
 
-func (v *validator) ports(field string, ports []Port) {
+// MinHealthCheckDuration is Docker's smallest health check interval,
+// timeout and start period; 0 means the image's value or Docker's default.
+const MinHealthCheckDuration = Duration(time.Millisecond)
+
+func (v *validator) healthCheck(field string, h *HealthCheck) {
+	test := h.Test
+	switch {
+	case len(test) == 0:
+		v.add(field+".test", `required (["%s"] disables the image's health check)`, HealthTestNone)
+	case test[0] == HealthTestNone && len(test) > 1:
+		v.add(field+".test", `%q takes no arguments, got %d`, HealthTestNone, len(test)-1)
+	case test[0] == HealthTestCmd && len(test) == 1:
+		v.add(field+".test", `%q needs a command after it`, HealthTestCmd)
+	case test[0] == HealthTestCmdShell && len(test) != 2:
+		v.add(field+".test", `%q takes one argument, the shell command, got %d (write test as an array to keep the spaces: ["%s", "curl -f http://localhost/"])`,
+			HealthTestCmdShell, len(test)-1, HealthTestCmdShell)
+	}
+	for i, arg := range test {
+		if arg == "" {
+			v.add(fmt.Sprintf("%s.test[%d]", field, i), "must not be empty")
+		}
+	}
+	for _, d := range []struct {
+		name  string
+		value Duration
+	}{{"interval", h.Interval}, {"timeout", h.Timeout}, {"startPeriod", h.StartPeriod}} {
+		if d.value < 0 || (d.value > 0 && d.value < MinHealthCheckDuration) {
+			v.add(field+"."+d.name, "must be 0 (the default) or at least %s, got %s", MinHealthCheckDuration, d.value)
+		}
+	}
+	if h.Retries < 0 {
+		v.add(field+".retries", "must not be negative, got %d", h.Retries)
+	}
+}
+
+// ports checks the ports; hostNetwork says whether the container shares
+// the host's network, where publishing means nothing.
+func (v *validator) ports(field string, ports []Port, hostNetwork bool) {
 	// hostPorts remembers the first port that publishes each host
 	// port/protocol pair: Docker cannot bind one twice.
 	hostPorts := make(map[string]int)
@@ -239,6 +289,13 @@ func (v *validator) ports(field string, ports []Port) {
 		case "TCP", "UDP", "tcp", "udp":
 		default:
 			v.add(f+".protocol", `must be "TCP" or "UDP", got %q`, shorten(p.Protocol))
+		}
+		switch {
+		case p.HostPort <= 0 || p.HostPort > 65535:
+		case hostNetwork:
+			v.add(f+".hostPort", "must be 0 with hostNetwork: the container uses the host's network, so it listens on the host's port %d itself and nothing is published", p.ContainerPort)
+		case v.replicas > 1:
+			v.add(f+".hostPort", "a host port can be bound by one container only, but replicas is %d", v.replicas)
 		}
 		if p.HostPort > 0 {
 			hp := fmt.Sprintf("%d/%s", p.HostPort, proto)
