@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 

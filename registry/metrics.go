@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,9 +38,27 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.syncDuration, m.watchRestarts, m.containers, m.dockerWatchRestarts)
+		m.syncDuration = register(reg, m.syncDuration)
+		m.watchRestarts = register(reg, m.watchRestarts)
+		m.containers = register(reg, m.containers)
+		m.dockerWatchRestarts = register(reg, m.dockerWatchRestarts)
 	}
 	return m
+}
+
+// register registers c, or returns the collector registered before it, so
+// that the managers of successive leadership terms share their series.
+func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(T); ok {
+				return existing
+			}
+		}
+		panic(fmt.Sprintf("register metric: %v", err))
+	}
+	return c
 }
 
 func (m *metrics) observeSync(start time.Time, result string) {

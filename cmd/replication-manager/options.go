@@ -15,45 +15,58 @@ import (
 
 // options are the daemon's flags (DESIGN.md section 6).
 type options struct {
-	EtcdServers          []string
-	EtcdDataDir          string
-	EtcdListenClientURLs string
-	EtcdListenPeerURLs   string
-	EtcdCAFile           string
-	EtcdCertFile         string
-	EtcdKeyFile          string
-	EtcdUser             string
-	EtcdPassword         string
-	EtcdDialTimeout      time.Duration
-	RegistryPrefix       string
-	DockerHost           string
-	DockerStopTimeout    time.Duration
-	SyncPeriod           time.Duration
-	Workers              int
-	BurstReplicas        int
-	MaxReplicas          int
-	ShutdownGracePeriod  time.Duration
-	MetricsBindAddress   string
-	LogLevel             string
-	LogFormat            string
+	EtcdServers              []string
+	EtcdDataDir              string
+	EtcdListenClientURLs     string
+	EtcdListenPeerURLs       string
+	EtcdCAFile               string
+	EtcdCertFile             string
+	EtcdKeyFile              string
+	EtcdUser                 string
+	EtcdPassword             string
+	EtcdDialTimeout          time.Duration
+	RegistryPrefix           string
+	DockerHost               string
+	DockerStopTimeout        time.Duration
+	SyncPeriod               time.Duration
+	Workers                  int
+	BurstReplicas            int
+	MaxReplicas              int
+	ShutdownGracePeriod      time.Duration
+	MetricsBindAddress       string
+	LeaderElect              bool
+	LeaderElectIdentity      string
+	LeaderElectLeaseDuration time.Duration
+	AllowPrivileged          bool
+	AllowHostNetwork         bool
+	AllowHostPID             bool
+	AllowHostIPC             bool
+	AllowHostMounts          bool
+	AllowDevices             bool
+	AllowCapAdd              bool
+	LogLevel                 string
+	LogFormat                string
 }
 
 func newOptions() *options {
 	return &options{
-		EtcdDataDir:          "replication-manager.etcd",
-		EtcdListenClientURLs: "http://127.0.0.1:2379",
-		EtcdListenPeerURLs:   "http://127.0.0.1:2380",
-		EtcdDialTimeout:      5 * time.Second,
-		RegistryPrefix:       registry.DefaultPrefix,
-		DockerStopTimeout:    10 * time.Second,
-		SyncPeriod:           registry.DefaultSyncPeriod,
-		Workers:              registry.DefaultWorkers,
-		BurstReplicas:        registry.DefaultBurstReplicas,
-		MaxReplicas:          api.DefaultMaxReplicas,
-		ShutdownGracePeriod:  registry.DefaultDrainTimeout,
-		MetricsBindAddress:   "127.0.0.1:10252",
-		LogLevel:             "info",
-		LogFormat:            "text",
+		EtcdDataDir:              "replication-manager.etcd",
+		EtcdListenClientURLs:     "http://127.0.0.1:2379",
+		EtcdListenPeerURLs:       "http://127.0.0.1:2380",
+		EtcdDialTimeout:          5 * time.Second,
+		RegistryPrefix:           registry.DefaultPrefix,
+		DockerStopTimeout:        10 * time.Second,
+		SyncPeriod:               registry.DefaultSyncPeriod,
+		Workers:                  registry.DefaultWorkers,
+		BurstReplicas:            registry.DefaultBurstReplicas,
+		MaxReplicas:              api.DefaultMaxReplicas,
+		ShutdownGracePeriod:      registry.DefaultDrainTimeout,
+		MetricsBindAddress:       "127.0.0.1:10252",
+		LeaderElect:              true,
+		LeaderElectIdentity:      defaultIdentity(),
+		LeaderElectLeaseDuration: 15 * time.Second,
+		LogLevel:                 "info",
+		LogFormat:                "text",
 	}
 }
 
@@ -78,6 +91,16 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxReplicas, "max-replicas", o.MaxReplicas, "highest replica count a spec may ask for")
 	fs.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", o.ShutdownGracePeriod, "how long syncs in progress may go on after SIGTERM")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of /metrics, /healthz and /readyz; empty or 0 turns them off")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "take part in leader election, so that several managers can share one etcd and exactly one acts")
+	fs.StringVar(&o.LeaderElectIdentity, "leader-elect-identity", o.LeaderElectIdentity, "this instance's name in the election")
+	fs.DurationVar(&o.LeaderElectLeaseDuration, "leader-elect-lease-duration", o.LeaderElectLeaseDuration, "etcd session TTL: how long a standby waits after the leader dies before it takes over")
+	fs.BoolVar(&o.AllowPrivileged, "allow-privileged", o.AllowPrivileged, "allow templates with privileged: true")
+	fs.BoolVar(&o.AllowHostNetwork, "allow-host-network", o.AllowHostNetwork, "allow templates with hostNetwork: true")
+	fs.BoolVar(&o.AllowHostPID, "allow-host-pid", o.AllowHostPID, "allow templates with hostPID: true")
+	fs.BoolVar(&o.AllowHostIPC, "allow-host-ipc", o.AllowHostIPC, "allow templates with hostIPC: true")
+	fs.BoolVar(&o.AllowHostMounts, "allow-host-mounts", o.AllowHostMounts, "allow templates with host bind mounts (volumes)")
+	fs.BoolVar(&o.AllowDevices, "allow-devices", o.AllowDevices, "allow templates with host devices")
+	fs.BoolVar(&o.AllowCapAdd, "allow-cap-add", o.AllowCapAdd, "allow templates that add Linux capabilities (capAdd)")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "log level: debug, info, warn or error")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "log format: text or json")
 }
@@ -104,6 +127,9 @@ func (o *options) Validate() error {
 	if o.ShutdownGracePeriod < 0 {
 		bad("--shutdown-grace-period: must not be negative, got %s", o.ShutdownGracePeriod)
 	}
+	if o.LeaderElectLeaseDuration < 2*time.Second {
+		bad("--leader-elect-lease-duration: must be at least 2s, got %s", o.LeaderElectLeaseDuration)
+	}
 	if !strings.HasPrefix(o.RegistryPrefix, "/") {
 		bad("--registry-prefix: must start with /, got %q", o.RegistryPrefix)
 	}
@@ -124,4 +150,17 @@ func (o *options) Validate() error {
 		bad("--etcd-cafile, --etcd-certfile, --etcd-keyfile and --etcd-user need --etcd-servers")
 	}
 	return errors.Join(errs...)
+}
+
+// policy is the security policy the --allow-* flags make.
+func (o *options) policy() api.SecurityPolicy {
+	return api.SecurityPolicy{
+		AllowPrivileged:  o.AllowPrivileged,
+		AllowHostNetwork: o.AllowHostNetwork,
+		AllowHostPID:     o.AllowHostPID,
+		AllowHostIPC:     o.AllowHostIPC,
+		AllowHostMounts:  o.AllowHostMounts,
+		AllowDevices:     o.AllowDevices,
+		AllowCapAdd:      o.AllowCapAdd,
+	}
 }

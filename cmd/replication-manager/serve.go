@@ -50,15 +50,35 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	isLeader := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "replication_manager_is_leader",
+		Help: "1 while this instance leads and may change containers, else 0.",
+	})
+	reg.MustRegister(isLeader)
 	store := registry.NewStore(client, opts.RegistryPrefix)
-	rm := registry.NewReplicationManager(store, docker, logger, registry.Options{
+	managerOpts := registry.Options{
 		SyncPeriod:    opts.SyncPeriod,
 		Workers:       opts.Workers,
 		BurstReplicas: opts.BurstReplicas,
 		MaxReplicas:   opts.MaxReplicas,
 		DrainTimeout:  opts.ShutdownGracePeriod,
+		Policy:        opts.policy(),
 		Registerer:    reg,
-	})
+	}
+	lead := &leader{
+		client: client, store: store, logger: logger,
+		identity: opts.LeaderElectIdentity, ttl: opts.LeaderElectLeaseDuration,
+		newManager: func(tc registry.TaskControlInterface) *registry.ReplicationManager {
+			return registry.NewReplicationManager(store, tc, logger, managerOpts)
+		},
+		onLead: func(v bool) {
+			if v {
+				isLeader.Set(1)
+			} else {
+				isLeader.Set(0)
+			}
+		},
+	}
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -75,10 +95,16 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger) error {
 			},
 			"docker": docker.Ping,
 			"controllers-listed": func(context.Context) error {
-				if !rm.Synced() {
+				if !opts.LeaderElect {
+					if rm := lead.current.Load(); rm == nil || !rm.Synced() {
+						return fmt.Errorf("first list of controllers not done")
+					}
+					return nil
+				}
+				if rm := lead.current.Load(); rm != nil && !rm.Synced() {
 					return fmt.Errorf("first list of controllers not done")
 				}
-				return nil
+				return nil // a standby is ready to take over
 			},
 		})
 		running++
@@ -87,9 +113,19 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger) error {
 	}
 
 	running++
-	go func() { errc <- rm.Run(runCtx) }()
+	if opts.LeaderElect {
+		go func() { errc <- lead.run(runCtx, docker) }()
+	} else {
+		go func() {
+			lead.setLeading(true)
+			rm := lead.newManager(docker)
+			lead.current.Store(rm)
+			errc <- rm.Run(runCtx)
+		}()
+	}
 	logger.Info("replication manager started", "etcd", endpoints, "prefix", opts.RegistryPrefix,
-		"syncPeriod", opts.SyncPeriod, "workers", opts.Workers, "burstReplicas", opts.BurstReplicas)
+		"syncPeriod", opts.SyncPeriod, "workers", opts.Workers, "burstReplicas", opts.BurstReplicas,
+		"leaderElect", opts.LeaderElect)
 
 	var firstErr error
 	for ; running > 0; running-- {
