@@ -81,7 +81,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 }
 
 func testLogger(t *testing.T) *slog.Logger {
-	if testing.Verbose() {
+	if os.Getenv("REGISTRY_TEST_LOG") != "" { // e.g. REGISTRY_TEST_LOG=1 go test -v
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return slog.New(slog.NewTextHandler(io.Discard, nil))

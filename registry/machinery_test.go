@@ -1,0 +1,312 @@
+package registry
+
+// Tests of the machinery that keeps the manager safe under failure:
+// backoffs, crash loops, in-flight tracking, readiness and events.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/taskcontrol"
+)
+
+func TestStepBackoffGrowsToItsCapAndResets(t *testing.T) {
+	b := newStepBackoff(time.Second, 5*time.Second)
+	at := time.Unix(1000, 0)
+	var got []time.Duration
+	for range 5 {
+		got = append(got, b.fail("web", at))
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second}
+	if !slices.Equal(got, want) {
+		t.Errorf("delays = %v, want %v", got, want)
+	}
+	if w := b.wait("web", at.Add(2*time.Second)); w != 3*time.Second {
+		t.Errorf("wait 2s after the last failure = %s, want 3s", w)
+	}
+	if w := b.wait("other", at); w != 0 {
+		t.Errorf("wait of another controller = %s, want 0", w)
+	}
+	b.reset("web")
+	if w, s := b.wait("web", at), b.steps("web"); w != 0 || s != 0 {
+		t.Errorf("after reset: wait %s, steps %d; want 0, 0", w, s)
+	}
+}
+
+func TestMissingImageCostsAHandfulOfCreatesPerMinute(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 100), 10)
+	var missing atomic.Bool
+	missing.Store(true)
+	h.fake.CreateErr = func(spec api.TaskSpec) error {
+		if missing.Load() {
+			return fmt.Errorf("%w: %s", taskcontrol.ErrImageNotFound, spec.Container.Image)
+		}
+		return nil
+	}
+
+	// a sync every 100ms for a minute: far more often than any real
+	// trigger, so that only the backoff limits the creates
+	for range 600 {
+		_ = h.sync(t, "web")
+		h.clock.Advance(100 * time.Millisecond)
+	}
+	creates := len(h.fake.Creates())
+	if creates > 10 {
+		t.Errorf("%d create calls in a minute for a missing image, want at most 10", creates)
+	}
+	t.Logf("create calls in the first minute: %d", creates)
+	c := h.status(t, "web").FindCondition(api.ConditionReplicaFailure)
+	if c == nil || !strings.Contains(c.Message, "no such image: demo-task:latest") {
+		t.Fatalf("ReplicaFailure = %+v, want the missing image named", c)
+	}
+
+	// the image appears: the next attempt succeeds and the backoff resets
+	missing.Store(false)
+	h.clock.Advance(createBackoffMax)
+	for range 5 {
+		if err := h.sync(t, "web"); err != nil {
+			t.Fatalf("sync after the image appeared: %v", err)
+		}
+	}
+	if got := h.fake.Len(); got != 100 {
+		t.Errorf("%d containers, want 100", got)
+	}
+	if s := h.rm.createBackoff.steps("web"); s != 0 {
+		t.Errorf("create backoff steps = %d after success, want 0", s)
+	}
+	if c := h.status(t, "web").FindCondition(api.ConditionReplicaFailure); c != nil {
+		t.Errorf("ReplicaFailure still set after success: %+v", c)
+	}
+}
+
+// crashAll makes every running container of the fake exit with code after
+// running for ran.
+func crashAll(h *harness, ran time.Duration, code int) {
+	h.clock.Advance(ran)
+	for _, task := range h.fake.Tasks() {
+		if task.State == api.StateRunning {
+			h.fake.SetState(task.ID, api.StateExited, code)
+		}
+	}
+}
+
+func TestCrashLoopBacksOffAndSaysWhy(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 5), 10)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+
+	// every container dies a second after it starts, for a minute
+	for range 600 {
+		crashAll(h, 100*time.Millisecond, 3)
+		_ = h.sync(t, "web")
+	}
+	creates := len(h.fake.Creates())
+	if creates > 25 {
+		t.Errorf("%d creates in a minute of crash loop with 5 replicas, want a bounded handful (<= 25)", creates)
+	}
+	t.Logf("creates in a minute of crash loop: %d", creates)
+	c := h.status(t, "web").FindCondition(api.ConditionCrashLoop)
+	if c == nil || !strings.Contains(c.Message, "exited with code 3") {
+		t.Fatalf("CrashLoop condition = %+v, want one naming exit code 3", c)
+	}
+	var dead int
+	for _, task := range h.fake.Tasks() {
+		if !task.Active() {
+			dead++
+		}
+	}
+	if dead > 1 {
+		t.Errorf("%d dead containers kept, want at most 1", dead)
+	}
+}
+
+func TestCrashLoopClearsAfterTenSecondsOfRunning(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 1), 10)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	crashAll(h, time.Second, 1)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if h.status(t, "web").FindCondition(api.ConditionCrashLoop) == nil {
+		t.Fatal("no CrashLoop condition after a crash")
+	}
+	h.clock.Advance(crashBackoffStart)
+	if err := h.sync(t, "web"); err != nil { // the replacement starts
+		t.Fatal(err)
+	}
+	h.clock.Advance(crashMinRun)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if c := h.status(t, "web").FindCondition(api.ConditionCrashLoop); c != nil {
+		t.Errorf("CrashLoop still set after 10s of running: %+v", c)
+	}
+	if s := h.rm.crashes.backoff.steps("web"); s != 0 {
+		t.Errorf("crash backoff steps = %d, want 0", s)
+	}
+}
+
+// laggingTasks serves lists that are as old as when they started: onList
+// runs between taking the snapshot and returning it.
+type laggingTasks struct {
+	*taskcontrol.Fake
+	onList func()
+}
+
+func (l *laggingTasks) ListTasks(ctx context.Context, selector map[string]string) ([]api.Task, error) {
+	tasks, err := l.Fake.ListTasks(ctx, selector)
+	if l.onList != nil {
+		hook := l.onList
+		l.onList = nil
+		hook()
+	}
+	return tasks, err
+}
+
+func TestInFlightCreatesAreNotRepeatedWhenTheListLags(t *testing.T) {
+	h := newHarness(t, Options{})
+	lag := &laggingTasks{Fake: h.fake}
+	h.rm.taskControl = lag
+	ctx := context.Background()
+	h.setSpec(newController("web", 3), 10)
+	if err := h.rm.relistTasks(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// a list starts, a sync creates 3 containers, then the stale list (0
+	// containers) lands in the cache
+	lag.onList = func() {
+		if err := h.rm.syncReplicationController(ctx, "web"); err != nil {
+			t.Errorf("sync during the list: %v", err)
+		}
+	}
+	if err := h.rm.relistTasks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.rm.syncReplicationController(ctx, "web"); err != nil {
+		t.Fatal(err)
+	}
+	validateSyncReplication(t, h.fake, 3, 0)
+}
+
+func TestDeletedContainersAreNotDeletedTwiceWhenTheListLags(t *testing.T) {
+	h := newHarness(t, Options{})
+	lag := &laggingTasks{Fake: h.fake}
+	h.rm.taskControl = lag
+	ctx := context.Background()
+	h.setSpec(newController("web", 5), 10)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	h.fake.Reset()
+
+	h.setSpec(newController("web", 3), 11)
+	lag.onList = func() {
+		if err := h.rm.syncReplicationController(ctx, "web"); err != nil {
+			t.Errorf("sync during the list: %v", err)
+		}
+	}
+	if err := h.rm.relistTasks(ctx); err != nil { // stale: still 5
+		t.Fatal(err)
+	}
+	if err := h.rm.syncReplicationController(ctx, "web"); err != nil {
+		t.Fatal(err)
+	}
+	validateSyncReplication(t, h.fake, 0, 2)
+	if n := h.fake.Len(); n != 3 {
+		t.Errorf("%d containers, want 3", n)
+	}
+}
+
+func TestReadinessFollowsHealthAndMinReadySeconds(t *testing.T) {
+	h := newHarness(t, Options{})
+	rc := newController("web", 2)
+	rc.DesiredState.MinReadySeconds = 30
+	h.setSpec(rc, 10)
+	id1 := h.addTask(t, "web", 1, api.StateRunning)
+	id2 := h.addTask(t, "web", 2, api.StateRunning)
+	h.fake.SetHealth(id1, api.HealthStarting)
+	h.fake.SetHealth(id2, api.HealthHealthy)
+
+	check := func(ready, available int) {
+		t.Helper()
+		if err := h.sync(t, "web"); err != nil {
+			t.Fatal(err)
+		}
+		st := h.status(t, "web")
+		if st.Replicas != 2 || st.ReadyReplicas != ready || st.AvailableReplicas != available {
+			t.Errorf("replicas/ready/available = %d/%d/%d, want 2/%d/%d", st.Replicas, st.ReadyReplicas, st.AvailableReplicas, ready, available)
+		}
+	}
+	check(1, 0) // one healthy, but not for 30s yet
+	h.clock.Advance(31 * time.Second)
+	check(1, 1)
+	h.fake.SetHealth(id1, api.HealthHealthy)
+	check(2, 2)
+	h.fake.SetHealth(id2, api.HealthUnhealthy)
+	check(1, 1)
+}
+
+func TestSyncRecordsEventsInEtcd(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 2), 10)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	h.fake.CreateErr = func(api.TaskSpec) error { return errors.New("daemon refused") }
+	h.setSpec(newController("web", 3), 11)
+	_ = h.sync(t, "web")
+
+	events, err := h.store.ListEvents(context.Background(), "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, ev := range events {
+		reasons = append(reasons, ev.Reason)
+	}
+	if want := []string{"Created", "FailedCreate"}; !slices.Equal(reasons, want) {
+		t.Fatalf("event reasons = %v, want %v", reasons, want)
+	}
+	if !strings.Contains(events[0].Message, "web-1, web-2") || !strings.Contains(events[1].Message, "daemon refused") {
+		t.Errorf("event messages = %q, %q", events[0].Message, events[1].Message)
+	}
+}
+
+func TestDeadContainerIsReplacedFromItsEventWithoutResync(t *testing.T) {
+	h := newHarness(t, Options{SyncPeriod: time.Hour}) // no resync in this test
+	h.rm.now = time.Now
+	h.fake.Now = time.Now
+	h.run(t)
+	h.create(t, newController("web", 2))
+	h.waitForNames(t, "web-1", "web-2")
+
+	var victim string
+	for _, task := range h.fake.Tasks() {
+		if task.Name == "web-1" {
+			victim = task.ID
+		}
+	}
+	h.fake.SetState(victim, api.StateExited, 137)
+	eventually(t, "web-1 replaced", func() bool {
+		for _, task := range h.fake.Tasks() {
+			if task.Name == "web-1" && task.ID != victim && task.State == api.StateRunning {
+				return true
+			}
+		}
+		return false
+	})
+}
