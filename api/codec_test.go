@@ -329,7 +329,7 @@ func TestDecodeStatus(t *testing.T) {
 // FuzzDecode checks that Decode never panics and that whatever it accepts
 // survives an encode and decode unchanged.
 func FuzzDecode(f *testing.F) {
-	for _, file := range []string{"controller-web.json", "controller-web.yaml"} {
+	for _, file := range []string{"controller-web.json", "controller-web.yaml", "controller-full.json", "controller-full.yaml"} {
 		data, err := os.ReadFile("testdata/" + file)
 		if err != nil {
 			f.Fatal(err)

@@ -91,3 +91,41 @@ func ExampleTemplateHash() {
 	// Output:
 	// replicationController.templateHash=4c709eefa6
 }
+
+// Fields that weaken the container's isolation are refused unless the
+// policy allows them; each refusal names the daemon flag that would. A
+// client that leaves the policy to the daemon checks the shape only, with
+// AllowAllPolicy.
+func ExampleValidate_securityPolicy() {
+	rc, err := api.Decode([]byte(`
+id: agent
+desiredState:
+  replicas: 1
+  replicasInSet: {name: agent}
+  taskTemplate:
+    labels: {name: agent}
+    desiredState:
+      manifest:
+        containers:
+          - image: demo-task:latest
+            hostNetwork: true
+            volumes: [{hostPath: /srv/data, containerPath: /data, readOnly: true}]
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	policy := api.SecurityPolicy{AllowHostMounts: true} // --allow-host-mounts
+	var verr *api.ValidationError
+	if errors.As(api.Validate(rc, api.ValidateOptions{Policy: policy}), &verr) {
+		for _, fe := range verr.Errors {
+			fmt.Println(fe.Field)
+			fmt.Println("   ", fe.Detail)
+		}
+	}
+	fmt.Println("shape:", api.Validate(rc, api.ValidateOptions{Policy: api.AllowAllPolicy()}))
+	// Output:
+	// desiredState.taskTemplate.desiredState.manifest.containers[0].hostNetwork
+	//     refused: the manager was not started with --allow-host-network
+	// shape: <nil>
+}

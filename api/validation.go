@@ -293,7 +293,7 @@ func (v *validator) ports(field string, ports []Port, hostNetwork bool) {
 		switch {
 		case p.HostPort <= 0 || p.HostPort > 65535:
 		case hostNetwork:
-			v.add(f+".hostPort", "must be 0 with hostNetwork: the container uses the host's network, so it listens on the host's port %d itself and nothing is published", p.ContainerPort)
+			v.add(f+".hostPort", "must be 0 with hostNetwork: ports are not published on the host's network; the container listens on the host's port %d directly", p.ContainerPort)
 		case v.replicas > 1:
 			v.add(f+".hostPort", "a host port can be bound by one container only, but replicas is %d", v.replicas)
 		}

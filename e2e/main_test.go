@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -21,9 +22,11 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/dockertest"
+	"github.com/replication-manager/replication-manager/registry"
 )
 
 // binDir holds the programs built once for the whole package.
@@ -69,6 +72,7 @@ func buildPrograms(dir string) int {
 type daemon struct {
 	cmd         *exec.Cmd
 	etcdURL     string
+	peerURL     string
 	metricsAddr string
 	dataDir     string
 	logs        *syncBuffer
@@ -82,6 +86,7 @@ func startDaemon(t *testing.T, extra ...string) *daemon {
 	t.Helper()
 	d := &daemon{
 		etcdURL:     "http://" + freeAddr(t),
+		peerURL:     "http://" + freeAddr(t),
 		metricsAddr: freeAddr(t),
 		dataDir:     filepath.Join(t.TempDir(), "etcd"),
 		logs:        &syncBuffer{},
@@ -98,13 +103,28 @@ func startDaemon(t *testing.T, extra ...string) *daemon {
 
 func (d *daemon) start(t *testing.T, extra ...string) {
 	t.Helper()
-	args := append([]string{
+	d.exec(t, append([]string{
 		"--etcd-data-dir", d.dataDir,
 		"--etcd-listen-client-urls", d.etcdURL,
-		"--etcd-listen-peer-urls", "http://" + freeAddr(t),
-		"--metrics-bind-address", d.metricsAddr,
-		"--log-level", "debug",
-	}, extra...)
+		"--etcd-listen-peer-urls", d.peerURL,
+	}, extra...))
+}
+
+// startShared runs a daemon on the etcd of another, until the test ends.
+func (d *daemon) startShared(t *testing.T, extra ...string) {
+	t.Helper()
+	d.exec(t, append([]string{"--etcd-servers", d.etcdURL}, extra...))
+	t.Cleanup(func() {
+		d.stop(t)
+		if t.Failed() {
+			t.Logf("second daemon logs:\n%s", d.logs.String())
+		}
+	})
+}
+
+func (d *daemon) exec(t *testing.T, args []string) {
+	t.Helper()
+	args = append(args, "--metrics-bind-address", d.metricsAddr, "--log-level", "debug")
 	d.cmd = exec.Command(filepath.Join(binDir, "replication-manager"), args...)
 	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
 	if err := d.cmd.Start(); err != nil {
@@ -173,15 +193,50 @@ func (d *daemon) tryRcctl(stdin string, args ...string) (string, error) {
 	return stdout.String(), nil
 }
 
+// status reads the controller's status from the daemon's etcd; nil when
+// there is none yet.
+func (d *daemon) status(t *testing.T, id string) *api.ReplicationControllerStatus {
+	t.Helper()
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{d.etcdURL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := registry.NewStore(client, "").GetStatus(ctx, id)
+	if errors.Is(err, registry.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("status of %s: %v", id, err)
+	}
+	return st
+}
+
 // controllerJSON is a controller of the demo image whose containers carry
 // the test's labels, so that they are found and removed after the test.
 func controllerJSON(t *testing.T, id, image string, replicas int, testLabels map[string]string) string {
 	t.Helper()
+	return mustJSON(t, controller(id, image, replicas, testLabels))
+}
+
+func mustJSON(t *testing.T, rc *api.ReplicationController) string {
+	t.Helper()
+	b, err := json.Marshal(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// controller is the spec controllerJSON encodes, for tests to adjust.
+func controller(id, image string, replicas int, testLabels map[string]string) *api.ReplicationController {
 	labels := map[string]string{"name": id}
 	for k, v := range testLabels {
 		labels[k] = v
 	}
-	rc := api.ReplicationController{
+	return &api.ReplicationController{
 		ID:     id,
 		Labels: map[string]string{"name": id},
 		DesiredState: api.ReplicationControllerState{
@@ -200,12 +255,10 @@ func controllerJSON(t *testing.T, id, image string, replicas int, testLabels map
 			},
 		},
 	}
-	b, err := json.Marshal(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
+
+// dockerClient is the Docker client the tests use.
+type dockerClient = *client.Client
 
 // containers returns the names and states of the controller's containers.
 func containers(t *testing.T, cli *client.Client, id string) map[string]container.Summary {

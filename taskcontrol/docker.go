@@ -18,6 +18,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/strslice"
 	"github.com/docker/docker/client"
 	"github.com/docker/go-connections/nat"
@@ -122,8 +124,8 @@ func (d *Docker) ListTasks(ctx context.Context, selector map[string]string) ([]a
 //
 // The returned task is read back with an inspect, so that its state and
 // health are the engine's; if only that read fails, the task is built from
-// the spec (running, no health) and no error is returned, because the
-// container does exist.
+// the spec (running; health "starting" when the spec has a health check,
+// else none) and no error is returned, because the container does exist.
 func (d *Docker) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
 	config, hostConfig, err := containerConfig(spec)
 	if err != nil {
@@ -160,6 +162,7 @@ func (d *Docker) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, e
 			Labels:    maps.Clone(spec.Labels),
 			Image:     spec.Container.Image,
 			State:     api.StateRunning,
+			Health:    specHealth(spec.Container.HealthCheck),
 			Created:   now,
 			StartedAt: now,
 		}, nil
@@ -304,8 +307,49 @@ func containerConfig(spec api.TaskSpec) (*container.Config, *container.HostConfi
 	for _, e := range c.Env {
 		config.Env = append(config.Env, e.Name+"="+e.Value)
 	}
+	if hc := c.HealthCheck; hc != nil {
+		config.Healthcheck = &container.HealthConfig{
+			Test:        hc.ExplicitTest(),
+			Interval:    time.Duration(hc.Interval),
+			Timeout:     time.Duration(hc.Timeout),
+			StartPeriod: time.Duration(hc.StartPeriod),
+			Retries:     hc.Retries,
+		}
+	}
 	hostConfig := &container.HostConfig{
-		Resources: container.Resources{Memory: c.Memory, CPUShares: c.CPU},
+		Resources:  container.Resources{Memory: c.Memory, CPUShares: c.CPU},
+		Privileged: c.Privileged,
+	}
+	// The fields that weaken isolation were allowed (or refused) by
+	// api.Validate's policy before the spec got here.
+	if c.HostNetwork {
+		hostConfig.NetworkMode = network.NetworkHost
+	}
+	if c.HostPID {
+		hostConfig.PidMode = "host"
+	}
+	if c.HostIPC {
+		hostConfig.IpcMode = "host"
+	}
+	// Mounts rather than Binds: a missing host path is an error instead of
+	// a new root-owned directory on the host.
+	for _, v := range c.Volumes {
+		hostConfig.Mounts = append(hostConfig.Mounts, mount.Mount{
+			Type: mount.TypeBind, Source: v.HostPath, Target: v.ContainerPath, ReadOnly: v.ReadOnly,
+		})
+	}
+	for _, d := range c.Devices {
+		dm := container.DeviceMapping{PathOnHost: d.HostPath, PathInContainer: d.ContainerPath, CgroupPermissions: d.Permissions}
+		if dm.PathInContainer == "" {
+			dm.PathInContainer = d.HostPath
+		}
+		if dm.CgroupPermissions == "" {
+			dm.CgroupPermissions = "rwm"
+		}
+		hostConfig.Devices = append(hostConfig.Devices, dm)
+	}
+	if len(c.CapAdd) > 0 {
+		hostConfig.CapAdd = strslice.StrSlice(append([]string(nil), c.CapAdd...))
 	}
 	for i, p := range c.Ports {
 		proto := strings.ToLower(p.Protocol)
@@ -330,6 +374,16 @@ func containerConfig(spec api.TaskSpec) (*container.Config, *container.HostConfi
 			nat.PortBinding{HostIP: p.HostIP, HostPort: strconv.Itoa(p.HostPort)})
 	}
 	return config, hostConfig, nil
+}
+
+// specHealth is the health of a new container made from a spec with the
+// health check hc, as far as the spec tells: an image's own health check is
+// not known here.
+func specHealth(hc *api.HealthCheck) string {
+	if hc == nil || hc.Disabled() {
+		return api.HealthNone
+	}
+	return api.HealthStarting
 }
 
 // taskFromSummary maps one entry of the container list.

@@ -4,8 +4,12 @@ import (
 	"maps"
 	"reflect"
 	"testing"
+	"time"
 
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/strslice"
 	"github.com/docker/go-connections/nat"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -138,5 +142,150 @@ func TestContainerConfig(t *testing.T) {
 	badPort := api.TaskSpec{Name: "x", Container: api.Container{Image: "demo-task", Ports: []api.Port{{ContainerPort: 70000}}}}
 	if _, _, err := containerConfig(badPort); err == nil {
 		t.Error("port 70000: got nil error")
+	}
+}
+
+func TestContainerConfigLeavesTheNewFieldsOff(t *testing.T) {
+	// A 2014 spec gets a 2014 container: the image's health check, the
+	// default isolation.
+	config, hostConfig, err := containerConfig(api.TaskSpec{Name: "x", Container: api.Container{Image: "demo-task"}})
+	if err != nil {
+		t.Fatalf("containerConfig: %v", err)
+	}
+	if config.Healthcheck != nil {
+		t.Errorf("Healthcheck: got %+v, want nil (the image's)", config.Healthcheck)
+	}
+	want := &container.HostConfig{}
+	if !reflect.DeepEqual(hostConfig, want) {
+		t.Errorf("HostConfig: got %+v, want the zero value", hostConfig)
+	}
+}
+
+func TestContainerConfigHealthCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		hc   *api.HealthCheck
+		want *container.HealthConfig
+	}{
+		{"every field", &api.HealthCheck{
+			Test:        api.Command{"CMD", "/task", "healthcheck"},
+			Interval:    api.Duration(2 * time.Second),
+			Timeout:     api.Duration(3 * time.Second),
+			Retries:     3,
+			StartPeriod: api.Duration(5 * time.Second),
+		}, &container.HealthConfig{
+			Test:        []string{"CMD", "/task", "healthcheck"},
+			Interval:    2 * time.Second,
+			Timeout:     3 * time.Second,
+			Retries:     3,
+			StartPeriod: 5 * time.Second,
+		}},
+		{"a plain command runs without a shell", &api.HealthCheck{Test: api.Command{"/task", "healthcheck"}},
+			&container.HealthConfig{Test: []string{"CMD", "/task", "healthcheck"}}},
+		{"a shell command", &api.HealthCheck{Test: api.Command{"CMD-SHELL", "curl -f localhost"}},
+			&container.HealthConfig{Test: []string{"CMD-SHELL", "curl -f localhost"}}},
+		{"disabled", &api.HealthCheck{Test: api.Command{"NONE"}},
+			&container.HealthConfig{Test: []string{"NONE"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := api.TaskSpec{Name: "x", Container: api.Container{Image: "demo-task", HealthCheck: tt.hc}}
+			config, _, err := containerConfig(spec)
+			if err != nil {
+				t.Fatalf("containerConfig: %v", err)
+			}
+			if !reflect.DeepEqual(config.Healthcheck, tt.want) {
+				t.Errorf("Healthcheck: got %+v, want %+v", config.Healthcheck, tt.want)
+			}
+			config.Healthcheck.Test[0] = "changed"
+			if tt.hc.Test[0] == "changed" {
+				t.Error("the config shares the test with the spec")
+			}
+		})
+	}
+}
+
+func TestContainerConfigSecurityFields(t *testing.T) {
+	tests := []struct {
+		name  string
+		set   func(c *api.Container)
+		check func(t *testing.T, hc *container.HostConfig)
+	}{
+		{"privileged", func(c *api.Container) { c.Privileged = true }, func(t *testing.T, hc *container.HostConfig) {
+			if !hc.Privileged {
+				t.Error("Privileged: got false")
+			}
+		}},
+		{"hostNetwork", func(c *api.Container) { c.HostNetwork = true }, func(t *testing.T, hc *container.HostConfig) {
+			if hc.NetworkMode != "host" || !hc.NetworkMode.IsHost() {
+				t.Errorf("NetworkMode: got %q, want host", hc.NetworkMode)
+			}
+		}},
+		{"hostPID", func(c *api.Container) { c.HostPID = true }, func(t *testing.T, hc *container.HostConfig) {
+			if !hc.PidMode.IsHost() {
+				t.Errorf("PidMode: got %q, want host", hc.PidMode)
+			}
+		}},
+		{"hostIPC", func(c *api.Container) { c.HostIPC = true }, func(t *testing.T, hc *container.HostConfig) {
+			if !hc.IpcMode.IsHost() {
+				t.Errorf("IpcMode: got %q, want host", hc.IpcMode)
+			}
+		}},
+		{"volumes", func(c *api.Container) {
+			c.Volumes = []api.Volume{
+				{HostPath: "/srv/data", ContainerPath: "/data"},
+				{HostPath: "/etc/a.conf", ContainerPath: "/etc/a.conf", ReadOnly: true},
+			}
+		}, func(t *testing.T, hc *container.HostConfig) {
+			want := []mount.Mount{
+				{Type: mount.TypeBind, Source: "/srv/data", Target: "/data"},
+				{Type: mount.TypeBind, Source: "/etc/a.conf", Target: "/etc/a.conf", ReadOnly: true},
+			}
+			if !reflect.DeepEqual(hc.Mounts, want) {
+				t.Errorf("Mounts: got %+v, want %+v", hc.Mounts, want)
+			}
+			if hc.Binds != nil {
+				t.Errorf("Binds: got %q, want none: Mounts refuse a missing host path", hc.Binds)
+			}
+		}},
+		{"devices", func(c *api.Container) {
+			c.Devices = []api.Device{
+				{HostPath: "/dev/fuse", ContainerPath: "/dev/fuse", Permissions: "rwm"},
+				{HostPath: "/dev/sdb", ContainerPath: "/dev/xvda", Permissions: "r"},
+				{HostPath: "/dev/net/tun"},
+			}
+		}, func(t *testing.T, hc *container.HostConfig) {
+			want := []container.DeviceMapping{
+				{PathOnHost: "/dev/fuse", PathInContainer: "/dev/fuse", CgroupPermissions: "rwm"},
+				{PathOnHost: "/dev/sdb", PathInContainer: "/dev/xvda", CgroupPermissions: "r"},
+				{PathOnHost: "/dev/net/tun", PathInContainer: "/dev/net/tun", CgroupPermissions: "rwm"},
+			}
+			if !reflect.DeepEqual(hc.Devices, want) {
+				t.Errorf("Devices: got %+v, want %+v", hc.Devices, want)
+			}
+		}},
+		{"capAdd", func(c *api.Container) { c.CapAdd = []string{"NET_ADMIN", "CAP_SYS_PTRACE"} }, func(t *testing.T, hc *container.HostConfig) {
+			if want := (strslice.StrSlice{"NET_ADMIN", "CAP_SYS_PTRACE"}); !reflect.DeepEqual(hc.CapAdd, want) {
+				t.Errorf("CapAdd: got %q, want %q", hc.CapAdd, want)
+			}
+			hc.CapAdd[0] = "changed" // must not reach the spec: see below
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := api.TaskSpec{Name: "x", Container: api.Container{Image: "demo-task", Memory: 64 << 20}}
+			tt.set(&spec.Container)
+			_, hostConfig, err := containerConfig(spec)
+			if err != nil {
+				t.Fatalf("containerConfig: %v", err)
+			}
+			tt.check(t, hostConfig)
+			if c := spec.Container.CapAdd; len(c) > 0 && c[0] == "changed" {
+				t.Error("the config shares capAdd with the spec")
+			}
+			if hostConfig.Memory != 64<<20 {
+				t.Errorf("Memory: got %d, want the spec's %d alongside", hostConfig.Memory, 64<<20)
+			}
+		})
 	}
 }

@@ -183,6 +183,63 @@ func TestDockerCreateTaskAppliesTheSpec(t *testing.T) {
 	}
 }
 
+func TestDockerTemplateHealthCheckGatesReadiness(t *testing.T) {
+	t.Parallel()
+	d := newDocker(t)
+	cli := dockertest.Client(t)
+	spec := testSpec(t, dockertest.DemoImage(t), 1)
+	// The image's own check runs every 2s; the template's replaces it.
+	spec.Container.HealthCheck = &api.HealthCheck{
+		Test:     api.Command{"CMD", "/task", "healthcheck"},
+		Interval: api.Duration(time.Second),
+	}
+	task := createTask(t, d, spec)
+
+	// Docker runs the first probe one interval after the start: until then
+	// the container is running but not ready.
+	tasks, err := d.ListTasks(t.Context(), selectorOf(spec))
+	if err != nil {
+		t.Fatalf("ListTasks: %v", err)
+	}
+	if len(tasks) != 1 || tasks[0].Health != api.HealthStarting || tasks[0].Ready() {
+		t.Fatalf("ListTasks right after the create: got %+v, want one task, health starting, not ready", tasks)
+	}
+
+	start := time.Now()
+	waitListed(t, d, selectorOf(spec), task.ID, func(task api.Task) error {
+		if task.Health != api.HealthHealthy || !task.Ready() {
+			return fmt.Errorf("listed as %s/%q, want running and healthy", task.State, task.Health)
+		}
+		return nil
+	})
+	t.Logf("healthy %s after the first list", time.Since(start).Round(time.Millisecond))
+
+	raw, err := cli.ContainerInspect(t.Context(), task.ID)
+	if err != nil {
+		t.Fatalf("ContainerInspect: %v", err)
+	}
+	hc := raw.Config.Healthcheck
+	if hc == nil || !slices.Equal(hc.Test, []string{"CMD", "/task", "healthcheck"}) || hc.Interval != time.Second {
+		t.Errorf("health check: got %+v, want the template's: /task healthcheck every 1s", hc)
+	}
+}
+
+func TestDockerTemplateHealthCheckNoneDisablesTheImages(t *testing.T) {
+	t.Parallel()
+	d := newDocker(t)
+	spec := testSpec(t, dockertest.DemoImage(t), 1)
+	spec.Container.HealthCheck = &api.HealthCheck{Test: api.Command{"NONE"}}
+	task := createTask(t, d, spec)
+
+	if task.Health != api.HealthNone || !task.Ready() {
+		t.Errorf("CreateTask: got %s/%q, want running without health (ready at once)", task.State, task.Health)
+	}
+	listed := waitListed(t, d, selectorOf(spec), task.ID, func(task api.Task) error { return nil })
+	if listed.Health != api.HealthNone || !listed.Ready() {
+		t.Errorf("ListTasks: got %s/%q, want running without health", listed.State, listed.Health)
+	}
+}
+
 func TestDockerCreateTaskRefusesATakenName(t *testing.T) {
 	t.Parallel()
 	d := newDocker(t)

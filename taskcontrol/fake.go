@@ -145,7 +145,10 @@ func (f *Fake) ListTasks(ctx context.Context, selector map[string]string) ([]api
 }
 
 // CreateTask creates a running container named spec.Name, or fails with an
-// error wrapping api.ErrTaskNameConflict when the name is taken.
+// error wrapping api.ErrTaskNameConflict when the name is taken. A container
+// whose spec has a health check (not ["NONE"]) starts with health
+// "starting", until SetHealth; the fake knows no images, so any other has
+// none.
 func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
 	f.mu.Lock()
 	f.counts.Create++
@@ -175,6 +178,7 @@ func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, err
 		Labels:    maps.Clone(spec.Labels),
 		Image:     spec.Container.Image,
 		State:     api.StateRunning,
+		Health:    specHealth(spec.Container.HealthCheck),
 		Created:   now,
 		StartedAt: now,
 	}}

@@ -325,6 +325,38 @@ func TestFakeAddAndHealth(t *testing.T) {
 	}
 }
 
+func TestFakeCreateTaskHealthFromTheSpec(t *testing.T) {
+	tests := []struct {
+		name string
+		hc   *api.HealthCheck
+		want string
+	}{
+		{"no health check: the fake knows no image's", nil, api.HealthNone},
+		{"a health check", &api.HealthCheck{Test: api.Command{"/task", "healthcheck"}}, api.HealthStarting},
+		{"a disabled health check", &api.HealthCheck{Test: api.Command{"NONE"}}, api.HealthNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake()
+			s := spec("web", 1)
+			s.Container.HealthCheck = tt.hc
+			task := mustCreate(t, f, s)
+			if task.Health != tt.want {
+				t.Errorf("created task health: got %q, want %q", task.Health, tt.want)
+			}
+			if got := mustInspectByName(t, f, "web-1"); got.Health != tt.want || got.Ready() != (tt.want == api.HealthNone) {
+				t.Errorf("inspected task: health %q, ready %v; want %q, ready %v", got.Health, got.Ready(), tt.want, tt.want == api.HealthNone)
+			}
+			if tt.want == api.HealthStarting {
+				f.SetHealth(task.ID, api.HealthHealthy)
+				if got := mustInspectByName(t, f, "web-1"); !got.Ready() {
+					t.Errorf("after SetHealth(healthy): %+v is not ready", got)
+				}
+			}
+		})
+	}
+}
+
 func TestFakeEvents(t *testing.T) {
 	f := newFake()
 	ctx, cancel := context.WithCancel(t.Context())

@@ -1,0 +1,202 @@
+package main
+
+// apply writes specs from a file or stdin: it creates a controller that does
+// not exist and replaces one that does, but only if nobody changed it since
+// it was read (a ModRevision compare), so that it never overwrites someone
+// else's edit. Every spec is decoded and validated before anything is
+// written; an invalid one writes nothing.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+)
+
+func (c *cli) applyCommand() *command {
+	fs := newFlagSet("apply")
+	filename := fs.StringP("filename", "f", "", "file with the controller spec, JSON or YAML; - reads stdin")
+	return &command{
+		name:  "apply",
+		usage: "apply -f FILE|-",
+		short: "create or update controllers from a JSON or YAML file",
+		long: `Apply creates the controller if it does not exist and replaces its spec if it
+does. The spec is validated first; an invalid spec writes nothing. If someone
+changes the controller between apply's read and its write, nothing is written.
+The file holds one controller, or {"items": [...]} as printed by 'rcctl get -o json'.`,
+		flags: fs,
+		run: func(ctx context.Context, args []string) error {
+			if *filename == "" {
+				return usageErrorf("apply: -f FILE or -f - is required")
+			}
+			if len(args) > 0 {
+				return usageErrorf("apply: unexpected arguments %q (the spec comes from -f)", args)
+			}
+			return c.apply(ctx, *filename)
+		},
+	}
+}
+
+func (c *cli) apply(ctx context.Context, filename string) error {
+	data, err := c.readInput(filename)
+	if err != nil {
+		return err
+	}
+	source := filename
+	if source == "-" {
+		source = "stdin"
+	}
+	rcs, err := decodeApply(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w (nothing written)", source, err)
+	}
+	for i, rc := range rcs {
+		if err := c.validate(rc, rc.ID); err != nil {
+			what := fmt.Sprintf("controller %q", rc.ID)
+			if len(rcs) > 1 {
+				what = fmt.Sprintf("items[%d] (%s)", i, what)
+			}
+			return fmt.Errorf("%s: %s is invalid (nothing written): %w", source, what, err)
+		}
+	}
+
+	cn, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer cn.close()
+	for _, rc := range rcs {
+		var current *registry.Spec
+		spec, err := cn.getController(ctx, rc.ID)
+		switch {
+		case err == nil:
+			current = &spec
+		case !errors.Is(err, registry.ErrNotFound):
+			return err
+		}
+		result, err := applyAt(ctx, cn, rc, current)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "controller %q %s\n", rc.ID, result)
+	}
+	return nil
+}
+
+// applyAt writes rc given what was read before: current is nil when the
+// key did not exist. The write only succeeds if the key is still as read.
+// It returns what happened: created, configured or unchanged.
+func applyAt(ctx context.Context, cn *conn, rc *api.ReplicationController, current *registry.Spec) (string, error) {
+	if current == nil {
+		_, err := cn.createController(ctx, rc)
+		if errors.Is(err, registry.ErrExists) {
+			return "", changedSinceRead(rc.ID)
+		}
+		if err != nil {
+			return "", err
+		}
+		return "created", nil
+	}
+	if current.Err == nil {
+		same, err := sameSpec(rc, current.Controller)
+		if err != nil {
+			return "", err
+		}
+		if same {
+			return "unchanged", nil
+		}
+	}
+	_, err := cn.updateController(ctx, rc, current.ModRevision)
+	switch {
+	case errors.Is(err, registry.ErrConflict):
+		return "", changedSinceRead(rc.ID)
+	case errors.Is(err, registry.ErrNotFound):
+		return "", fmt.Errorf("controller %q was deleted by someone else since it was read; nothing written, run apply again", rc.ID)
+	case err != nil:
+		return "", err
+	}
+	return "configured", nil
+}
+
+func changedSinceRead(id string) error {
+	return fmt.Errorf("controller %q was changed by someone else since it was read; nothing written, run apply again", id)
+}
+
+// sameSpec reports whether two specs encode to the same bytes.
+func sameSpec(a, b *api.ReplicationController) (bool, error) {
+	ea, err := api.Encode(a)
+	if err != nil {
+		return false, err
+	}
+	eb, err := api.Encode(b)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(ea, eb), nil
+}
+
+// readInput reads a file, or stdin for "-".
+func (c *cli) readInput(filename string) ([]byte, error) {
+	if filename == "-" {
+		data, err := io.ReadAll(c.stdin)
+		if err != nil {
+			return nil, fmt.Errorf("read stdin: %w", err)
+		}
+		return data, nil
+	}
+	return os.ReadFile(filename)
+}
+
+// decodeApply decodes one controller, or a list {"items": [...]} as
+// 'rcctl get -o json|yaml' prints it. Anything that is not such a list goes
+// to api.Decode whole, so its errors are the decoder's.
+func decodeApply(data []byte) ([]*api.ReplicationController, error) {
+	if items, ok := listItems(data); ok {
+		if len(items) == 0 {
+			return nil, errors.New("the list has no items")
+		}
+		rcs := make([]*api.ReplicationController, 0, len(items))
+		for i, item := range items {
+			rc, err := api.Decode(item)
+			if err != nil {
+				return nil, fmt.Errorf("items[%d]: %w", i, err)
+			}
+			rcs = append(rcs, rc)
+		}
+		return rcs, nil
+	}
+	rc, err := api.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	return []*api.ReplicationController{rc}, nil
+}
+
+// listItems returns the items of a document whose only key is "items".
+func listItems(data []byte) ([]json.RawMessage, bool) {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, false
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(js, &doc); err != nil || len(doc) != 1 {
+		return nil, false
+	}
+	raw, ok := doc["items"]
+	if !ok {
+		return nil, false
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, false
+	}
+	return items, true
+}

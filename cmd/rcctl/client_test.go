@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"crypto/x509"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+func TestUnreachableEtcdGivesClearTimeoutMessageQuickly(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"get", []string{"get"}},
+		{"delete", []string{"delete", "web"}},
+		{"with auth", []string{"--etcd-user", "root", "--etcd-password", "pw", "get", "web"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			addr := closedAddr(t)
+			start := time.Now()
+			var r result
+			r.err = run(t.Context(), append([]string{"--etcd-servers", addr, "--etcd-dial-timeout", "1s"}, tt.args...), strings.NewReader(""), io.Discard, io.Discard)
+
+			want := "etcd at " + addr + " did not answer within 1s (is the replication manager running? see --etcd-servers)"
+			if r.err == nil || r.err.Error() != want {
+				t.Fatalf("error %v, want %q", r.err, want)
+			}
+			if elapsed := time.Since(start); elapsed > 4*time.Second {
+				t.Errorf("took %s, want about the 1s timeout", elapsed)
+			}
+		})
+	}
+}
+
+func TestGlobalFlagsWorkBeforeAndAfterTheCommand(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.create(newController("web", 3))
+
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"get", "web", "-o", "json", "--etcd-servers", strings.TrimPrefix(e.etcd.ClientURL, "http://"), "--registry-prefix", "/registry/"}, nil, &stdout, &stderr)
+
+	assertStdout(t, result{stdout.String(), stderr.String(), err}, encode(t, newController("web", 3)))
+}
+
+func TestRegistryPrefixRootsEveryKey(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+
+	assertOK(t, e.run("", "--registry-prefix", "/other", "run", "web", "--image", "demo-task:latest"))
+
+	assertNotFound(t, e, "web")
+	r := e.run("", "--registry-prefix", "/other", "get", "web")
+	assertOK(t, r)
+}
+
+func TestEndpointsAcceptHostPortOrURL(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		opts globalOptions
+		want []string
+	}{
+		{globalOptions{etcdServers: []string{"127.0.0.1:2379"}}, []string{"http://127.0.0.1:2379"}},
+		{globalOptions{etcdServers: []string{"http://a:2379", " b:2379 ", ""}}, []string{"http://a:2379", "http://b:2379"}},
+		{globalOptions{etcdServers: []string{"a:2379", "https://b:2379"}, etcdCAFile: "ca.pem"}, []string{"https://a:2379", "https://b:2379"}},
+	} {
+		got, err := tt.opts.endpoints()
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("endpoints(%q) = %q, %v; want %q", tt.opts.etcdServers, got, err, tt.want)
+		}
+	}
+}
+
+func TestEtcdAuthFlagsAuthenticate(t *testing.T) {
+	t.Parallel()
+	srv := startEtcd(t)
+	client := srv.Client(t)
+	ctx := t.Context()
+	for _, step := range []func() error{
+		func() error { _, err := client.RoleAdd(ctx, "root"); return err },
+		func() error { _, err := client.UserAdd(ctx, "root", "s3cret-password"); return err },
+		func() error { _, err := client.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := client.AuthEnable(ctx); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatalf("enable etcd auth: %v", err)
+		}
+	}
+	rcctl := func(args ...string) result {
+		var stdout, stderr bytes.Buffer
+		err := run(ctx, append([]string{"--etcd-servers", srv.ClientURL}, args...), strings.NewReader(""), &stdout, &stderr)
+		return result{stdout.String(), stderr.String(), err}
+	}
+
+	assertFails(t, rcctl("get"), "user name is empty", "requires authentication: see --etcd-user and --etcd-password")
+	r := rcctl("--etcd-user", "root", "--etcd-password", "wrong-pw-9f3", "get")
+	assertFails(t, r, "authentication failed", "see --etcd-user and --etcd-password")
+	assertNoSecretIn(t, r, "wrong-pw-9f3")
+	assertOK(t, rcctl("--etcd-user", "root", "--etcd-password", "s3cret-password", "run", "web", "--image", "demo-task:latest"))
+	r = rcctl("--etcd-user", "root", "--etcd-password", "s3cret-password", "get", "web", "-o", "json")
+	assertContains(t, r.stdout, `"id": "web"`)
+}
+
+func TestEtcdTLSFlagsConnectOverTLS(t *testing.T) {
+	t.Parallel()
+	info, err := transport.SelfCert(zap.NewNop(), t.TempDir(), []string{"127.0.0.1:0"}, 1, x509.ExtKeyUsageClientAuth)
+	if err != nil {
+		t.Fatalf("make a certificate: %v", err)
+	}
+	var addr string
+	startEtcd(t, func(cfg *embed.Config) {
+		addr = cfg.ListenClientUrls[0].Host
+		u := url.URL{Scheme: "https", Host: addr}
+		cfg.ListenClientUrls = []url.URL{u}
+		cfg.AdvertiseClientUrls = []url.URL{u}
+		cfg.ClientTLSInfo = transport.TLSInfo{CertFile: info.CertFile, KeyFile: info.KeyFile, TrustedCAFile: info.CertFile, ClientCertAuth: true}
+	})
+	rcctl := func(args ...string) result {
+		var stdout, stderr bytes.Buffer
+		err := run(t.Context(), append([]string{"--etcd-servers", addr, "--etcd-dial-timeout", "2s"}, args...), strings.NewReader(""), &stdout, &stderr)
+		return result{stdout.String(), stderr.String(), err}
+	}
+
+	assertFails(t, rcctl("get")) // plain http to a TLS port
+	tls := []string{"--etcd-cafile", info.CertFile, "--etcd-certfile", info.CertFile, "--etcd-keyfile", info.KeyFile}
+	other, err := transport.SelfCert(zap.NewNop(), t.TempDir(), []string{"127.0.0.1:0"}, 1)
+	if err != nil {
+		t.Fatalf("make a certificate: %v", err)
+	}
+	assertFails(t, rcctl("--etcd-cafile", other.CertFile, "get"), "etcd at "+addr+": TLS handshake failed", "x509")
+	assertOK(t, rcctl(append(tls, "run", "web", "--image", "demo-task:latest")...))
+	r := rcctl(append(tls, "get", "web", "-o", "yaml")...)
+	assertContains(t, r.stdout, "id: web\n")
+}

@@ -1,0 +1,281 @@
+package main
+
+// describe shows one controller in full: its spec (environment names only,
+// never values), the status and conditions the manager wrote, and the
+// containers Docker reports for it. When Docker cannot be asked, the etcd
+// parts are still printed and the command fails.
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/docker/go-units"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+func (c *cli) describeCommand() *command {
+	return &command{
+		name:  "describe",
+		usage: "describe ID",
+		short: "show a controller's spec, status, conditions and containers",
+		long: `Describe prints the spec of one controller (environment variable names only:
+values are never printed), the status and conditions the manager last wrote,
+and the controller's containers as Docker reports them.`,
+		flags: newFlagSet("describe"),
+		run: func(ctx context.Context, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("describe: want exactly one ID, got %d", len(args))
+			}
+			return c.describe(ctx, args[0])
+		},
+	}
+}
+
+func (c *cli) describe(ctx context.Context, id string) error {
+	cn, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer cn.close()
+	v, err := readView(ctx, cn, id)
+	if err != nil {
+		return err
+	}
+	tasks, taskErr := c.listContainers(ctx, id)
+
+	kv := newFieldTable(c.stdout)
+	printSpecFields(kv, v)
+	c.printStatusFields(kv, v)
+	_ = kv.Flush()
+	c.printConditions(c.stdout, v.status)
+	if taskErr != nil {
+		field(c.stdout, "Containers:", fmt.Sprintf("<unavailable: %s>", oneLine(taskErr)))
+		return fmt.Errorf("containers of controller %q unavailable: %w", id, taskErr)
+	}
+	c.printContainers(c.stdout, tasks)
+	return nil
+}
+
+// fieldWidth is the width of the label column of describe's "Label: value"
+// lines; labels longer than that widen their block.
+const fieldWidth = 20
+
+func newFieldTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, fieldWidth, 8, 1, ' ', 0)
+}
+
+// field prints one "Label: value" line outside a field table, aligned
+// with those inside.
+func field(w io.Writer, label, value string) {
+	fmt.Fprintf(w, "%-*s%s\n", fieldWidth, label, value)
+}
+
+// listContainers asks Docker for the controller's containers, by the 2014
+// label alone, so that containers the selector no longer matches show too.
+func (c *cli) listContainers(ctx context.Context, id string) ([]api.Task, error) {
+	lister, closeLister, err := c.dialDocker(c.opts.dockerHost)
+	if err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
+	}
+	if closeLister != nil {
+		defer closeLister()
+	}
+	listCtx, cancel := context.WithTimeout(ctx, c.opts.dialTimeout)
+	defer cancel()
+	return lister.ListTasks(listCtx, map[string]string{api.LabelController: id})
+}
+
+func printSpecFields(tw io.Writer, v view) {
+	row(tw, "ID:", v.spec.ID)
+	rc := v.spec.Controller
+	if v.spec.Err != nil || rc == nil {
+		row(tw, "Spec:", fmt.Sprintf("<invalid: %s>", oneLine(v.spec.Err)))
+		row(tw, "Revision:", strconv.FormatInt(v.spec.ModRevision, 10))
+		return
+	}
+	ds := rc.DesiredState
+	row(tw, "Labels:", formatLabels(rc.Labels))
+	row(tw, "Selector:", formatLabels(ds.ReplicasInSet))
+	row(tw, "Replicas:", fmt.Sprintf("%d desired", ds.Replicas))
+	if ds.MinReadySeconds > 0 {
+		row(tw, "Min ready:", fmt.Sprintf("%ds", ds.MinReadySeconds))
+	}
+	row(tw, "Template labels:", formatLabels(ds.TaskTemplate.Labels))
+	containers := ds.TaskTemplate.DesiredState.Manifest.Containers
+	for i, ctr := range containers {
+		prefix := ""
+		if len(containers) > 1 {
+			row(tw, fmt.Sprintf("Container %d:", i+1), orNone(ctr.Name))
+			prefix = "  "
+		} else if ctr.Name != "" {
+			row(tw, "Container:", ctr.Name)
+		}
+		row(tw, prefix+"Image:", orNone(ctr.Image))
+		row(tw, prefix+"Command:", orNone(formatCommand(ctr.Command)))
+		if ctr.WorkingDir != "" {
+			row(tw, prefix+"Working dir:", ctr.WorkingDir)
+		}
+		ports := make([]string, len(ctr.Ports))
+		for j, p := range ctr.Ports {
+			ports[j] = formatPort(p)
+		}
+		row(tw, prefix+"Ports:", orNone(strings.Join(ports, ", ")))
+		if len(ctr.Env) == 0 {
+			row(tw, prefix+"Environment:", none)
+		} else {
+			fmt.Fprintln(tw, prefix+"Environment:")
+			for _, e := range ctr.Env {
+				// Values may be secrets: only the name is printed.
+				row(tw, prefix+"  "+e.Name+":", "<hidden>")
+			}
+		}
+		row(tw, prefix+"Memory:", formatMemory(ctr.Memory))
+		row(tw, prefix+"CPU shares:", formatCPU(ctr.CPU))
+		if ctr.HealthCheck != nil {
+			row(tw, prefix+"Health check:", formatHealthCheck(ctr.HealthCheck))
+		}
+		printSecurityFields(tw, prefix, ctr)
+	}
+	row(tw, "Revision:", strconv.FormatInt(v.spec.ModRevision, 10))
+}
+
+// printSecurityFields shows the fields that weaken the container's
+// isolation from the host, only when they are set.
+func printSecurityFields(tw io.Writer, prefix string, ctr api.Container) {
+	for _, f := range []struct {
+		label string
+		set   bool
+	}{
+		{"Privileged:", ctr.Privileged},
+		{"Host network:", ctr.HostNetwork},
+		{"Host PID:", ctr.HostPID},
+		{"Host IPC:", ctr.HostIPC},
+	} {
+		if f.set {
+			row(tw, prefix+f.label, "true")
+		}
+	}
+	var volumes, devices []string
+	for _, v := range ctr.Volumes {
+		mode := "rw"
+		if v.ReadOnly {
+			mode = "ro"
+		}
+		volumes = append(volumes, fmt.Sprintf("%s -> %s (%s)", v.HostPath, v.ContainerPath, mode))
+	}
+	for _, d := range ctr.Devices {
+		devices = append(devices, fmt.Sprintf("%s -> %s (%s)", d.HostPath, cmp.Or(d.ContainerPath, d.HostPath), cmp.Or(d.Permissions, "rwm")))
+	}
+	if len(volumes) > 0 {
+		row(tw, prefix+"Host mounts:", strings.Join(volumes, ", "))
+	}
+	if len(devices) > 0 {
+		row(tw, prefix+"Devices:", strings.Join(devices, ", "))
+	}
+	if len(ctr.CapAdd) > 0 {
+		row(tw, prefix+"Capabilities added:", strings.Join(ctr.CapAdd, ","))
+	}
+}
+
+func (c *cli) printStatusFields(tw io.Writer, v view) {
+	now := c.now()
+	st := v.status
+	if st == nil {
+		row(tw, "Status:", "<none> (the manager has not reported on this controller yet)")
+		return
+	}
+	row(tw, "Status:", fmt.Sprintf("%d current / %d ready / %d available", st.Replicas, st.ReadyReplicas, st.AvailableReplicas))
+	observed := fmt.Sprintf("revision %d", st.ObservedRevision)
+	if st.ObservedRevision == v.spec.ModRevision {
+		observed += " (up to date)"
+	} else {
+		observed += fmt.Sprintf(" (the spec is at revision %d; the manager has not acted on it yet)", v.spec.ModRevision)
+	}
+	row(tw, "Observed:", observed)
+	row(tw, "Last sync:", formatTime(now, st.LastSyncTime))
+	row(tw, "Created:", formatTime(now, st.CreationTimestamp))
+}
+
+func (c *cli) printConditions(w io.Writer, st *api.ReplicationControllerStatus) {
+	if st == nil || len(st.Conditions) == 0 {
+		field(w, "Conditions:", none)
+		return
+	}
+	now := c.now()
+	fmt.Fprintln(w, "Conditions:")
+	tw := newTable(w)
+	row(tw, "  TYPE", "STATUS", "REASON", "MESSAGE", "AGE")
+	for _, cond := range st.Conditions {
+		row(tw, "  "+cond.Type, cond.Status, orNone(cond.Reason), orNone(oneLineString(cond.Message)), age(now, cond.LastTransitionTime))
+	}
+	_ = tw.Flush()
+}
+
+func (c *cli) printContainers(w io.Writer, tasks []api.Task) {
+	if len(tasks) == 0 {
+		field(w, "Containers:", none)
+		return
+	}
+	tasks = slices.Clone(tasks)
+	slices.SortStableFunc(tasks, func(a, b api.Task) int {
+		return cmp.Or(cmp.Compare(slotOrder(a), slotOrder(b)), strings.Compare(a.Name, b.Name))
+	})
+	fmt.Fprintln(w, "Containers:")
+	tw := newTable(w)
+	row(tw, "  NAME", "SLOT", "STATE", "HEALTH", "CREATED")
+	now := c.now()
+	for _, t := range tasks {
+		created := unknown
+		if !t.Created.IsZero() {
+			created = age(now, t.Created) + " ago"
+		}
+		row(tw, "  "+strings.TrimPrefix(t.Name, "/"), orNone(t.Labels[api.LabelSlot]), orNone(t.State), orNone(t.Health), created)
+	}
+	_ = tw.Flush()
+}
+
+// slotOrder sorts containers by slot number; a missing or odd slot sorts
+// last.
+func slotOrder(t api.Task) int {
+	n, err := strconv.Atoi(t.Labels[api.LabelSlot])
+	if err != nil || n < 0 {
+		return math.MaxInt
+	}
+	return n
+}
+
+// formatTime prints a timestamp with how long ago it was.
+func formatTime(now, t time.Time) string {
+	if t.IsZero() {
+		return unknown
+	}
+	return fmt.Sprintf("%s (%s ago)", t.UTC().Format(time.RFC3339), age(now, t))
+}
+
+func formatMemory(bytes int64) string {
+	if bytes == 0 {
+		return "<no limit>"
+	}
+	return fmt.Sprintf("%d bytes (%s)", bytes, units.BytesSize(float64(bytes)))
+}
+
+func formatCPU(shares int64) string {
+	if shares == 0 {
+		return "<default>"
+	}
+	return strconv.FormatInt(shares, 10)
+}
+
+// oneLineString folds a multi-line message for a table cell.
+func oneLineString(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

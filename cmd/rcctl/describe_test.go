@@ -1,0 +1,173 @@
+package main
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// addContainer gives the fake Docker a container.
+func addContainer(t *testing.T, e *testEnv, name string, labels map[string]string, state, health string, created time.Time) {
+	t.Helper()
+	if _, err := e.docker.Add(api.Task{Name: name, Labels: labels, Image: "demo-task:latest", State: state, Health: health, Created: created}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDescribeShowsSpecStatusConditionsAndContainers(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	rev := withStatus(t, e)
+	owned := func(slot string) map[string]string {
+		return map[string]string{"name": "web", api.LabelController: "web", api.LabelSlot: slot}
+	}
+	addContainer(t, e, "web-2", owned("2"), api.StateExited, "", e.now.Add(-10*time.Minute))
+	addContainer(t, e, "web-10", owned("10"), api.StateRunning, "", e.now.Add(-time.Minute))
+	addContainer(t, e, "web-1", owned("1"), api.StateRunning, api.HealthHealthy, e.now.Add(-3*time.Hour))
+	addContainer(t, e, "api-1", map[string]string{api.LabelController: "api", api.LabelSlot: "1"}, api.StateRunning, "", e.now)
+
+	r := e.runCLI("describe", "web")
+
+	assertOK(t, r)
+	assertContains(t, r.stdout,
+		"ID:                 web\n",
+		"Labels:             name=web\n",
+		"Selector:           name=web\n",
+		"Replicas:           3 desired\n",
+		"Image:              demo-task:latest\n",
+		"Command:            /task --listen :8080\n",
+		"Ports:              8080/TCP (http)\n",
+		"Environment:\n  MODE:             <hidden>\n  API_TOKEN:        <hidden>\n",
+		"Memory:             67108864 bytes (64MiB)\n",
+		"CPU shares:         512\n",
+		"Status:             3 current / 2 ready / 1 available\n",
+		"Observed:           revision "+itoa(rev)+" (up to date)\n",
+		"Last sync:          2026-11-29T09:59:55Z (5s ago)\n",
+		"ReplicaFailure   True     CreateFailed   create web-3: no such image: demo-task:latest   2m\n",
+		"  NAME     SLOT   STATE     HEALTH    CREATED\n"+
+			"  web-1    1      running   healthy   3h ago\n"+
+			"  web-2    2      exited    <none>    10m ago\n"+
+			"  web-10   10     running   <none>    60s ago\n",
+	)
+	if strings.Contains(r.stdout, "api-1") {
+		t.Errorf("describe web lists another controller's container:\n%s", r.stdout)
+	}
+}
+
+func TestDescribeNeverPrintsEnvValues(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.create(newController("web", 3))
+
+	r := e.runCLI("describe", "web")
+
+	assertOK(t, r)
+	if strings.Contains(r.stdout+r.stderr, secretValue) {
+		t.Errorf("describe printed the env value %q:\n%s", secretValue, r.stdout)
+	}
+	for line := range strings.Lines(r.stdout) {
+		if name, value, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && (name == "MODE" || name == "API_TOKEN") {
+			if got := strings.TrimSpace(value); got != "<hidden>" {
+				t.Errorf("env %s printed as %q, want <hidden>", name, got)
+			}
+		}
+	}
+}
+
+func TestDescribeWithoutStatusOrContainersSaysSo(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.create(newController("web", 3))
+
+	r := e.runCLI("describe", "web")
+
+	assertOK(t, r)
+	assertContains(t, r.stdout,
+		"Status:             <none> (the manager has not reported on this controller yet)\n",
+		"Conditions:         <none>\n",
+		"Containers:         <none>\n",
+	)
+}
+
+func TestDescribeWithDockerUnavailablePrintsEtcdPartsAndFails(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	withStatus(t, e)
+	e.docker.ListErr = func() error { return errors.New("Cannot connect to the Docker daemon at unix:///var/run/docker.sock") }
+
+	r := e.runCLI("describe", "web")
+
+	assertFails(t, r, `containers of controller "web" unavailable: list containers: Cannot connect to the Docker daemon`)
+	assertContains(t, r.stdout,
+		"ID:                 web\n",
+		"Status:             3 current / 2 ready / 1 available\n",
+		"ReplicaFailure",
+		"Containers:         <unavailable: list containers: Cannot connect to the Docker daemon at unix:///var/run/docker.sock>\n",
+	)
+}
+
+func TestDescribeShowsUndecodableSpec(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.putRaw("broken", `{"id": "broken", "desiredState": {"replicas": "three"}}`)
+
+	r := e.runCLI("describe", "broken")
+
+	assertOK(t, r)
+	assertContains(t, r.stdout, "ID:                 broken\n", "Spec:               <invalid: decode controller: desiredState.replicas")
+}
+
+func TestDescribeShowsStatusBehindSpec(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	rev := withStatus(t, e)
+	r := e.run("", "scale", "web", "--replicas", "4")
+	assertOK(t, r)
+	now := e.get("web").ModRevision
+
+	r = e.runCLI("describe", "web")
+
+	assertOK(t, r)
+	assertContains(t, r.stdout, "Observed:           revision "+itoa(rev)+" (the spec is at revision "+itoa(now)+"; the manager has not acted on it yet)\n")
+}
+
+func TestDescribeUnknownControllerFails(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+
+	r := e.runCLI("describe", "nope")
+
+	assertFails(t, r, `controller "nope" not found`)
+	if r.stdout != "" {
+		t.Errorf("stdout %q, want nothing", r.stdout)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestDescribeShowsHealthCheckAndHostAccess(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	rc := newController("web", 1)
+	ctr := &rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0]
+	ctr.HealthCheck = &api.HealthCheck{Test: api.Command{"/task", "-probe"}, Interval: api.Duration(5 * time.Second), Retries: 3}
+	ctr.Privileged = true
+	ctr.Volumes = []api.Volume{{HostPath: "/srv/data", ContainerPath: "/data", ReadOnly: true}}
+	e.create(rc)
+
+	r := e.runCLI("describe", "web")
+
+	assertOK(t, r)
+	assertContains(t, r.stdout,
+		"Health check:       CMD /task -probe (interval 5s, retries 3)\n",
+		"Privileged:         true\n",
+		"Host mounts:        /srv/data -> /data (ro)\n",
+	)
+	if strings.Contains(r.stdout, "Host network:") {
+		t.Errorf("describe shows a host access that is not set:\n%s", r.stdout)
+	}
+}

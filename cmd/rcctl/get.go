@@ -1,0 +1,256 @@
+package main
+
+// get lists controllers as a table joined with the status the manager wrote,
+// or prints specs as stored (-o json|yaml), in the form apply reads back.
+// A spec that does not decode still gets its table row, marked <invalid>.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+)
+
+func (c *cli) getCommand() *command {
+	fs := newFlagSet("get")
+	output := fs.StringP("output", "o", "", "output format: wide, json or yaml (default: a table)")
+	return &command{
+		name:  "get",
+		usage: "get [ID] [-o wide|json|yaml]",
+		short: "list controllers, or show one",
+		long: `Get prints a table of every controller, or of the one named, with the replicas
+the manager last reported. -o json and -o yaml print the specs as stored, in
+the form 'rcctl apply -f' reads back; without an ID they print {"items": [...]}.`,
+		flags: fs,
+		run: func(ctx context.Context, args []string) error {
+			switch *output {
+			case "", "wide", "json", "yaml":
+			default:
+				return usageErrorf("get: unknown output format %q (want wide, json or yaml)", *output)
+			}
+			if len(args) > 1 {
+				return usageErrorf("get: at most one ID, got %d", len(args))
+			}
+			return c.get(ctx, args, *output)
+		},
+	}
+}
+
+// view is one controller as get and describe show it: the spec and the
+// status, nil when the manager has not written one.
+type view struct {
+	spec   registry.Spec
+	status *api.ReplicationControllerStatus
+}
+
+func (c *cli) get(ctx context.Context, args []string, output string) error {
+	cn, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer cn.close()
+
+	if len(args) == 1 {
+		v, err := readView(ctx, cn, args[0])
+		if err != nil {
+			return err
+		}
+		switch output {
+		case "json", "yaml":
+			return printSpec(c.stdout, v.spec, output)
+		}
+		c.printTable(c.stdout, []view{v}, output == "wide")
+		return nil
+	}
+
+	views, err := readViews(ctx, cn)
+	if err != nil {
+		return err
+	}
+	switch output {
+	case "json", "yaml":
+		return c.printList(views, output)
+	}
+	if len(views) == 0 {
+		fmt.Fprintln(c.stderr, "No controllers found.")
+		return nil
+	}
+	c.printTable(c.stdout, views, output == "wide")
+	return nil
+}
+
+// readView reads one controller and its status.
+func readView(ctx context.Context, cn *conn, id string) (view, error) {
+	spec, err := cn.getController(ctx, id)
+	if errors.Is(err, registry.ErrNotFound) {
+		return view{}, fmt.Errorf("controller %q not found", id)
+	}
+	if err != nil {
+		return view{}, err
+	}
+	st, err := cn.getStatus(ctx, id)
+	if err != nil {
+		return view{}, err
+	}
+	return view{spec: spec, status: st}, nil
+}
+
+// readViews reads every controller, in key order, with its status.
+func readViews(ctx context.Context, cn *conn) ([]view, error) {
+	specs, err := cn.listControllers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	statuses, err := cn.listStatuses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	views := make([]view, len(specs))
+	for i, s := range specs {
+		views[i] = view{spec: s, status: statuses[s.ID]}
+	}
+	return views, nil
+}
+
+func (c *cli) printTable(w io.Writer, views []view, wide bool) {
+	tw := newTable(w)
+	header := []string{"ID", "DESIRED", "CURRENT", "READY", "AGE", "IMAGE"}
+	if wide {
+		header = append(header, "SELECTOR", "AVAILABLE", "REVISION", "CONDITIONS")
+	}
+	row(tw, header...)
+	now := c.now()
+	for _, v := range views {
+		desired, image, selector := invalid, invalid, invalid
+		if rc := v.spec.Controller; v.spec.Err == nil && rc != nil {
+			desired = strconv.Itoa(rc.DesiredState.Replicas)
+			image = images(rc)
+			selector = formatLabels(rc.DesiredState.ReplicasInSet)
+		}
+		current, ready, available, created := none, none, none, unknown
+		if st := v.status; st != nil {
+			current = strconv.Itoa(st.Replicas)
+			ready = strconv.Itoa(st.ReadyReplicas)
+			available = strconv.Itoa(st.AvailableReplicas)
+			created = age(now, st.CreationTimestamp)
+		}
+		cells := []string{v.spec.ID, desired, current, ready, created, image}
+		if wide {
+			cells = append(cells, selector, available, strconv.FormatInt(v.spec.ModRevision, 10), trueConditions(v.status))
+		}
+		row(tw, cells...)
+	}
+	_ = tw.Flush()
+}
+
+// printSpec prints one spec as stored; a spec that does not decode cannot
+// be printed in a form apply reads back, so it is an error.
+func printSpec(w io.Writer, spec registry.Spec, output string) error {
+	if spec.Err != nil {
+		return fmt.Errorf("controller %q: stored spec does not decode: %w", spec.ID, spec.Err)
+	}
+	var data []byte
+	var err error
+	if output == "yaml" {
+		data, err = api.EncodeYAML(spec.Controller)
+	} else {
+		data, err = api.Encode(spec.Controller)
+	}
+	if err != nil {
+		return fmt.Errorf("controller %q: %w", spec.ID, err)
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// printList prints {"items": [...]}, as JSON or YAML. Specs that do not
+// decode are left out with a warning and make the command fail, so that a
+// backup made with 'rcctl get -o json' cannot be silently incomplete.
+func (c *cli) printList(views []view, output string) error {
+	var rcs []*api.ReplicationController
+	var skipped []string
+	for _, v := range views {
+		if v.spec.Err != nil {
+			fmt.Fprintf(c.stderr, "rcctl: controller %q left out: stored spec does not decode: %v\n", v.spec.ID, v.spec.Err)
+			skipped = append(skipped, v.spec.ID)
+			continue
+		}
+		rcs = append(rcs, v.spec.Controller)
+	}
+	encodeList := encodeJSONList
+	if output == "yaml" {
+		encodeList = encodeYAMLList
+	}
+	data, err := encodeList(rcs)
+	if err != nil {
+		return err
+	}
+	if _, err := c.stdout.Write(data); err != nil {
+		return err
+	}
+	if len(skipped) > 0 {
+		return fmt.Errorf("%d controller(s) left out because their stored spec does not decode: %q", len(skipped), skipped)
+	}
+	return nil
+}
+
+// encodeJSONList writes {"items": [...]} with each item as api.Encode
+// writes it (indented, no HTML escaping).
+func encodeJSONList(rcs []*api.ReplicationController) ([]byte, error) {
+	items := make([]json.RawMessage, 0, len(rcs))
+	for _, rc := range rcs {
+		data, err := api.Encode(rc)
+		if err != nil {
+			return nil, fmt.Errorf("controller %q: %w", rc.ID, err)
+		}
+		items = append(items, data)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(struct {
+		Items []json.RawMessage `json:"items"`
+	}{items}); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// encodeYAMLList writes "items:" and each item as api.EncodeYAML writes it
+// (fields in JSON order, id first), as a YAML sequence.
+func encodeYAMLList(rcs []*api.ReplicationController) ([]byte, error) {
+	if len(rcs) == 0 {
+		return []byte("items: []\n"), nil
+	}
+	var buf bytes.Buffer
+	buf.WriteString("items:\n")
+	for _, rc := range rcs {
+		data, err := api.EncodeYAML(rc)
+		if err != nil {
+			return nil, fmt.Errorf("controller %q: %w", rc.ID, err)
+		}
+		first := true
+		for line := range strings.Lines(string(data)) {
+			switch {
+			case first:
+				buf.WriteString("- ")
+				first = false
+			case line != "\n":
+				buf.WriteString("  ")
+			}
+			buf.WriteString(line)
+		}
+	}
+	return buf.Bytes(), nil
+}

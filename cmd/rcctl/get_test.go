@@ -1,0 +1,245 @@
+package main
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// withStatus stores web (3 replicas, status written by hand, with a
+// ReplicaFailure condition) and api (no status yet), and returns web's
+// revision.
+func withStatus(t *testing.T, e *testEnv) int64 {
+	t.Helper()
+	rev := e.create(newController("web", 3))
+	api2 := newController("api", 1)
+	api2.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = "demo-api:v2"
+	e.create(api2)
+	e.putStatus(&api.ReplicationControllerStatus{
+		ID:                "web",
+		Replicas:          3,
+		ReadyReplicas:     2,
+		AvailableReplicas: 1,
+		ObservedRevision:  rev,
+		Conditions: []api.Condition{
+			{Type: api.ConditionReplicaFailure, Status: "True", Reason: api.ReasonCreateFailed, Message: "create web-3: no such image: demo-task:latest", LastTransitionTime: e.now.Add(-2 * time.Minute)},
+			{Type: api.ConditionCrashLoop, Status: "False", LastTransitionTime: e.now.Add(-time.Hour)},
+		},
+		LastSyncTime:      e.now.Add(-5 * time.Second),
+		CreationTimestamp: e.now.Add(-3 * time.Hour),
+	})
+	return rev
+}
+
+func TestGetPrintsTableWithStatus(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	withStatus(t, e)
+
+	r := e.runCLI("get")
+
+	assertStdout(t, r, ""+
+		"ID    DESIRED   CURRENT   READY    AGE         IMAGE\n"+
+		"api   1         <none>    <none>   <unknown>   demo-api:v2\n"+
+		"web   3         3         2        3h          demo-task:latest\n")
+}
+
+func TestGetOneController(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	withStatus(t, e)
+
+	r := e.runCLI("get", "web")
+
+	assertStdout(t, r, ""+
+		"ID    DESIRED   CURRENT   READY   AGE   IMAGE\n"+
+		"web   3         3         2       3h    demo-task:latest\n")
+}
+
+func TestGetWideAddsSelectorAvailableRevisionConditions(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	rev := withStatus(t, e)
+	apiRev := e.get("api").ModRevision
+
+	r := e.runCLI("get", "-o", "wide")
+
+	assertStdout(t, r, ""+
+		"ID    DESIRED   CURRENT   READY    AGE         IMAGE              SELECTOR   AVAILABLE   REVISION   CONDITIONS\n"+
+		"api   1         <none>    <none>   <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>\n"+
+		"web   3         3         2        3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure\n")
+}
+
+// pad is a revision in the REVISION column, padded to the header's width.
+func pad(rev int64) string {
+	s := strconv.FormatInt(rev, 10)
+	return s + strings.Repeat(" ", max(len("REVISION")+3-len(s), 3))
+}
+
+func TestGetShowsUndecodableSpecAsInvalidAndListsTheRest(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.create(newController("web", 3))
+	e.putRaw("broken", `{"id": "broken", "desiredState": {"replicas": "three"}}`)
+
+	r := e.runCLI("get")
+
+	assertStdout(t, r, ""+
+		"ID       DESIRED     CURRENT   READY    AGE         IMAGE\n"+
+		"broken   <invalid>   <none>    <none>   <unknown>   <invalid>\n"+
+		"web      3           <none>    <none>   <unknown>   demo-task:latest\n")
+}
+
+func TestGetWithNoControllersSaysSoOnStderr(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+
+	r := e.run("", "get")
+
+	assertStdout(t, r, "")
+	if r.stderr != "No controllers found.\n" {
+		t.Errorf("stderr %q, want %q", r.stderr, "No controllers found.\n")
+	}
+}
+
+func TestGetUnknownControllerFails(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+
+	r := e.run("", "get", "nope")
+
+	assertFails(t, r, `controller "nope" not found`)
+}
+
+func TestGetJSONPrintsSpecAsStored(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	withStatus(t, e)
+
+	r := e.run("", "get", "web", "-o", "json")
+
+	assertStdout(t, r, encode(t, newController("web", 3)))
+}
+
+func TestGetJSONRoundTripsThroughApply(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.create(newController("web", 3))
+	before := e.revision()
+
+	got := e.run("", "get", "web", "-o", "json")
+	assertOK(t, got)
+	r := e.run(got.stdout, "apply", "-f", "-")
+
+	assertStdout(t, r, "controller \"web\" unchanged\n")
+	if after := e.revision(); after != before {
+		t.Errorf("etcd revision moved from %d to %d", before, after)
+	}
+}
+
+func TestGetYAMLRoundTripsThroughApply(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.create(newController("web", 3))
+
+	got := e.run("", "get", "web", "-o", "yaml")
+	assertOK(t, got)
+	assertContains(t, got.stdout, "id: web\n", "replicas: 3\n")
+	edited := strings.Replace(got.stdout, "replicas: 3", "replicas: 4", 1)
+	r := e.run(edited, "apply", "-f", "-")
+
+	assertStdout(t, r, "controller \"web\" configured\n")
+	if n := e.get("web").Controller.DesiredState.Replicas; n != 4 {
+		t.Errorf("stored replicas %d, want 4", n)
+	}
+}
+
+func TestGetJSONWithoutIDListsItemsThatApplyReadsBack(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.create(newController("api", 1))
+	e.create(newController("web", 3))
+
+	got := e.run("", "get", "-o", "json")
+	assertOK(t, got)
+	var list struct {
+		Items []api.ReplicationController `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &list); err != nil {
+		t.Fatalf("decode %q: %v", got.stdout, err)
+	}
+	if len(list.Items) != 2 || list.Items[0].ID != "api" || list.Items[1].ID != "web" {
+		t.Fatalf("items %+v, want api and web", list.Items)
+	}
+
+	r := e.run(got.stdout, "apply", "-f", "-")
+	assertStdout(t, r, "controller \"api\" unchanged\ncontroller \"web\" unchanged\n")
+}
+
+func TestGetJSONWithNoControllersPrintsEmptyItems(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+
+	r := e.run("", "get", "-o", "json")
+
+	assertStdout(t, r, "{\n  \"items\": []\n}\n")
+}
+
+func TestGetJSONLeavesOutUndecodableSpecAndFails(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.create(newController("web", 3))
+	e.putRaw("broken", `not json`)
+
+	r := e.run("", "get", "-o", "json")
+
+	assertFails(t, r, "left out", "broken")
+	assertContains(t, r.stdout, `"id": "web"`)
+	assertContains(t, r.stderr, `controller "broken" left out`)
+}
+
+func TestGetYAMLWithoutIDListsItemsThatApplyReadsBack(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	web := newController("web", 3)
+	web.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Command = api.Command{"/bin/sh", "-c", "a && b\nc"}
+	e.create(newController("api", 1))
+	e.create(web)
+	before := e.revision()
+
+	got := e.run("", "get", "-o", "yaml")
+	assertOK(t, got)
+	assertContains(t, got.stdout, "items:\n- id: api\n")
+	r := e.run(got.stdout, "apply", "-f", "-")
+
+	assertStdout(t, r, "controller \"api\" unchanged\ncontroller \"web\" unchanged\n")
+	if after := e.revision(); after != before {
+		t.Errorf("etcd revision moved from %d to %d", before, after)
+	}
+}
+
+func TestGetJSONListDoesNotEscapeHTML(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	web := newController("web", 3)
+	web.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Command = api.Command{"/bin/sh", "-c", "a && b"}
+	e.create(web)
+
+	r := e.run("", "get", "-o", "json")
+
+	assertOK(t, r)
+	assertContains(t, r.stdout, `"a && b"`)
+}
+
+func TestGetYAMLWithNoControllersPrintsEmptyItems(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+
+	r := e.run("", "get", "-o", "yaml")
+
+	assertStdout(t, r, "items: []\n")
+}

@@ -1,0 +1,194 @@
+package main
+
+// run is the 2014 "run": it builds a controller from a few flags, in the
+// shape of the 2014 examples (labels name=<id>, the selector equal to the
+// labels, one container named after the controller), validates it and
+// creates it. It never replaces an existing controller.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+)
+
+// runOptions are the flags of rcctl run.
+type runOptions struct {
+	image    string
+	replicas int
+	ports    []string
+	env      []string
+	labels   []string
+	command  string
+}
+
+func (c *cli) runCommand() *command {
+	fs := newFlagSet("run")
+	var o runOptions
+	fs.StringVar(&o.image, "image", "", "the container image (required)")
+	fs.IntVar(&o.replicas, "replicas", 1, "the number of replicas to run")
+	fs.StringArrayVar(&o.ports, "port", nil, "publish a port, HOST:CONTAINER, IP:HOST:CONTAINER or CONTAINER, with an optional /tcp or /udp (repeatable)")
+	fs.StringArrayVar(&o.env, "env", nil, "set an environment variable, NAME=VALUE (repeatable)")
+	fs.StringArrayVar(&o.labels, "label", nil, "a label of the controller, its selector and its tasks, KEY=VALUE (repeatable; default name=ID)")
+	fs.StringVar(&o.command, "command", "", "the container command, split on spaces (default: the image's)")
+	return &command{
+		name:  "run",
+		usage: "run ID --image IMAGE [--replicas N] [--port HOST:CONTAINER]... [--env NAME=VALUE]... [--label KEY=VALUE]... [--command \"...\"]",
+		short: "create a controller from an image (the 2014 run)",
+		long: `Run creates a controller that keeps N containers of IMAGE running. Its labels,
+its selector and its task labels are name=ID unless --label is given. It
+fails if the controller exists: change an existing one with rcctl scale or
+rcctl apply.`,
+		flags: fs,
+		run: func(ctx context.Context, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("run: want exactly one ID, got %d", len(args))
+			}
+			if o.image == "" {
+				return usageErrorf("run: --image is required")
+			}
+			rc, err := buildController(args[0], o)
+			if err != nil {
+				return usageErrorf("run: %v", err)
+			}
+			return c.create(ctx, rc)
+		},
+	}
+}
+
+func (c *cli) create(ctx context.Context, rc *api.ReplicationController) error {
+	if err := c.validate(rc, rc.ID); err != nil {
+		return fmt.Errorf("controller %q is invalid (nothing written): %w", rc.ID, err)
+	}
+	cn, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer cn.close()
+	_, err = cn.createController(ctx, rc)
+	if errors.Is(err, registry.ErrExists) {
+		return fmt.Errorf("controller %q already exists; use rcctl scale or rcctl apply", rc.ID)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "controller %q created\n", rc.ID)
+	return nil
+}
+
+// buildController makes the 2014-shaped controller run creates. Each map is
+// its own copy, so that the spec never aliases one map in three places.
+func buildController(id string, o runOptions) (*api.ReplicationController, error) {
+	labels := map[string]string{"name": id}
+	if len(o.labels) > 0 {
+		labels = make(map[string]string, len(o.labels))
+		for _, l := range o.labels {
+			k, v, ok := strings.Cut(l, "=")
+			if !ok || k == "" {
+				return nil, fmt.Errorf("--label %q: want KEY=VALUE", l)
+			}
+			labels[k] = v
+		}
+	}
+	ctr := api.Container{
+		Name:    containerName(id),
+		Image:   o.image,
+		Command: api.Command(strings.Fields(o.command)),
+	}
+	if len(ctr.Command) == 0 {
+		ctr.Command = nil
+	}
+	for _, p := range o.ports {
+		port, err := parsePort(p)
+		if err != nil {
+			return nil, err
+		}
+		ctr.Ports = append(ctr.Ports, port)
+	}
+	for _, e := range o.env {
+		name, value, ok := strings.Cut(e, "=")
+		if !ok || name == "" {
+			// Do not echo e: it may hold a secret value.
+			return nil, fmt.Errorf("--env: want NAME=VALUE, got a value without a name or without '='")
+		}
+		ctr.Env = append(ctr.Env, api.EnvVar{Name: name, Value: value})
+	}
+	return &api.ReplicationController{
+		ID:     id,
+		Labels: maps.Clone(labels),
+		DesiredState: api.ReplicationControllerState{
+			Replicas:      o.replicas,
+			ReplicasInSet: maps.Clone(labels),
+			TaskTemplate: api.TaskTemplate{
+				Labels: maps.Clone(labels),
+				DesiredState: api.TaskState{Manifest: api.ContainerManifest{
+					Version:    "v1beta1",
+					Containers: []api.Container{ctr},
+				}},
+			},
+		},
+	}, nil
+}
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// containerName is the controller ID lowercased when that makes a DNS
+// label, and "" (no name) otherwise.
+func containerName(id string) string {
+	name := strings.ToLower(id)
+	if len(name) > 63 || !dnsLabel.MatchString(name) {
+		return ""
+	}
+	return name
+}
+
+// parsePort reads CONTAINER, HOST:CONTAINER or IP:HOST:CONTAINER, each
+// with an optional /tcp or /udp.
+func parsePort(s string) (api.Port, error) {
+	spec, proto, hasProto := strings.Cut(s, "/")
+	port := api.Port{Protocol: "TCP"}
+	if hasProto {
+		switch strings.ToLower(proto) {
+		case "tcp":
+		case "udp":
+			port.Protocol = "UDP"
+		default:
+			return api.Port{}, fmt.Errorf("--port %q: protocol must be tcp or udp", s)
+		}
+	}
+	parts := strings.Split(spec, ":")
+	var err error
+	switch len(parts) {
+	case 1:
+		port.ContainerPort, err = portNumber(parts[0])
+	case 2:
+		if port.HostPort, err = portNumber(parts[0]); err == nil {
+			port.ContainerPort, err = portNumber(parts[1])
+		}
+	case 3:
+		port.HostIP = parts[0]
+		if port.HostPort, err = portNumber(parts[1]); err == nil {
+			port.ContainerPort, err = portNumber(parts[2])
+		}
+	default:
+		err = errors.New("want CONTAINER, HOST:CONTAINER or IP:HOST:CONTAINER")
+	}
+	if err != nil {
+		return api.Port{}, fmt.Errorf("--port %q: %w", s, err)
+	}
+	return port, nil
+}
+
+func portNumber(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a port number", s)
+	}
+	return n, nil
+}

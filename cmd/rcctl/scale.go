@@ -1,0 +1,107 @@
+package main
+
+// scale sets the replicas of one controller. It is a read-modify-write of
+// one field, so a conflict (someone changed the spec between the read and
+// the write) is safe to retry: scale re-reads and applies the same change
+// to the newer spec, keeping the other edit.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+)
+
+// scaleAttempts bounds the read-modify-write retries on conflict.
+const scaleAttempts = 3
+
+func (c *cli) scaleCommand() *command {
+	fs := newFlagSet("scale")
+	replicas := fs.Int("replicas", 0, "the number of replicas to run (required)")
+	return &command{
+		name:  "scale",
+		usage: "scale ID --replicas N",
+		short: "set the number of replicas of a controller",
+		long: `Scale sets desiredState.replicas of one controller and leaves the rest of its
+spec as it is. If someone changes the spec at the same moment, scale reads it
+again and retries (up to 3 times).`,
+		flags: fs,
+		run: func(ctx context.Context, args []string) error {
+			if !fs.Changed("replicas") {
+				return usageErrorf("scale: --replicas is required")
+			}
+			if len(args) != 1 {
+				return usageErrorf("scale: want exactly one ID, got %d", len(args))
+			}
+			return c.scale(ctx, args[0], *replicas)
+		},
+	}
+}
+
+func (c *cli) scale(ctx context.Context, id string, replicas int) error {
+	cn, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer cn.close()
+	err = readModifyWrite(ctx, cn, id, func(rc *api.ReplicationController) error {
+		rc.DesiredState.Replicas = replicas
+		if err := c.validate(rc, id); err != nil {
+			return fmt.Errorf("controller %q is invalid after scaling (nothing written): %w", id, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "controller %q scaled to %d\n", id, replicas)
+	return nil
+}
+
+// readModifyWrite reads the spec of id, lets modify change it, and writes
+// it back if the spec is still as read; on a conflict it starts over from a
+// fresh read, up to scaleAttempts times. modify must be safe to repeat. A
+// spec that modify leaves unchanged is not written.
+func readModifyWrite(ctx context.Context, cn *conn, id string, modify func(rc *api.ReplicationController) error) error {
+	for range scaleAttempts {
+		spec, err := cn.getController(ctx, id)
+		if errors.Is(err, registry.ErrNotFound) {
+			return fmt.Errorf("controller %q not found", id)
+		}
+		if err != nil {
+			return err
+		}
+		if spec.Err != nil {
+			return fmt.Errorf("controller %q: stored spec does not decode (fix it with rcctl apply): %w", id, spec.Err)
+		}
+		before, err := api.Encode(spec.Controller)
+		if err != nil {
+			return fmt.Errorf("controller %q: %w", id, err)
+		}
+		rc := spec.Controller
+		if err := modify(rc); err != nil {
+			return err
+		}
+		after, err := api.Encode(rc)
+		if err != nil {
+			return fmt.Errorf("controller %q: %w", id, err)
+		}
+		if string(before) == string(after) {
+			return nil
+		}
+		_, err = cn.updateController(ctx, rc, spec.ModRevision)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, registry.ErrConflict):
+			continue
+		case errors.Is(err, registry.ErrNotFound):
+			return fmt.Errorf("controller %q was deleted by someone else; nothing written", id)
+		default:
+			return err
+		}
+	}
+	return fmt.Errorf("controller %q was changed by someone else on each of %d attempts; gave up, nothing written", id, scaleAttempts)
+}
