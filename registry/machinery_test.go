@@ -310,3 +310,43 @@ func TestDeadContainerIsReplacedFromItsEventWithoutResync(t *testing.T) {
 		return false
 	})
 }
+
+func TestCreatedButNotStartedContainerHoldsItsSlotUntilAbandoned(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 1), 10)
+	// another manager is between its create and its start
+	pendingID := h.addTask(t, "web", 1, api.StateCreated)
+
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	validateSyncReplication(t, h.fake, 0, 0)
+
+	// still not started long after: abandoned, so replaced
+	h.clock.Advance(pendingGrace + time.Second)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.fake.Creates(); !slices.Equal(got, []string{"web-1"}) {
+		t.Errorf("creates = %v, want [web-1] in the abandoned container's slot", got)
+	}
+	for _, task := range h.fake.Tasks() {
+		if task.ID == pendingID && task.Name == "web-1" {
+			t.Errorf("the abandoned container still holds web-1")
+		}
+	}
+}
+
+func TestStaleInspectOfACreatedContainerIsIgnored(t *testing.T) {
+	c := newTaskCache()
+	labels := map[string]string{api.LabelController: "web"}
+	c.replace(nil, c.startList(), time.Now())
+	c.created(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateRunning})
+	if c.observe(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateCreated}) {
+		t.Error("an inspect from before the start replaced the running container")
+	}
+	tasks, _ := c.list("web")
+	if len(tasks) != 1 || tasks[0].State != api.StateRunning {
+		t.Errorf("cache = %+v, want web-1 running", tasks)
+	}
+}

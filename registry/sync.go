@@ -130,22 +130,33 @@ func (rm *ReplicationManager) syncSpec(ctx context.Context, rev int64, rc *api.R
 	if !ok {
 		return errTasksNotListed
 	}
+	s := &syncState{id: id, now: rm.now()}
 	var active, inactive []api.Task
 	for _, t := range tasks {
 		switch {
 		case !api.SelectorMatches(rc.DesiredState.ReplicasInSet, t.Labels):
 			// ours by label but outside the selector: not counted, not touched
-		case t.Active():
+		case t.Active() || pending(t, s.now):
 			active = append(active, t)
 		default:
 			inactive = append(inactive, t)
 		}
 	}
 
-	s := &syncState{id: id, now: rm.now()}
 	holding := rm.manageDead(ctx, s, inactive)
 	active = rm.manageReplicas(ctx, s, rc, active, holding)
 	return rm.updateStatus(ctx, s, rev, rc, active)
+}
+
+// pendingGrace is how long a container may stay created but not started
+// before it counts as abandoned: a create and its start are two calls, and
+// another manager (or this one, before a crash) may be between them.
+const pendingGrace = 30 * time.Second
+
+// pending reports whether t is between its create and its start: it holds
+// its slot and counts as a replica, so that nobody creates a second one.
+func pending(t api.Task, now time.Time) bool {
+	return t.State == api.StateCreated && now.Sub(t.Created) < pendingGrace
 }
 
 // syncState collects what one sync did and what it failed at.

@@ -140,8 +140,15 @@ func (c *taskCache) observe(t api.Task) bool {
 	if _, ok := t.Labels[api.LabelController]; !ok {
 		return false
 	}
-	if old, ok := c.tasks[t.ID]; ok && sameTask(old, t) {
-		return false
+	if old, ok := c.tasks[t.ID]; ok {
+		if sameTask(old, t) {
+			return false
+		}
+		if t.State == api.StateCreated && old.State != api.StateCreated {
+			// a container never goes back to created: this inspect was
+			// made before a start the cache already knows of
+			return false
+		}
 	}
 	c.insertLocked(t)
 	return true
