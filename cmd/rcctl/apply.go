@@ -24,6 +24,7 @@ import (
 func (c *cli) applyCommand() *command {
 	fs := newFlagSet("apply")
 	filename := fs.StringP("filename", "f", "", "file with the controller spec, JSON or YAML; - reads stdin")
+	wait := addWaitFlags(fs)
 	return &command{
 		name:  "apply",
 		usage: "apply -f FILE|-",
@@ -31,7 +32,8 @@ func (c *cli) applyCommand() *command {
 		long: `Apply creates the controller if it does not exist and replaces its spec if it
 does. The spec is validated first; an invalid spec writes nothing. If someone
 changes the controller between apply's read and its write, nothing is written.
-The file holds one controller, or {"items": [...]} as printed by 'rcctl get -o json'.`,
+The file holds one controller, or {"items": [...]} as printed by 'rcctl get -o json'.
+With --wait it then shows progress until every replica is ready or --timeout passes.`,
 		flags: fs,
 		run: func(ctx context.Context, args []string) error {
 			if *filename == "" {
@@ -40,12 +42,12 @@ The file holds one controller, or {"items": [...]} as printed by 'rcctl get -o j
 			if len(args) > 0 {
 				return usageErrorf("apply: unexpected arguments %q (the spec comes from -f)", args)
 			}
-			return c.apply(ctx, *filename)
+			return c.apply(ctx, *filename, wait)
 		},
 	}
 }
 
-func (c *cli) apply(ctx context.Context, filename string) error {
+func (c *cli) apply(ctx context.Context, filename string, wait waitFlags) error {
 	data, err := c.readInput(filename)
 	if err != nil {
 		return err
@@ -87,6 +89,11 @@ func (c *cli) apply(ctx context.Context, filename string) error {
 			return err
 		}
 		fmt.Fprintf(c.stdout, "controller %q %s\n", rc.ID, result)
+	}
+	for _, rc := range rcs {
+		if err := c.waitAfterWrite(ctx, cn, rc.ID, wait); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -20,13 +20,15 @@ const scaleAttempts = 3
 func (c *cli) scaleCommand() *command {
 	fs := newFlagSet("scale")
 	replicas := fs.Int("replicas", 0, "the number of replicas to run (required)")
+	wait := addWaitFlags(fs)
 	return &command{
 		name:  "scale",
 		usage: "scale ID --replicas N",
 		short: "set the number of replicas of a controller",
 		long: `Scale sets desiredState.replicas of one controller and leaves the rest of its
 spec as it is. If someone changes the spec at the same moment, scale reads it
-again and retries (up to 3 times).`,
+again and retries (up to 3 times). With --wait it then shows progress until
+every replica is ready or --timeout passes.`,
 		flags: fs,
 		run: func(ctx context.Context, args []string) error {
 			if !fs.Changed("replicas") {
@@ -35,12 +37,12 @@ again and retries (up to 3 times).`,
 			if len(args) != 1 {
 				return usageErrorf("scale: want exactly one ID, got %d", len(args))
 			}
-			return c.scale(ctx, args[0], *replicas)
+			return c.scale(ctx, args[0], *replicas, wait)
 		},
 	}
 }
 
-func (c *cli) scale(ctx context.Context, id string, replicas int) error {
+func (c *cli) scale(ctx context.Context, id string, replicas int, wait waitFlags) error {
 	cn, err := c.connect(ctx)
 	if err != nil {
 		return err
@@ -57,7 +59,7 @@ func (c *cli) scale(ctx context.Context, id string, replicas int) error {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "controller %q scaled to %d\n", id, replicas)
-	return nil
+	return c.waitAfterWrite(ctx, cn, id, wait)
 }
 
 // readModifyWrite reads the spec of id, lets modify change it, and writes
