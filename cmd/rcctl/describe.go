@@ -50,6 +50,12 @@ func (c *cli) describe(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	events, err := call(ctx, cn, func(ctx context.Context) ([]api.Event, error) {
+		return cn.store.ListEvents(ctx, id)
+	})
+	if err != nil {
+		return err
+	}
 	tasks, taskErr := c.listContainers(ctx, id)
 
 	kv := newFieldTable(c.stdout)
@@ -59,10 +65,37 @@ func (c *cli) describe(ctx context.Context, id string) error {
 	c.printConditions(c.stdout, v.status)
 	if taskErr != nil {
 		field(c.stdout, "Containers:", fmt.Sprintf("<unavailable: %s>", oneLine(taskErr)))
+	} else {
+		c.printContainers(c.stdout, tasks)
+	}
+	c.printEvents(c.stdout, events)
+	if taskErr != nil {
 		return fmt.Errorf("containers of controller %q unavailable: %w", id, taskErr)
 	}
-	c.printContainers(c.stdout, tasks)
 	return nil
+}
+
+// describeEvents is how many of the newest events describe shows.
+const describeEvents = 20
+
+// printEvents shows the controller's newest events, oldest first; the
+// manager keeps them for about an hour.
+func (c *cli) printEvents(w io.Writer, events []api.Event) {
+	if len(events) == 0 {
+		field(w, "Events:", none)
+		return
+	}
+	if len(events) > describeEvents {
+		events = events[len(events)-describeEvents:]
+	}
+	now := c.now()
+	fmt.Fprintln(w, "Events:")
+	tw := newTable(w)
+	row(tw, "  AGE", "TYPE", "REASON", "MESSAGE")
+	for _, ev := range events {
+		row(tw, "  "+age(now, ev.Time), ev.Type, ev.Reason, oneLineString(ev.Message))
+	}
+	_ = tw.Flush()
 }
 
 // fieldWidth is the width of the label column of describe's "Label: value"

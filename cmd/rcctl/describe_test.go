@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -169,5 +170,34 @@ func TestDescribeShowsHealthCheckAndHostAccess(t *testing.T) {
 	)
 	if strings.Contains(r.stdout, "Host network:") {
 		t.Errorf("describe shows a host access that is not set:\n%s", r.stdout)
+	}
+}
+
+func TestDescribeShowsTheManagersEvents(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.create(newController("web", 3))
+	cn := e.conn()
+	lease, err := cn.store.GrantLease(context.Background(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ev := range []api.Event{
+		{Controller: "web", Type: api.EventNormal, Reason: "Created", Message: "created 2 container(s): web-1, web-2", Time: e.now.Add(-2 * time.Minute)},
+		{Controller: "web", Type: api.EventWarning, Reason: "FailedCreate", Message: "create web-3: no such image: demo-task:latest", Time: e.now.Add(-time.Minute)},
+	} {
+		if err := cn.store.PutEvent(context.Background(), strconv.Itoa(i), &ev, lease); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	r := e.runCLI("describe", "web")
+
+	assertOK(t, r)
+	assertContains(t, r.stdout, "Events:\n",
+		"Normal    Created        created 2 container(s): web-1, web-2",
+		"Warning   FailedCreate   create web-3: no such image: demo-task:latest")
+	if strings.Index(r.stdout, "Created ") > strings.Index(r.stdout, "FailedCreate") {
+		t.Errorf("events not oldest first:\n%s", r.stdout)
 	}
 }
