@@ -99,6 +99,7 @@ type ReplicationManager struct {
 // NewReplicationManager builds a manager; Run starts it.
 func NewReplicationManager(store *Store, taskControl TaskControlInterface, logger *slog.Logger, opts Options) *ReplicationManager {
 	opts = opts.withDefaults()
+	m := newMetrics(opts.Registerer)
 	limiter := workqueue.NewTypedMaxOfRateLimiter(
 		// per controller: 5ms doubling to about five minutes
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 5*time.Minute),
@@ -107,16 +108,16 @@ func NewReplicationManager(store *Store, taskControl TaskControlInterface, logge
 	)
 	rm := &ReplicationManager{
 		store:         store,
-		taskControl:   taskControl,
+		taskControl:   m.instrument(taskControl),
 		logger:        logger,
 		opts:          opts,
-		metrics:       newMetrics(opts.Registerer),
+		metrics:       m,
 		specs:         newSpecCache(),
 		tasks:         newTaskCache(),
 		createBackoff: newStepBackoff(createBackoffStart, createBackoffMax),
 		crashes:       newCrashTracker(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "controllers"}),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "controllers", MetricsProvider: m.queue}),
 		statuses: make(map[string]*api.ReplicationControllerStatus),
 		now:      time.Now,
 	}

@@ -15,6 +15,9 @@ type metrics struct {
 	containers    *prometheus.CounterVec
 	// dockerWatchRestarts counts restarts of the Docker event stream.
 	dockerWatchRestarts prometheus.Counter
+	dockerCalls         *prometheus.CounterVec
+	dockerDuration      *prometheus.HistogramVec
+	queue               *queueMetrics
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -30,18 +33,30 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"reason"}),
 		containers: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "replication_manager_containers_total",
-			Help: "Container operations, by operation (create, delete) and result (success, error).",
+			Help: "Containers created and deleted by the manager, by operation (create, delete) and result (success, error).",
 		}, []string{"operation", "result"}),
 		dockerWatchRestarts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "replication_manager_docker_watch_restarts_total",
 			Help: "Restarts of the Docker event stream; each one relists the containers.",
 		}),
+		dockerCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "replication_manager_docker_calls_total",
+			Help: "Docker API calls, by operation (list, inspect, create, rename, delete, events) and result (success, error, conflict, not_found).",
+		}, []string{"operation", "result"}),
+		dockerDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "replication_manager_docker_call_duration_seconds",
+			Help:    "Time of Docker API calls, by operation.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"operation"}),
+		queue: newQueueMetrics(reg),
 	}
 	if reg != nil {
 		m.syncDuration = register(reg, m.syncDuration)
 		m.watchRestarts = register(reg, m.watchRestarts)
 		m.containers = register(reg, m.containers)
 		m.dockerWatchRestarts = register(reg, m.dockerWatchRestarts)
+		m.dockerCalls = register(reg, m.dockerCalls)
+		m.dockerDuration = register(reg, m.dockerDuration)
 	}
 	return m
 }
