@@ -350,3 +350,36 @@ func TestStaleInspectOfACreatedContainerIsIgnored(t *testing.T) {
 		t.Errorf("cache = %+v, want web-1 running", tasks)
 	}
 }
+
+func TestAPanickingSyncIsRecoveredAndRetried(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 1), 10)
+	if err := h.rm.relistTasks(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.fake.CreateErr = func(api.TaskSpec) error { panic("boom") }
+
+	err := h.rm.syncRecovering(context.Background(), "web")
+	if err == nil || !strings.Contains(err.Error(), "panic: boom") {
+		t.Fatalf("syncRecovering = %v, want the panic as an error", err)
+	}
+	if n := h.rm.locks.held(); n != 0 {
+		t.Errorf("%d locks held after a panic", n)
+	}
+}
+
+func TestContainerBeingRemovedByDockerIsLeftAloneButHoldsItsSlot(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 2), 10)
+	h.addTask(t, "web", 1, api.StateRemoving)
+
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.fake.Creates(); !slices.Equal(got, []string{"web-2", "web-3"}) {
+		t.Errorf("creates = %v, want [web-2 web-3]: web-1's name is still taken", got)
+	}
+	if c := h.fake.Counts(); c.Delete+c.Rename != 0 {
+		t.Errorf("calls %+v, want no delete or rename of a container Docker is removing", c)
+	}
+}

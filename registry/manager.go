@@ -266,7 +266,7 @@ func (rm *ReplicationManager) processNextWorkItem(ctx context.Context) bool {
 	}
 	defer rm.queue.Done(id)
 
-	err := rm.syncReplicationController(ctx, id)
+	err := rm.syncRecovering(ctx, id)
 	if err == nil {
 		rm.queue.Forget(id)
 		return true
@@ -275,6 +275,17 @@ func (rm *ReplicationManager) processNextWorkItem(ctx context.Context) bool {
 	rm.logger.Error("sync failed; retrying with backoff", "controller", id, "retries", retries, "err", err)
 	rm.queue.AddRateLimited(id)
 	return true
+}
+
+// syncRecovering runs one sync and turns a panic into an error, so that a
+// bug hit by one controller is retried with backoff and logged, and never
+// takes the daemon and every other controller down with it.
+func (rm *ReplicationManager) syncRecovering(ctx context.Context, id string) error {
+	err := recovered(func() error { return rm.syncReplicationController(ctx, id) })
+	if errors.Is(err, errPanic) {
+		rm.metrics.syncPanics.Inc()
+	}
+	return err
 }
 
 // errNotListed is returned by a sync that ran before the first list: it

@@ -18,6 +18,7 @@ type metrics struct {
 	dockerCalls         *prometheus.CounterVec
 	dockerDuration      *prometheus.HistogramVec
 	queue               *queueMetrics
+	syncPanics          prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -49,6 +50,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}, []string{"operation"}),
 		queue: newQueueMetrics(reg),
+		syncPanics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "replication_manager_sync_panics_total",
+			Help: "Syncs that panicked; each is logged with its stack and retried. Any is a bug: please report it.",
+		}),
 	}
 	if reg != nil {
 		m.syncDuration = register(reg, m.syncDuration)
@@ -57,6 +62,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.dockerWatchRestarts = register(reg, m.dockerWatchRestarts)
 		m.dockerCalls = register(reg, m.dockerCalls)
 		m.dockerDuration = register(reg, m.dockerDuration)
+		m.syncPanics = register(reg, m.syncPanics)
 	}
 	return m
 }

@@ -15,8 +15,10 @@ func TestMetricsMoveWhenASyncHappens(t *testing.T) {
 	h.create(t, newController("web", 3))
 	h.waitForNames(t, "web-1", "web-2", "web-3")
 
-	eventually(t, "create calls counted", func() bool {
-		return testutil.ToFloat64(h.rm.metrics.dockerCalls.WithLabelValues("create", "success")) == 3
+	eventually(t, "create calls and a finished sync counted", func() bool {
+		n, err := testutil.GatherAndCount(reg, "replication_manager_sync_duration_seconds")
+		return err == nil && n > 0 &&
+			testutil.ToFloat64(h.rm.metrics.dockerCalls.WithLabelValues("create", "success")) == 3
 	})
 	if got := testutil.ToFloat64(h.rm.metrics.containers.WithLabelValues("create", "success")); got != 3 {
 		t.Errorf("containers created = %v, want 3", got)

@@ -1,6 +1,11 @@
 package registry
 
-import "sync"
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+)
 
 // slowStartBatch calls fn count times, in batches that start at initial and
 // double (1, 2, 4, ...). The calls of a batch run in parallel; a batch with
@@ -18,7 +23,7 @@ func slowStartBatch(count, initial int, fn func(i int) error) (int, []error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs[k] = fn(done + k)
+				errs[k] = recovered(func() error { return fn(done + k) })
 			}()
 		}
 		wg.Wait()
@@ -36,4 +41,18 @@ func slowStartBatch(count, initial int, fn func(i int) error) (int, []error) {
 		done += size
 	}
 	return succeeded, nil
+}
+
+// errPanic marks an error made from a recovered panic.
+var errPanic = errors.New("panic")
+
+// recovered calls fn and turns a panic into an error, so that a bug in a
+// goroutine of one sync fails that sync instead of the whole daemon.
+func recovered(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v\n%s", errPanic, r, debug.Stack())
+		}
+	}()
+	return fn()
 }

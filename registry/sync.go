@@ -192,7 +192,18 @@ func (rm *ReplicationManager) manageDead(ctx context.Context, s *syncState, dead
 	if len(dead) == 0 {
 		return nil
 	}
-	dead = rm.inspectDead(ctx, s, dead)
+	dead, removing := rm.inspectDead(ctx, s, dead)
+	var holding []api.Task
+	for _, t := range removing {
+		// Docker is removing it already: not ours to touch, but it may
+		// still hold its slot's name
+		if holdsSlot(s.id, t) {
+			holding = append(holding, t)
+		}
+	}
+	if len(dead) == 0 {
+		return holding
+	}
 	for _, c := range rm.crashes.observe(s.id, dead) {
 		rm.logger.Warn("container crashed", "controller", s.id, "container", c.name, "exitCode", c.exitCode, "ranFor", c.ranFor)
 		s.errs = append(s.errs, rm.events.record(ctx, s.id, api.EventWarning, "Crashed",
@@ -212,13 +223,12 @@ func (rm *ReplicationManager) manageDead(ctx context.Context, s *syncState, dead
 		}
 	}
 	if len(remove) == 0 {
-		return nil
+		return holding
 	}
 	deleted, errs := rm.deleteTasks(ctx, remove)
 	if len(errs) > 0 {
 		s.fail(api.ReasonDeleteFailed, errs)
 	}
-	var holding []api.Task
 	for _, t := range withoutTasks(remove, deleted) {
 		if holdsSlot(s.id, t) {
 			holding = append(holding, t)
@@ -228,11 +238,11 @@ func (rm *ReplicationManager) manageDead(ctx context.Context, s *syncState, dead
 }
 
 // inspectDead fills in when dead containers started and stopped, which a
-// container list does not tell; the events path has them already.
-func (rm *ReplicationManager) inspectDead(ctx context.Context, s *syncState, dead []api.Task) []api.Task {
-	out := make([]api.Task, 0, len(dead))
-	for _, t := range dead {
-		if t.FinishedAt.IsZero() && t.State != api.StateCreated {
+// container list does not tell; the events path has them already. It
+// returns the dead containers, and apart those Docker is already removing.
+func (rm *ReplicationManager) inspectDead(ctx context.Context, s *syncState, tasks []api.Task) (dead, removing []api.Task) {
+	for _, t := range tasks {
+		if t.FinishedAt.IsZero() && t.State != api.StateCreated && t.State != api.StateRemoving {
 			full, err := rm.taskControl.InspectTask(ctx, t.ID)
 			switch {
 			case errors.Is(err, api.ErrTaskNotFound):
@@ -245,9 +255,13 @@ func (rm *ReplicationManager) inspectDead(ctx context.Context, s *syncState, dea
 				t = full
 			}
 		}
-		out = append(out, t)
+		if t.State == api.StateRemoving {
+			removing = append(removing, t)
+		} else {
+			dead = append(dead, t)
+		}
 	}
-	return out
+	return dead, removing
 }
 
 // manageReplicas creates or deletes containers until the count matches,
@@ -388,7 +402,7 @@ func (rm *ReplicationManager) deleteTasks(ctx context.Context, tasks []api.Task)
 	var wg sync.WaitGroup
 	for i, t := range tasks {
 		wg.Go(func() {
-			err := rm.taskControl.DeleteTask(ctx, t.ID)
+			err := recovered(func() error { return rm.taskControl.DeleteTask(ctx, t.ID) })
 			rm.metrics.countContainerOp("delete", err)
 			if err != nil {
 				results[i] = fmt.Errorf("delete %s: %w", t.Name, err)
