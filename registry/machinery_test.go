@@ -383,3 +383,43 @@ func TestContainerBeingRemovedByDockerIsLeftAloneButHoldsItsSlot(t *testing.T) {
 		t.Errorf("calls %+v, want no delete or rename of a container Docker is removing", c)
 	}
 }
+
+func TestProvenTemplateSkipsSlowStartUntilItFails(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 1), 10)
+	if err := h.sync(t, "web"); err != nil { // proves the template
+		t.Fatal(err)
+	}
+	var failing atomic.Bool
+	var inFlight, most atomic.Int64
+	h.fake.CreateErr = func(spec api.TaskSpec) error {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(20 * time.Millisecond) // let the batch overlap
+		if failing.Load() {
+			return errors.New("daemon refused")
+		}
+		return nil
+	}
+
+	h.setSpec(newController("web", 9), 11)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := most.Load(); got != 8 {
+		t.Errorf("at most %d creates at once for a proven template, want all 8 in one batch", got)
+	}
+
+	// a failure makes it unproven: the next attempt probes with one
+	failing.Store(true)
+	h.setSpec(newController("web", 20), 12)
+	_ = h.sync(t, "web") // 11 at once, all fail
+	h.fake.Reset()
+	h.clock.Advance(createBackoffMax)
+	_ = h.sync(t, "web")
+	if got := len(h.fake.Creates()); got != 1 {
+		t.Errorf("%d creates after a failure, want 1: slow start again", got)
+	}
+}

@@ -85,6 +85,8 @@ type ReplicationManager struct {
 	// crash soon after they start.
 	createBackoff *stepBackoff
 	crashes       *crashTracker
+	// proven holds the template hashes whose creates succeeded last time.
+	proven provenTemplates
 	events        *eventRecorder
 
 	statusMu sync.Mutex

@@ -357,7 +357,15 @@ func (rm *ReplicationManager) createTasks(ctx context.Context, rc *api.Replicati
 	container := rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0]
 	created := make([]api.Task, len(slots))
 	ok := make([]bool, len(slots))
-	_, errs := slowStartBatch(len(slots), 1, func(i int) error {
+	// A template not yet proven starts with one create, then doubles; one
+	// whose containers this manager has created without a failure since
+	// goes at full speed: slow start guards against an unknown image, not
+	// against one that just worked.
+	initial := 1
+	if rm.proven.has(hash) {
+		initial = len(slots)
+	}
+	_, errs := slowStartBatch(len(slots), initial, func(i int) error {
 		spec := api.TaskSpec{
 			Name:      taskName(rc.ID, slots[i]),
 			Labels:    taskLabels(rc, slots[i], hash),
@@ -378,6 +386,12 @@ func (rm *ReplicationManager) createTasks(ctx context.Context, rc *api.Replicati
 		if ok[i] {
 			out = append(out, t)
 		}
+	}
+	switch {
+	case len(errs) > 0:
+		rm.proven.forget(hash)
+	case len(out) > 0:
+		rm.proven.add(hash)
 	}
 	return out, errs
 }
