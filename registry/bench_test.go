@@ -120,7 +120,7 @@ func BenchmarkFreeSlots(b *testing.B) {
 			want := n/2 + 1
 			b.ReportAllocs()
 			for b.Loop() {
-				if got := freeSlots(tasks, want); len(got) != want {
+				if got := freeSlots(tasks, want, n+want); len(got) != want {
 					b.Fatalf("%d slots, want %d", len(got), want)
 				}
 			}

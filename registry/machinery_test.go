@@ -371,16 +371,29 @@ func TestAPanickingSyncIsRecoveredAndRetried(t *testing.T) {
 func TestContainerBeingRemovedByDockerIsLeftAloneButHoldsItsSlot(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.setSpec(newController("web", 2), 10)
-	h.addTask(t, "web", 1, api.StateRemoving)
+	removing := h.addTask(t, "web", 1, api.StateRemoving)
 
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.fake.Creates(); !slices.Equal(got, []string{"web-2", "web-3"}) {
-		t.Errorf("creates = %v, want [web-2 web-3]: web-1's name is still taken", got)
+	// web-1's name is still taken, and web-3 would be outside 1..replicas
+	if got := h.fake.Creates(); !slices.Equal(got, []string{"web-2"}) {
+		t.Errorf("creates = %v, want [web-2]", got)
 	}
 	if c := h.fake.Counts(); c.Delete+c.Rename != 0 {
 		t.Errorf("calls %+v, want no delete or rename of a container Docker is removing", c)
+	}
+
+	// Docker finishes the removal: slot 1 is filled
+	if err := h.fake.DeleteTask(context.Background(), removing); err != nil {
+		t.Fatal(err)
+	}
+	h.fake.Reset()
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.fake.Creates(); !slices.Equal(got, []string{"web-1"}) {
+		t.Errorf("creates after the removal = %v, want [web-1]", got)
 	}
 }
 

@@ -30,15 +30,17 @@ func slotOf(t api.Task) int {
 	return n
 }
 
-// freeSlots returns the n lowest slots, from 1 up, that no task in used
-// holds.
-func freeSlots(used []api.Task, n int) []int {
+// freeSlots returns up to n of the lowest slots in 1..limit that no task in
+// used holds. It may return fewer than n: a slot can still be held by a
+// container that is on its way out, and creating in a slot above limit
+// instead would leave the slots outside 1..replicas.
+func freeSlots(used []api.Task, n, limit int) []int {
 	taken := make(map[int]bool, len(used))
 	for _, t := range used {
 		taken[slotOf(t)] = true
 	}
 	out := make([]int, 0, n)
-	for slot := 1; len(out) < n; slot++ {
+	for slot := 1; len(out) < n && slot <= limit; slot++ {
 		if !taken[slot] {
 			out = append(out, slot)
 		}

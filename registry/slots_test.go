@@ -63,18 +63,20 @@ func TestRankForDeletionBreaksTiesByAgeThenName(t *testing.T) {
 	}
 }
 
-func TestFreeSlotsFillsLowestFirst(t *testing.T) {
+func TestFreeSlotsFillsLowestFirstWithinTheLimit(t *testing.T) {
 	used := []api.Task{task("web-1", 1, "", ""), task("web-3", 3, "", ""), task("odd", 0, "", "")}
 	for _, tc := range []struct {
-		n    int
-		want []int
+		n, limit int
+		want     []int
 	}{
-		{0, []int{}},
-		{1, []int{2}},
-		{3, []int{2, 4, 5}},
+		{0, 10, []int{}},
+		{1, 10, []int{2}},
+		{3, 10, []int{2, 4, 5}},
+		{3, 4, []int{2, 4}}, // never above the limit
+		{1, 1, []int{}},
 	} {
-		if got := freeSlots(used, tc.n); !slices.Equal(got, tc.want) {
-			t.Errorf("freeSlots(n=%d) = %v, want %v", tc.n, got, tc.want)
+		if got := freeSlots(used, tc.n, tc.limit); !slices.Equal(got, tc.want) {
+			t.Errorf("freeSlots(n=%d, limit=%d) = %v, want %v", tc.n, tc.limit, got, tc.want)
 		}
 	}
 }

@@ -281,8 +281,17 @@ func (rm *ReplicationManager) manageReplicas(ctx context.Context, s *syncState, 
 		if rm.crashes.backoff.steps(s.id) > 0 {
 			n = 1 // crash looping: one probe per backoff step
 		}
-		rm.logger.Info("too few replicas: creating", "controller", s.id, "desired", desired, "actual", len(active), "creating", n)
-		created, errs := rm.createTasks(ctx, rc, freeSlots(append(holding, active...), n))
+		slots := freeSlots(append(holding, active...), n, desired)
+		if len(slots) < n {
+			// slots held by containers on their way out: their destroy
+			// event queues the controller again; the requeue is a backstop
+			s.requeue(time.Second)
+		}
+		if len(slots) == 0 {
+			return active
+		}
+		rm.logger.Info("too few replicas: creating", "controller", s.id, "desired", desired, "actual", len(active), "creating", len(slots))
+		created, errs := rm.createTasks(ctx, rc, slots)
 		active = append(active, created...)
 		if len(created) > 0 {
 			s.errs = append(s.errs, rm.events.record(ctx, s.id, api.EventNormal, "Created",
