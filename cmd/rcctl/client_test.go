@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/x509"
 	"io"
 	"net/url"
 	"slices"
@@ -12,7 +11,8 @@ import (
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
+
+	"github.com/replication-manager/replication-manager/internal/certtest"
 )
 
 func TestUnreachableEtcdGivesClearTimeoutMessageQuickly(t *testing.T) {
@@ -114,17 +114,14 @@ func TestEtcdAuthFlagsAuthenticate(t *testing.T) {
 
 func TestEtcdTLSFlagsConnectOverTLS(t *testing.T) {
 	t.Parallel()
-	info, err := transport.SelfCert(zap.NewNop(), t.TempDir(), []string{"127.0.0.1:0"}, 1, x509.ExtKeyUsageClientAuth)
-	if err != nil {
-		t.Fatalf("make a certificate: %v", err)
-	}
+	certs := certtest.New(t)
 	var addr string
 	startEtcd(t, func(cfg *embed.Config) {
 		addr = cfg.ListenClientUrls[0].Host
 		u := url.URL{Scheme: "https", Host: addr}
 		cfg.ListenClientUrls = []url.URL{u}
 		cfg.AdvertiseClientUrls = []url.URL{u}
-		cfg.ClientTLSInfo = transport.TLSInfo{CertFile: info.CertFile, KeyFile: info.KeyFile, TrustedCAFile: info.CertFile, ClientCertAuth: true}
+		cfg.ClientTLSInfo = transport.TLSInfo{CertFile: certs.ServerCertFile, KeyFile: certs.ServerKeyFile, TrustedCAFile: certs.CAFile, ClientCertAuth: true}
 	})
 	rcctl := func(args ...string) result {
 		var stdout, stderr bytes.Buffer
@@ -133,12 +130,9 @@ func TestEtcdTLSFlagsConnectOverTLS(t *testing.T) {
 	}
 
 	assertFails(t, rcctl("get")) // plain http to a TLS port
-	tls := []string{"--etcd-cafile", info.CertFile, "--etcd-certfile", info.CertFile, "--etcd-keyfile", info.KeyFile}
-	other, err := transport.SelfCert(zap.NewNop(), t.TempDir(), []string{"127.0.0.1:0"}, 1)
-	if err != nil {
-		t.Fatalf("make a certificate: %v", err)
-	}
-	assertFails(t, rcctl("--etcd-cafile", other.CertFile, "get"), "etcd at "+addr+": TLS handshake failed", "x509")
+	tls := []string{"--etcd-cafile", certs.CAFile, "--etcd-certfile", certs.ClientCertFile, "--etcd-keyfile", certs.ClientKeyFile}
+	other := certtest.New(t)
+	assertFails(t, rcctl("--etcd-cafile", other.CAFile, "get"), "etcd at "+addr+": TLS handshake failed", "x509")
 	assertOK(t, rcctl(append(tls, "run", "web", "--image", "demo-task:latest")...))
 	r := rcctl(append(tls, "get", "web", "-o", "yaml")...)
 	assertContains(t, r.stdout, "id: web\n")

@@ -21,7 +21,7 @@ func newHTTPHandler(gatherer prometheus.Gatherer, checks map[string]check) http.
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/livez", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "ok")
+		_, _ = fmt.Fprintln(w, "ok")
 	})
 	ready := func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -39,7 +39,7 @@ func newHTTPHandler(gatherer prometheus.Gatherer, checks map[string]check) http.
 		if failed {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
-		fmt.Fprint(w, body)
+		_, _ = fmt.Fprint(w, body) // the client may have gone
 	}
 	mux.HandleFunc("/readyz", ready)
 	mux.HandleFunc("/healthz", ready)

@@ -76,7 +76,7 @@ func (l *leader) term(ctx context.Context, key string, tc registry.TaskControlIn
 	if err != nil {
 		return fmt.Errorf("election session: %w", err)
 	}
-	defer session.Close()
+	defer func() { _ = session.Close() }() // revokes the lease; it expires anyway
 	election := concurrency.NewElection(session, key)
 	l.logger.Info("waiting to lead", "identity", l.identity, "election", key)
 	if err := election.Campaign(ctx, l.identity); err != nil {
@@ -87,11 +87,22 @@ func (l *leader) term(ctx context.Context, key string, tc registry.TaskControlIn
 	defer l.setLeading(false)
 
 	leadCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	watched := make(chan struct{})
+	defer func() {
+		cancel()
+		<-watched // so that it cannot mark a later term as not leading
+	}()
 	go func() {
+		defer close(watched)
 		select {
 		case <-session.Done():
-			l.logger.Warn("lost leadership: etcd session ended; stopping all changes", "identity", l.identity)
+			// Fenced from now on: no change reaches Docker, so say so at
+			// once, not after the syncs in progress have drained.
+			l.setLeading(false)
+			// the session also ends when ctx does: that is a shutdown, not a loss
+			if ctx.Err() == nil {
+				l.logger.Warn("lost leadership: etcd session ended; stopping all changes", "identity", l.identity)
+			}
 			cancel()
 		case <-leadCtx.Done():
 		}

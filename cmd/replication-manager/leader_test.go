@@ -33,7 +33,12 @@ func newTestLeader(t *testing.T, srv *etcdtest.Server, name string) (*leader, co
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- l.run(ctx, &taskcontrol.Fake{}) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("leader %s stopped with %v", name, err)
+		}
+	})
 	return l, cancel, done
 }
 

@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+
+	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
 func main() {
@@ -21,7 +23,7 @@ func main() {
 		if errors.Is(err, pflag.ErrHelp) {
 			os.Exit(0)
 		}
-		fmt.Fprintf(os.Stderr, "replication-manager: %v\n", err)
+		_, _ = fmt.Fprintf(os.Stderr, "replication-manager: %v\n", err)
 		os.Exit(1)
 	}
 }
@@ -42,5 +44,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return serve(ctx, opts, logger)
+	docker, err := taskcontrol.NewDocker(taskcontrol.DockerOptions{Host: opts.DockerHost, StopTimeout: opts.DockerStopTimeout})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = docker.Close() }()
+	return serve(ctx, opts, logger, docker)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ type options struct {
 	EtcdDialTimeout          time.Duration
 	RegistryPrefix           string
 	DockerHost               string
+	DockerAllowInsecureTCP   bool
 	DockerStopTimeout        time.Duration
 	SyncPeriod               time.Duration
 	Workers                  int
@@ -84,6 +86,7 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.EtcdDialTimeout, "etcd-dial-timeout", o.EtcdDialTimeout, "how long one etcd connection attempt may take")
 	fs.StringVar(&o.RegistryPrefix, "registry-prefix", o.RegistryPrefix, "etcd key prefix that roots every key")
 	fs.StringVar(&o.DockerHost, "docker-host", o.DockerHost, "Docker Engine address; empty finds it as the docker CLI does (DOCKER_HOST, or the local socket)")
+	fs.BoolVar(&o.DockerAllowInsecureTCP, "docker-allow-insecure-tcp", o.DockerAllowInsecureTCP, "allow a tcp:// Docker host without verified TLS (DOCKER_CERT_PATH and DOCKER_TLS_VERIFY); whoever can reach that port controls the host")
 	fs.DurationVar(&o.DockerStopTimeout, "docker-stop-timeout", o.DockerStopTimeout, "how long a container gets to stop before it is killed")
 	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "how often every controller is synced even without an event")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "how many controllers sync in parallel")
@@ -149,7 +152,42 @@ func (o *options) Validate() error {
 	if len(o.EtcdServers) == 0 && (o.EtcdCAFile != "" || o.EtcdCertFile != "" || o.EtcdKeyFile != "" || o.EtcdUser != "") {
 		bad("--etcd-cafile, --etcd-certfile, --etcd-keyfile and --etcd-user need --etcd-servers")
 	}
+	if risk := dockerTransportRisk(o.dockerHost()); risk != "" && !o.DockerAllowInsecureTCP {
+		source := "DOCKER_HOST"
+		if o.DockerHost != "" {
+			source = "--docker-host"
+		}
+		bad("%s %s: %s; the Docker API is root on that host, so configure TLS (DOCKER_CERT_PATH with ca.pem, cert.pem, key.pem, and DOCKER_TLS_VERIFY=1) or pass --docker-allow-insecure-tcp to accept the risk",
+			source, o.dockerHost(), risk)
+	}
 	return errors.Join(errs...)
+}
+
+// dockerHost is the Docker address the client will use: --docker-host,
+// else DOCKER_HOST; empty means the local socket.
+func (o *options) dockerHost() string {
+	if o.DockerHost != "" {
+		return o.DockerHost
+	}
+	return os.Getenv("DOCKER_HOST")
+}
+
+// dockerTransportRisk says why reaching Docker at host is unsafe, or ""
+// when it is not: a local socket, or TCP with TLS that verifies the
+// server. It reads the environment as the Docker client does: TLS is on
+// when DOCKER_CERT_PATH is set, and verifies the server only when
+// DOCKER_TLS_VERIFY is also set.
+func dockerTransportRisk(host string) string {
+	if !strings.HasPrefix(strings.ToLower(host), "tcp://") {
+		return ""
+	}
+	if os.Getenv("DOCKER_CERT_PATH") == "" {
+		return "plain TCP without TLS (DOCKER_CERT_PATH is not set)"
+	}
+	if os.Getenv("DOCKER_TLS_VERIFY") == "" {
+		return "TLS that does not verify the server (DOCKER_TLS_VERIFY is not set)"
+	}
+	return ""
 }
 
 // policy is the security policy the --allow-* flags make.

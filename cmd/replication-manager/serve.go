@@ -11,12 +11,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/replication-manager/replication-manager/registry"
-	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
-// serve wires etcd, Docker, the HTTP endpoints and the manager together and
-// runs them until ctx ends. Containers are left running when it returns.
-func serve(ctx context.Context, opts *options, logger *slog.Logger) error {
+// taskControl is the Docker side serve runs on: what the manager needs,
+// plus a ping for /readyz. run gives the Docker client; tests a fake.
+type taskControl interface {
+	registry.TaskControlInterface
+	Ping(ctx context.Context) error
+}
+
+// serve wires etcd, the task control, the HTTP endpoints and the manager
+// together and runs them until ctx ends. It returns nil after a clean stop.
+// Containers are left running when it returns.
+func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskControl) error {
 	endpoints := opts.EtcdServers
 	if len(endpoints) == 0 {
 		etcdLog := newEtcdLogger(logger)
@@ -30,17 +37,16 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger) error {
 		}()
 		endpoints = eps
 	}
-	client, err := newEtcdClient(opts, endpoints)
+	client, err := newEtcdClient(ctx, opts, endpoints)
 	if err != nil {
 		return err
 	}
-	defer client.Close()
+	defer func() { _ = client.Close() }()
 
-	docker, err := taskcontrol.NewDocker(taskcontrol.DockerOptions{Host: opts.DockerHost, StopTimeout: opts.DockerStopTimeout})
-	if err != nil {
-		return err
+	if risk := dockerTransportRisk(opts.dockerHost()); risk != "" {
+		// only reached with --docker-allow-insecure-tcp: Validate refuses it otherwise
+		logger.Warn("docker is reached without verified TLS; whoever can reach or intercept it controls this host", "host", opts.dockerHost(), "risk", risk)
 	}
-	defer docker.Close()
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	if err := docker.Ping(pingCtx); err != nil {
 		// not fatal: syncs fail and retry with backoff until Docker answers

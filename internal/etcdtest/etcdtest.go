@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,10 +18,12 @@ import (
 
 // Server is a running embedded etcd.
 type Server struct {
-	Etcd      *embed.Etcd
+	Etcd *embed.Etcd
+	// ClientURL is the first advertised client URL, after the options.
 	ClientURL string
 	dir       string
 	ownsDir   bool
+	closeOnce sync.Once
 }
 
 // Start runs an embedded etcd in t.TempDir() until the test ends. Options
@@ -82,15 +85,20 @@ func New(dir string, opts ...func(*embed.Config)) (*Server, error) {
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd not ready within 30s")
 	}
-	return &Server{Etcd: e, ClientURL: clientURL.String(), dir: dir, ownsDir: ownsDir}, nil
+	// the options may have moved the client URL (to https, to a fixed port)
+	return &Server{Etcd: e, ClientURL: cfg.AdvertiseClientUrls[0].String(), dir: dir, ownsDir: ownsDir}, nil
 }
 
-// Close stops the server and removes a data dir New made.
+// Close stops the server and removes a data dir New made. A test may
+// close a server early, to see what happens while etcd is away: the
+// cleanup's Close then does nothing.
 func (s *Server) Close() {
-	s.Etcd.Close()
-	if s.ownsDir {
-		_ = os.RemoveAll(s.dir)
-	}
+	s.closeOnce.Do(func() {
+		s.Etcd.Close()
+		if s.ownsDir {
+			_ = os.RemoveAll(s.dir)
+		}
+	})
 }
 
 // Client returns a client of the server, closed when the test ends.

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/etcdauth"
+	"github.com/replication-manager/replication-manager/internal/etcdtest"
+	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/taskcontrol"
+)
+
+// The manager runs as a user that has only the least-privilege role, on an
+// etcd with auth on, through the same leader and etcd client code as the
+// daemon: it must do all of its work, and must not be able to touch a spec.
+func TestManagerDoesItsWorkWithTheLeastPrivilegeRoleAndCannotWriteSpecs(t *testing.T) {
+	t.Parallel()
+	srv := etcdtest.Start(t, fastAuth)
+	ctx := t.Context()
+	if err := etcdauth.GrantManagerRole(ctx, srv.Client(t), registry.DefaultPrefix, "replication-manager", "rm-password"); err != nil {
+		t.Fatalf("GrantManagerRole: %v", err)
+	}
+	admin := enableAuth(t, srv)
+	users := registry.NewStore(admin, registry.DefaultPrefix) // what rcctl does as a user with write access
+	if _, err := users.CreateController(ctx, testController("web", 2)); err != nil {
+		t.Fatalf("create spec as root: %v", err)
+	}
+
+	opts := newOptions()
+	opts.EtcdServers = []string{srv.ClientURL}
+	opts.EtcdUser, opts.EtcdPassword = "replication-manager", "rm-password"
+	if err := opts.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	client, err := newEtcdClient(ctx, opts, opts.EtcdServers)
+	if err != nil {
+		t.Fatalf("newEtcdClient as the manager's user: %v", err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	store := registry.NewStore(client, opts.RegistryPrefix)
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	fake := &taskcontrol.Fake{}
+	l := &leader{
+		client: client, store: store, logger: logger, identity: "rm-1", ttl: 2 * time.Second,
+		newManager: func(tc registry.TaskControlInterface) *registry.ReplicationManager {
+			return registry.NewReplicationManager(store, tc, logger, registry.Options{SyncPeriod: time.Second})
+		},
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.run(runCtx, fake) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("leader stopped with %v", err)
+		}
+	}()
+
+	// campaign and lead: the election keys and the session's lease
+	waitFor(t, "the manager to lead", l.leading.Load)
+	// list the specs and act; write the status; record events under a lease
+	waitFor(t, "2 containers", func() bool { return fake.Len() == 2 })
+	waitForStatus(t, users, "web", 2)
+	waitFor(t, "a Created event", func() bool {
+		events, err := users.ListEvents(ctx, "web")
+		return err == nil && len(events) > 0 && events[0].Reason == "Created"
+	})
+	// the /readyz check of etcd
+	if err := pingEtcd(ctx, client, store.ControllersPrefix(), 2*time.Second); err != nil {
+		t.Errorf("readiness ping of etcd as the manager's user: %v", err)
+	}
+	// watch the specs: a scale is seen without a relist
+	spec, err := users.GetController(ctx, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Controller.DesiredState.Replicas = 3
+	if _, err := users.UpdateController(ctx, spec.Controller, spec.ModRevision); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "3 containers after a scale", func() bool { return fake.Len() == 3 })
+	waitForStatus(t, users, "web", 3)
+	// a deleted spec: containers removed, status deleted
+	if err := users.DeleteController(ctx, "web"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "no container after the spec is deleted", func() bool { return fake.Len() == 0 })
+	waitFor(t, "the status to be deleted", func() bool {
+		_, err := users.GetStatus(ctx, "web")
+		return errors.Is(err, registry.ErrNotFound)
+	})
+
+	// the manager's user cannot write, replace or delete a spec
+	if _, err := users.CreateController(ctx, testController("kept", 1)); err != nil {
+		t.Fatal(err)
+	}
+	for what, op := range map[string]func() error{
+		"create a spec": func() error { _, err := store.CreateController(ctx, testController("x", 1)); return err },
+		"put a spec":    func() error { _, err := client.Put(ctx, store.ControllerKey("x"), "{}"); return err },
+		"replace a spec": func() error {
+			_, err := client.Put(ctx, store.ControllerKey("kept"), "{}")
+			return err
+		},
+		"delete a spec": func() error { return store.DeleteController(ctx, "kept") },
+		"write outside the registry": func() error {
+			_, err := client.Put(ctx, "/elsewhere", "x")
+			return err
+		},
+	} {
+		if err := op(); !errors.Is(err, rpctypes.ErrPermissionDenied) {
+			t.Errorf("%s as the manager's user: %v, want %v", what, err, rpctypes.ErrPermissionDenied)
+		}
+	}
+
+	// resign on shutdown: delete the election key, revoke the lease
+	stop()
+	if err := <-done; err != nil {
+		t.Errorf("leader stopped with %v", err)
+	}
+	done <- nil // for the deferred stop, which already reported
+	resp, err := admin.Get(ctx, registry.DefaultPrefix+"/election/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Count != 0 {
+		t.Errorf("%d election keys left after the manager resigned, want 0", resp.Count)
+	}
+	if strings.Contains(logs.String(), "permission denied") || strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("the manager met a refusal or a warning; its log:\n%s", logs)
+	}
+}
+
+// fastAuth makes a test etcd elect itself at once and hash passwords at
+// bcrypt's lowest cost, which the race detector otherwise makes slow.
+func fastAuth(cfg *embed.Config) {
+	cfg.TickMs, cfg.ElectionMs = 10, 100
+	cfg.BcryptCost = 4 // bcrypt.MinCost
+}
+
+// enableAuth adds the root user with the root role, turns auth on and
+// returns a client logged in as root.
+func enableAuth(t *testing.T, srv *etcdtest.Server) *clientv3.Client {
+	t.Helper()
+	ctx := t.Context()
+	client := srv.Client(t)
+	for _, step := range []func() error{
+		func() error { _, err := client.RoleAdd(ctx, "root"); return err },
+		func() error { _, err := client.UserAdd(ctx, "root", "root-password"); return err },
+		func() error { _, err := client.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := client.AuthEnable(ctx); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatalf("enable etcd auth: %v", err)
+		}
+	}
+	root, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.ClientURL}, DialTimeout: 5 * time.Second, Username: "root", Password: "root-password"})
+	if err != nil {
+		t.Fatalf("etcd client as root: %v", err)
+	}
+	t.Cleanup(func() { _ = root.Close() })
+	return root
+}
+
+func waitForStatus(t *testing.T, store *registry.Store, id string, replicas int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("status of %s with %d replicas", id, replicas), func() bool {
+		st, err := store.GetStatus(t.Context(), id)
+		return err == nil && st.Replicas == replicas
+	})
+}
+
+// testController returns the 2014 example controller with id and replicas.
+func testController(id string, replicas int) *api.ReplicationController {
+	return &api.ReplicationController{
+		ID:     id,
+		Labels: map[string]string{"name": id},
+		DesiredState: api.ReplicationControllerState{
+			Replicas:      replicas,
+			ReplicasInSet: map[string]string{"name": id},
+			TaskTemplate: api.TaskTemplate{
+				Labels: map[string]string{"name": id},
+				DesiredState: api.TaskState{Manifest: api.ContainerManifest{
+					Version:    "v1beta1",
+					Containers: []api.Container{{Name: id, Image: "demo-task:latest", Command: api.Command{"/task", "--listen", ":8080"}}},
+				}},
+			},
+		},
+	}
+}
+
+// syncBuffer is a log sink safe for the manager's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+func TestValidateRefusesDockerOverTCPWithoutVerifiedTLS(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		flagHost      string
+		env           map[string]string
+		allowInsecure bool
+		wantErr       []string // substrings; none means valid
+	}{
+		{name: "local socket by default"},
+		{name: "unix socket from the environment", env: map[string]string{"DOCKER_HOST": "unix:///var/run/docker.sock"}},
+		{name: "unix socket from the flag", flagHost: "unix:///run/user/1000/docker.sock"},
+		{
+			name: "plain tcp from the environment",
+			env:  map[string]string{"DOCKER_HOST": "tcp://10.0.0.7:2375"},
+			wantErr: []string{"DOCKER_HOST tcp://10.0.0.7:2375: plain TCP without TLS (DOCKER_CERT_PATH is not set)",
+				"--docker-allow-insecure-tcp"},
+		},
+		{
+			name:     "plain tcp from the flag",
+			flagHost: "tcp://10.0.0.7:2375",
+			wantErr:  []string{"--docker-host tcp://10.0.0.7:2375: plain TCP", "--docker-allow-insecure-tcp"},
+		},
+		{
+			name:     "the flag wins over a safe environment",
+			flagHost: "tcp://10.0.0.7:2375",
+			env:      map[string]string{"DOCKER_HOST": "unix:///var/run/docker.sock"},
+			wantErr:  []string{"--docker-host tcp://10.0.0.7:2375", "--docker-allow-insecure-tcp"},
+		},
+		{
+			name:     "the flag wins over an unsafe environment",
+			flagHost: "unix:///var/run/docker.sock",
+			env:      map[string]string{"DOCKER_HOST": "tcp://10.0.0.7:2375"},
+		},
+		{
+			name: "tls without verifying the server",
+			env:  map[string]string{"DOCKER_HOST": "tcp://10.0.0.7:2376", "DOCKER_CERT_PATH": "/etc/docker/certs"},
+			wantErr: []string{"DOCKER_HOST tcp://10.0.0.7:2376: TLS that does not verify the server (DOCKER_TLS_VERIFY is not set)",
+				"--docker-allow-insecure-tcp"},
+		},
+		{
+			name: "verified tls",
+			env:  map[string]string{"DOCKER_HOST": "tcp://10.0.0.7:2376", "DOCKER_CERT_PATH": "/etc/docker/certs", "DOCKER_TLS_VERIFY": "1"},
+		},
+		{
+			name:     "verified tls with the flag's host",
+			flagHost: "tcp://10.0.0.7:2376",
+			env:      map[string]string{"DOCKER_CERT_PATH": "/etc/docker/certs", "DOCKER_TLS_VERIFY": "1"},
+		},
+		{
+			name:          "plain tcp allowed by the flag",
+			env:           map[string]string{"DOCKER_HOST": "tcp://127.0.0.1:2375"},
+			allowInsecure: true,
+		},
+		{
+			name:          "unverified tls allowed by the flag",
+			flagHost:      "tcp://10.0.0.7:2376",
+			env:           map[string]string{"DOCKER_CERT_PATH": "/etc/docker/certs"},
+			allowInsecure: true,
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, k := range []string{"DOCKER_HOST", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY"} {
+				t.Setenv(k, tt.env[k])
+			}
+			opts := newOptions()
+			args := []string{}
+			if tt.flagHost != "" {
+				args = append(args, "--docker-host", tt.flagHost)
+			}
+			if tt.allowInsecure {
+				args = append(args, "--docker-allow-insecure-tcp")
+			}
+			if err := parseForTest(opts, args); err != nil {
+				t.Fatal(err)
+			}
+
+			err := opts.Validate()
+			if len(tt.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate() = nil, want an error with %q", tt.wantErr)
+			}
+			for _, want := range tt.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("Validate() = %q, want it to contain %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestRunRefusesDockerOverPlainTCPBeforeStartingAnything(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "tcp://10.0.0.7:2375")
+	t.Setenv("DOCKER_CERT_PATH", "")
+	t.Setenv("DOCKER_TLS_VERIFY", "")
+	dataDir := t.TempDir() + "/etcd"
+	err := run(t.Context(), []string{"--etcd-data-dir", dataDir}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "DOCKER_HOST tcp://10.0.0.7:2375") || !strings.Contains(err.Error(), "--docker-allow-insecure-tcp") {
+		t.Fatalf("run() = %v, want the Docker TCP refusal", err)
+	}
+	if _, err := os.Stat(dataDir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the embedded etcd's data dir exists (%v): run started etcd before refusing", err)
+	}
+}
+
+// parseForTest parses args into opts as run does.
+func parseForTest(opts *options, args []string) error {
+	flags := pflag.NewFlagSet("replication-manager", pflag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	opts.AddFlags(flags)
+	return flags.Parse(args)
+}

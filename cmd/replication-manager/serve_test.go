@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/replication-manager/replication-manager/internal/etcdtest"
+	"github.com/replication-manager/replication-manager/taskcontrol"
+)
+
+// The daemon's serve, on an external etcd the test stops and starts again
+// on the same URL and data dir, and on the fake task control: /readyz
+// follows etcd, /livez never does, and leadership comes back with etcd.
+func TestReadyzTurnsFalseWhileEtcdIsAwayAndLivezStaysTrue(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv, err := etcdtest.New(dir, fastElection)
+	if err != nil {
+		t.Fatalf("start etcd: %v", err)
+	}
+	t.Cleanup(srv.Close)
+	sameURLs := sameURLsAs(srv.Etcd.Config())
+
+	opts := newOptions()
+	opts.EtcdServers = []string{srv.ClientURL}
+	opts.EtcdDialTimeout = 2 * time.Second
+	opts.MetricsBindAddress = freeLoopbackAddr(t)
+	opts.LeaderElectLeaseDuration = 2 * time.Second
+	opts.LeaderElectIdentity = "serve-test"
+	if err := opts.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, opts, logger, &taskcontrol.Fake{}) }()
+	defer func() {
+		if t.Failed() {
+			t.Logf("serve's log:\n%s", logs)
+		}
+	}()
+	base := "http://" + opts.MetricsBindAddress
+
+	waitForHTTP(t, base+"/readyz", http.StatusOK, 20*time.Second)
+	expectHTTP(t, base+"/livez", http.StatusOK, "ok")
+	expectHTTP(t, base+"/healthz", http.StatusOK, "[+] etcd")
+	waitForMetric(t, base, "replication_manager_is_leader 1")
+
+	srv.Close()
+	took := waitForHTTP(t, base+"/readyz", http.StatusServiceUnavailable, 10*time.Second)
+	t.Logf("/readyz turned 503 %s after etcd stopped", took.Round(time.Millisecond))
+	expectHTTP(t, base+"/readyz", http.StatusServiceUnavailable, "[-] etcd")
+	expectHTTP(t, base+"/healthz", http.StatusServiceUnavailable, "[-] etcd")
+	expectHTTP(t, base+"/livez", http.StatusOK, "ok")
+	waitForMetric(t, base, "replication_manager_is_leader 0") // the session expired
+
+	again, err := etcdtest.New(dir, fastElection, sameURLs)
+	if err != nil {
+		t.Fatalf("start etcd again on the same URL and data dir: %v", err)
+	}
+	t.Cleanup(again.Close)
+	if again.ClientURL != srv.ClientURL {
+		t.Fatalf("etcd came back at %s, want %s", again.ClientURL, srv.ClientURL)
+	}
+	took = waitForHTTP(t, base+"/readyz", http.StatusOK, 30*time.Second)
+	t.Logf("/readyz turned 200 %s after etcd came back", took.Round(time.Millisecond))
+	expectHTTP(t, base+"/livez", http.StatusOK, "ok")
+	waitForMetric(t, base, "replication_manager_is_leader 1")
+
+	stop() // as SIGTERM does through signal.NotifyContext
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve returned %v after ctx ended, want nil", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not return within 20s after ctx ended")
+	}
+	if _, err := http.Get(base + "/livez"); err == nil {
+		t.Error("the metrics endpoint still answers after serve returned")
+	}
+}
+
+// fastElection lets a single-member test etcd elect itself in tens of
+// milliseconds.
+func fastElection(cfg *embed.Config) {
+	cfg.TickMs, cfg.ElectionMs = 10, 100
+}
+
+// sameURLsAs makes a restarted etcd listen where first did.
+func sameURLsAs(first embed.Config) func(*embed.Config) {
+	return func(cfg *embed.Config) {
+		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = first.ListenClientUrls, first.AdvertiseClientUrls
+		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = first.ListenPeerUrls, first.AdvertisePeerUrls
+		cfg.InitialCluster = first.InitialCluster
+	}
+}
+
+// freeLoopbackAddr returns a loopback address whose port was free a moment
+// ago.
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+var httpClient = &http.Client{Timeout: 5 * time.Second}
+
+// getHTTP returns the status and body of a GET.
+func getHTTP(url string) (int, string, error) {
+	resp, err := httpClient.Get(url)
+	if err != nil {
+		return 0, "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// waitForHTTP polls url until it answers with code, and returns how long
+// that took.
+func waitForHTTP(t *testing.T, url string, code int, timeout time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		got, body, err := getHTTP(url)
+		if err == nil && got == code {
+			return time.Since(start)
+		}
+		if time.Since(start) > timeout {
+			t.Fatalf("GET %s: still %d %q (%v) after %s, want %d", url, got, body, err, timeout, code)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// expectHTTP checks one GET of url: its code, and that its body contains
+// want.
+func expectHTTP(t *testing.T, url string, code int, want string) {
+	t.Helper()
+	got, body, err := getHTTP(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	if got != code || !strings.Contains(body, want) {
+		t.Errorf("GET %s = %d %q, want %d with %q", url, got, body, code, want)
+	}
+}
+
+// waitForMetric polls /metrics until a line equals line.
+func waitForMetric(t *testing.T, base, line string) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%q in /metrics", line), func() bool {
+		code, body, err := getHTTP(base + "/metrics")
+		if err != nil || code != http.StatusOK {
+			return false
+		}
+		for _, l := range strings.Split(body, "\n") {
+			if l == line {
+				return true
+			}
+		}
+		return false
+	})
+}
