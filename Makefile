@@ -38,3 +38,32 @@ vuln: ## check dependencies for known vulnerabilities
 
 clean: ## remove build output (not the etcd data dir)
 	rm -rf $(BIN)
+
+# The docker-compose lab (scripts/lab, docs/LAB.md): etcd and the manager in
+# containers built FROM scratch here, managing this host's Docker.
+.PHONY: lab-up lab-ha lab-down test-lab
+
+lab-up: ## start the lab (etcd, one manager; mounts the Docker socket) and seed lab-web
+	scripts/lab/lab.sh up
+
+lab-ha: ## start the HA lab: three etcd members, two managers with leader election
+	scripts/lab/lab.sh ha
+
+lab-down: ## remove everything the lab created (containers, network, volumes; not the images)
+	scripts/lab/lab.sh down
+
+test-lab: ## smoke-test the lab: scale, kill the leading manager, check the count holds, tear down
+	scripts/lab/lab.sh smoke
+
+# The benchmarks of issue 5 (docs/BENCHMARKS.md): the manager against the
+# engine's own limit and Swarm on this machine, the control plane at scale
+# with the in-memory fake, and the Go benchmarks of the registry package.
+# Everything the run starts is removed at its end; raw results go to
+# bench-results/. BENCH_FLAGS passes flags, e.g. BENCH_FLAGS=--help or
+# BENCH_FLAGS='--rounds 3 --failure-window 20s' for a quicker run.
+.PHONY: bench
+BENCH_FLAGS ?=
+
+bench: build ## measure the manager against raw Docker and Swarm; table to docs/BENCHMARKS.md
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/rm-bench
+	$(BIN)/rm-bench --bin-dir $(BIN) --command "make bench$(if $(BENCH_FLAGS), BENCH_FLAGS='$(BENCH_FLAGS)')" $(BENCH_FLAGS)

@@ -5,12 +5,14 @@
 #
 #   scripts/build-image.sh [--cmd demo-task] [--bin-name task]
 #                          [--healthcheck 'HEALTHCHECK ARGS' | --no-healthcheck]
-#                          [IMAGE]
+#                          [--add NAME]... [IMAGE]
 #
 # IMAGE defaults to <cmd>:latest (demo-task:latest). The binary is /<bin-name>
 # and the image's CMD is ["/<bin-name>"], so that a controller's
 # "command": "/task --listen :8080" replaces it. demo-task images get a
 # HEALTHCHECK running "/task healthcheck" unless --no-healthcheck is given.
+# Each --add NAME builds cmd/NAME too and puts it at /NAME, e.g. the lab's
+# manager image carries /rcctl for "docker exec".
 #
 # The legacy builder is used (DOCKER_BUILDKIT=0): the Docker CLI's default,
 # BuildKit, needs the buildx plugin, which is not installed here, and the
@@ -27,6 +29,7 @@ cmd=demo-task
 bin_name=task
 healthcheck=default
 image=
+extra=()
 
 while (($# > 0)); do
 	case "$1" in
@@ -37,6 +40,8 @@ while (($# > 0)); do
 	--healthcheck) healthcheck=${2:?--healthcheck needs a value}; shift 2 ;;
 	--healthcheck=*) healthcheck=${1#*=}; shift ;;
 	--no-healthcheck) healthcheck=; shift ;;
+	--add) extra+=("${2:?--add needs a value}"); shift 2 ;;
+	--add=*) extra+=("${1#*=}"); shift ;;
 	-h | --help) usage 0 ;;
 	-*) echo "build-image.sh: unknown flag $1" >&2; usage 2 >&2 ;;
 	*)
@@ -59,19 +64,33 @@ if [[ $healthcheck == default ]]; then
 fi
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-if [[ ! -d $root/cmd/$cmd ]]; then
-	echo "build-image.sh: no such command: $root/cmd/$cmd" >&2
-	exit 2
-fi
+for c in "$cmd" ${extra[@]+"${extra[@]}"}; do
+	if [[ ! -d $root/cmd/$c ]]; then
+		echo "build-image.sh: no such command: $root/cmd/$c" >&2
+		exit 2
+	fi
+done
+for c in ${extra[@]+"${extra[@]}"}; do
+	if [[ $c == "$bin_name" ]]; then
+		echo "build-image.sh: --add $c collides with the main binary /$bin_name" >&2
+		exit 2
+	fi
+done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/build-image.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$work/$bin_name" "./cmd/$cmd")
+for c in ${extra[@]+"${extra[@]}"}; do
+	(cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$work/$c" "./cmd/$c")
+done
 
 {
 	echo "FROM scratch"
 	echo "COPY $bin_name /$bin_name"
+	for c in ${extra[@]+"${extra[@]}"}; do
+		echo "COPY $c /$c"
+	done
 	echo "LABEL org.opencontainers.image.title=$cmd"
 	if [[ -n $healthcheck ]]; then
 		echo "HEALTHCHECK $healthcheck"
