@@ -16,6 +16,9 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 )
 
 // embeddedReadyTimeout bounds how long the embedded etcd may take to start.
@@ -110,12 +113,19 @@ func parseURLs(flag, list string) ([]url.URL, error) {
 // it refuses (an unknown CA, a missing or untrusted client certificate)
 // fails at once with the TLS flags named: that does not heal by waiting.
 // An endpoint that does not answer is not an error: requests wait for it.
-func newEtcdClient(ctx context.Context, opts *options, endpoints []string) (*clientv3.Client, error) {
+func newEtcdClient(ctx context.Context, opts *options, endpoints []string, lg *zap.Logger) (*clientv3.Client, error) {
 	cfg := clientv3.Config{
 		Endpoints:   endpoints,
 		DialTimeout: opts.EtcdDialTimeout,
 		Username:    opts.EtcdUser,
 		Password:    opts.EtcdPassword,
+		Logger:      lg,
+		// gRPC's default reconnect backoff grows to two minutes; after an
+		// etcd outage the manager should be back within seconds.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 5 * time.Second},
+			MinConnectTimeout: opts.EtcdDialTimeout,
+		})},
 	}
 	if cfg.Password == "" {
 		cfg.Password = os.Getenv("ETCD_PASSWORD")

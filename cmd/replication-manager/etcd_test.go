@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"go.uber.org/zap"
 	"net/url"
 	"strings"
 	"testing"
@@ -48,7 +49,7 @@ func TestEtcdClientConnectsWithClientCertificate(t *testing.T) {
 		t.Fatalf("Validate: %v", err)
 	}
 
-	client, err := newEtcdClient(t.Context(), opts, opts.EtcdServers)
+	client, err := newEtcdClient(t.Context(), opts, opts.EtcdServers, zap.NewNop())
 	if err != nil {
 		t.Fatalf("newEtcdClient: %v", err)
 	}
@@ -89,7 +90,7 @@ func TestEtcdClientRefusedTLSHandshakeIsAClearError(t *testing.T) {
 			opts.EtcdDialTimeout = 2 * time.Second
 
 			start := time.Now()
-			client, err := newEtcdClient(t.Context(), opts, opts.EtcdServers)
+			client, err := newEtcdClient(t.Context(), opts, opts.EtcdServers, zap.NewNop())
 			if err == nil {
 				_ = client.Close()
 				t.Fatal("newEtcdClient succeeded, want a TLS handshake error")
@@ -116,7 +117,7 @@ func TestEtcdClientDoesNotWaitForAnEndpointThatIsDown(t *testing.T) {
 	opts := newOptions()
 	opts.EtcdServers = []string{endpoint}
 	opts.EtcdCAFile, opts.EtcdCertFile, opts.EtcdKeyFile = certs.CAFile, certs.ClientCertFile, certs.ClientKeyFile
-	client, err := newEtcdClient(t.Context(), opts, opts.EtcdServers)
+	client, err := newEtcdClient(t.Context(), opts, opts.EtcdServers, zap.NewNop())
 	if err != nil {
 		t.Fatalf("newEtcdClient with etcd down: %v, want a client that waits for it", err)
 	}
@@ -134,7 +135,7 @@ func TestEtcdClientCertificateCommonNameIsTheUserOfTheRole(t *testing.T) {
 	opts := newOptions()
 	opts.EtcdServers = []string{srv.ClientURL}
 	opts.EtcdCAFile, opts.EtcdCertFile, opts.EtcdKeyFile = certs.CAFile, certs.ClientCertFile, certs.ClientKeyFile
-	client, err := newEtcdClient(t.Context(), opts, opts.EtcdServers)
+	client, err := newEtcdClient(t.Context(), opts, opts.EtcdServers, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.uber.org/zap"
 	"log/slog"
 	"strings"
 	"sync"
@@ -44,7 +45,7 @@ func TestManagerDoesItsWorkWithTheLeastPrivilegeRoleAndCannotWriteSpecs(t *testi
 	if err := opts.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	client, err := newEtcdClient(ctx, opts, opts.EtcdServers)
+	client, err := newEtcdClient(ctx, opts, opts.EtcdServers, zap.NewNop())
 	if err != nil {
 		t.Fatalf("newEtcdClient as the manager's user: %v", err)
 	}

@@ -9,8 +9,9 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// etcdLogger routes the embedded etcd's zap logs into the daemon's slog
-// logger, at warn and above, so that one --log-format covers everything.
+// etcdLogger routes the zap logs of the embedded etcd and of the etcd
+// client into the daemon's slog logger, at warn and above, so that one
+// --log-format covers everything.
 // Quiet() drops everything from then on: etcd reports its own clean
 // shutdown as errors.
 type etcdLogger struct {

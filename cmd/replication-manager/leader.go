@@ -72,7 +72,10 @@ func (l *leader) run(ctx context.Context, tc registry.TaskControlInterface) erro
 
 // term is one campaign and, if won, one term of leadership.
 func (l *leader) term(ctx context.Context, key string, tc registry.TaskControlInterface) error {
-	session, err := concurrency.NewSession(l.client, concurrency.WithTTL(int(l.ttl/time.Second)), concurrency.WithContext(ctx))
+	// The session outlives ctx: on shutdown the leader stays fenced in
+	// while its syncs drain, then resigns and revokes its lease itself.
+	session, err := concurrency.NewSession(l.client, concurrency.WithTTL(int(l.ttl/time.Second)),
+		concurrency.WithContext(context.WithoutCancel(ctx)))
 	if err != nil {
 		return fmt.Errorf("election session: %w", err)
 	}

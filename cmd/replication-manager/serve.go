@@ -37,11 +37,15 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 		}()
 		endpoints = eps
 	}
-	client, err := newEtcdClient(ctx, opts, endpoints)
+	clientLog := newEtcdLogger(logger)
+	client, err := newEtcdClient(ctx, opts, endpoints, clientLog.Zap())
 	if err != nil {
 		return err
 	}
-	defer func() { _ = client.Close() }()
+	defer func() {
+		clientLog.Quiet() // the client warns about calls cut short by the stop
+		_ = client.Close()
+	}()
 
 	if risk := dockerTransportRisk(opts.dockerHost()); risk != "" {
 		// only reached with --docker-allow-insecure-tcp: Validate refuses it otherwise
