@@ -436,3 +436,40 @@ func TestProvenTemplateSkipsSlowStartUntilItFails(t *testing.T) {
 		t.Errorf("%d creates after a failure, want 1: slow start again", got)
 	}
 }
+
+func TestResyncOfManyControllersCostsOneDockerList(t *testing.T) {
+	h := newHarness(t, Options{})
+	for i := range 100 {
+		rc := newController(fmt.Sprintf("app%d", i), 2)
+		h.setSpec(rc, int64(10+i))
+	}
+	ctx := context.Background()
+	if err := h.rm.relistTasks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range h.rm.specs.ids() { // converge first
+		if err := h.rm.syncReplicationController(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drain(h)
+	h.fake.Reset()
+
+	if err := h.rm.Synchronize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	queued := drain(h)
+	for _, id := range queued {
+		if err := h.rm.syncReplicationController(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(queued) != 100 {
+		t.Errorf("resync queued %d controllers, want 100", len(queued))
+	}
+	c := h.fake.Counts()
+	if c.List != 1 || c.Inspect+c.Create+c.Delete+c.Rename != 0 {
+		t.Errorf("Docker calls of a steady-state resync of 100 controllers = %+v, want exactly 1 list", c)
+	}
+	t.Logf("Docker list calls per resync with 100 controllers: %d", c.List)
+}
