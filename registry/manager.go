@@ -87,7 +87,7 @@ type ReplicationManager struct {
 	crashes       *crashTracker
 	// proven holds the template hashes whose creates succeeded last time.
 	proven provenTemplates
-	events        *eventRecorder
+	events *eventRecorder
 
 	statusMu sync.Mutex
 	// statuses holds the last status written (or read at start) per
