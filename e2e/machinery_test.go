@@ -97,7 +97,9 @@ func TestKillNineMidScaleUpThenRestartLeavesExactlyTwelve(t *testing.T) {
 	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-d.done
+	if err := <-d.done; err == nil {
+		t.Fatal("the daemon exited cleanly after SIGKILL")
+	}
 	d.cmd = nil
 	t.Logf("killed with %d containers", len(containers(t, cli, id)))
 
@@ -299,7 +301,8 @@ func countEvents(t *testing.T, cli dockerClient, id, action string, n *atomic.In
 			select {
 			case <-msgs:
 				n.Add(1)
-			case <-errs:
+			case err := <-errs:
+				_ = err // the stream ends with ctx: expected
 				return
 			}
 		}

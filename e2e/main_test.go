@@ -136,7 +136,7 @@ func (d *daemon) exec(t *testing.T, args []string) {
 		select {
 		case err := <-d.done:
 			d.done <- err
-			return fmt.Errorf("daemon exited: %v\n%s", err, d.logs.String())
+			return fmt.Errorf("daemon exited: %w\n%s", err, d.logs.String())
 		default:
 		}
 		resp, err := http.Get("http://" + d.metricsAddr + "/readyz")
@@ -165,8 +165,7 @@ func (d *daemon) stop(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		_ = d.cmd.Process.Kill()
-		<-d.done
-		t.Errorf("daemon did not stop within 30s of SIGTERM")
+		t.Errorf("daemon did not stop within 30s of SIGTERM; killed: %v", <-d.done)
 	}
 	d.cmd = nil
 }
@@ -188,7 +187,7 @@ func (d *daemon) tryRcctl(stdin string, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+		return stdout.String(), fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil
 }

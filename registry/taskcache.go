@@ -64,17 +64,6 @@ func (c *taskCache) list(rcID string) ([]api.Task, bool) {
 	return out, true
 }
 
-// controllers returns the controller ids that have containers.
-func (c *taskCache) controllers() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]string, 0, len(c.byRC))
-	for id := range c.byRC {
-		out = append(out, id)
-	}
-	return out
-}
-
 // startList returns the sequence number a list starting now must pass to
 // replace.
 func (c *taskCache) startList() uint64 {

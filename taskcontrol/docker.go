@@ -148,7 +148,7 @@ func (d *Docker) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, e
 		defer cancel()
 		rmErr := d.cli.ContainerRemove(rmCtx, created.ID, container.RemoveOptions{Force: true})
 		if rmErr != nil && !cerrdefs.IsNotFound(rmErr) {
-			return api.Task{}, fmt.Errorf("start %s: %w (and removing it failed: %v)", spec.Name, err, rmErr)
+			return api.Task{}, fmt.Errorf("start %s: %w (and removing it failed: %w)", spec.Name, err, rmErr)
 		}
 		return api.Task{}, fmt.Errorf("start %s: %w", spec.Name, err)
 	}

@@ -54,10 +54,12 @@ func defaultIdentity() string {
 func (l *leader) run(ctx context.Context, tc registry.TaskControlInterface) error {
 	key := l.store.Prefix() + "/election/replication-manager"
 	backoff := time.Second
-	for ctx.Err() == nil {
+	for {
 		err := l.term(ctx, key, tc)
-		if ctx.Err() != nil {
-			return nil
+		select {
+		case <-ctx.Done():
+			return nil // a stop, not a failure: term has resigned
+		default:
 		}
 		l.logger.Warn("leader election: starting over", "retryIn", backoff, "err", err)
 		select {
@@ -67,7 +69,6 @@ func (l *leader) run(ctx context.Context, tc registry.TaskControlInterface) erro
 		}
 		backoff = min(backoff*2, 30*time.Second)
 	}
-	return nil
 }
 
 // term is one campaign and, if won, one term of leadership.

@@ -87,7 +87,8 @@ func TestReadyzTurnsFalseWhileEtcdIsAwayAndLivezStaysTrue(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not return within 20s after ctx ended")
 	}
-	if _, err := http.Get(base + "/livez"); err == nil {
+	if resp, err := http.Get(base + "/livez"); err == nil {
+		_ = resp.Body.Close()
 		t.Error("the metrics endpoint still answers after serve returned")
 	}
 }
