@@ -25,7 +25,7 @@ run: build image ## start the daemon with its embedded etcd against the local Do
 test: ## run every test with the race detector (real etcd, real Docker)
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-test-short: ## run the tests that need neither Docker nor much time
+test-short: ## every test but the end-to-end ones (e2e/), with the race detector
 	$(GO) test -race -count=1 -short ./...
 
 lint: ## gofmt, go vet and golangci-lint
