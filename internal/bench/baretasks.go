@@ -1,0 +1,151 @@
+package bench
+
+// This file is a task control that keeps as little as it can, for the
+// memory measurement: with taskcontrol.Fake, every container's full record
+// (and a log of every call) lives in the manager's process, where Docker
+// would keep it in dockerd. bareTasks stores a few strings per container
+// and one label map per controller, and builds fresh tasks on every list
+// or inspect, as decoding a Docker response would. It sends no events: the
+// manager writes its own creates and deletes through to its cache.
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// bareTasks is an in-memory task control of minimal footprint, safe for
+// concurrent use.
+type bareTasks struct {
+	mu     sync.Mutex
+	seq    uint64
+	byID   map[string]*bareTask
+	byName map[string]*bareTask
+	// labels holds one label map per controller: its containers' labels
+	// but the slot, which every container has its own.
+	labels map[string]map[string]string
+}
+
+type bareTask struct {
+	id, name string
+	rc       string
+	slot     string
+	created  time.Time
+}
+
+func newBareTasks() *bareTasks {
+	return &bareTasks{byID: make(map[string]*bareTask), byName: make(map[string]*bareTask), labels: make(map[string]map[string]string)}
+}
+
+// Len returns the number of containers.
+func (b *bareTasks) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.byID)
+}
+
+// task builds the api.Task of t; b.mu must be held.
+func (b *bareTasks) task(t *bareTask) api.Task {
+	labels := maps.Clone(b.labels[t.rc])
+	labels[api.LabelSlot] = t.slot
+	return api.Task{ID: t.id, Name: t.name, Labels: labels, State: api.StateRunning, Created: t.created, StartedAt: t.created}
+}
+
+// ListTasks returns the containers whose labels contain the selector;
+// every container for an empty one, as Docker does.
+func (b *bareTasks) ListTasks(ctx context.Context, selector map[string]string) ([]api.Task, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]api.Task, 0, len(b.byID))
+	for _, t := range b.byID {
+		task := b.task(t)
+		if hasLabels(task.Labels, selector) { // an empty selector lists all
+			out = append(out, task)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// InspectTask returns one container.
+func (b *bareTasks) InspectTask(ctx context.Context, id string) (api.Task, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t, ok := b.byID[id]
+	if !ok {
+		return api.Task{}, fmt.Errorf("inspect %s: %w", id, api.ErrTaskNotFound)
+	}
+	return b.task(t), nil
+}
+
+// CreateTask creates a running container; a taken name is a conflict.
+func (b *bareTasks) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
+	if err := ctx.Err(); err != nil {
+		return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, taken := b.byName[spec.Name]; taken {
+		return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, api.ErrTaskNameConflict)
+	}
+	rc := spec.Labels[api.LabelController]
+	if _, ok := b.labels[rc]; !ok {
+		base := maps.Clone(spec.Labels)
+		delete(base, api.LabelSlot)
+		b.labels[rc] = base
+	}
+	b.seq++
+	t := &bareTask{id: fmt.Sprintf("%064x", b.seq), name: spec.Name, rc: rc, slot: spec.Labels[api.LabelSlot], created: time.Now()}
+	b.byID[t.id] = t
+	b.byName[t.name] = t
+	return b.task(t), nil
+}
+
+// RenameTask renames a container.
+func (b *bareTasks) RenameTask(ctx context.Context, id, newName string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t, ok := b.byID[id]
+	if !ok {
+		return fmt.Errorf("rename %s: %w", id, api.ErrTaskNotFound)
+	}
+	if _, taken := b.byName[newName]; taken {
+		return fmt.Errorf("rename %s to %s: %w", id, newName, api.ErrTaskNameConflict)
+	}
+	delete(b.byName, t.name)
+	t.name = newName
+	b.byName[newName] = t
+	return nil
+}
+
+// DeleteTask removes a container; one that is gone is not an error.
+func (b *bareTasks) DeleteTask(ctx context.Context, id string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if t, ok := b.byID[id]; ok {
+		delete(b.byID, id)
+		delete(b.byName, t.name)
+	}
+	return nil
+}
+
+// Events sends nothing until ctx ends.
+func (b *bareTasks) Events(ctx context.Context, _ string) (<-chan api.TaskEvent, <-chan error) {
+	out := make(chan api.TaskEvent)
+	errc := make(chan error, 1)
+	go func() {
+		<-ctx.Done()
+		close(out)
+		errc <- fmt.Errorf("bare events: %w", ctx.Err())
+		close(errc)
+	}()
+	return out, errc
+}

@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Config says what a run measures and where it writes.
+type Config struct {
+	// BinDir holds the replication-manager and rcctl binaries.
+	BinDir string `json:"binDir"`
+	// ResultsDir receives one directory per run: results, logs, profiles.
+	ResultsDir string `json:"resultsDir"`
+	// Doc is the Markdown file the table is written to.
+	Doc string `json:"doc"`
+
+	Replicas       int           `json:"replicas"`
+	Rounds         int           `json:"rounds"`
+	ReplaceTries   int           `json:"replaceTries"`
+	EndToEndTries  int           `json:"endToEndTries"`
+	FailureReps    int           `json:"failureReplicas"`
+	FailureWindow  time.Duration `json:"failureWindowNs"`
+	Swarm          bool          `json:"swarm"`
+	ScaleCounts    []int         `json:"scaleControllers"`
+	ScaleReplicas  int           `json:"scaleReplicas"`
+	ScaleProbes    int           `json:"scaleProbes"`
+	ScaleResyncs   int           `json:"scaleResyncs"`
+	SkipDocker     bool          `json:"skipDocker"`
+	SkipScale      bool          `json:"skipScale"`
+	SkipGoBench    bool          `json:"skipGoBench"`
+	GoBenchPattern string        `json:"goBenchPattern"`
+}
+
+// DefaultConfig is what `make bench` runs.
+func DefaultConfig() Config {
+	return Config{
+		BinDir:         "bin",
+		ResultsDir:     "bench-results",
+		Doc:            "docs/BENCHMARKS.md",
+		Replicas:       30,
+		Rounds:         6,
+		ReplaceTries:   10,
+		EndToEndTries:  20,
+		FailureReps:    100,
+		FailureWindow:  time.Minute,
+		Swarm:          true,
+		ScaleCounts:    []int{1000, 10000},
+		ScaleReplicas:  10,
+		ScaleProbes:    200,
+		ScaleResyncs:   5,
+		GoBenchPattern: ".",
+	}
+}
+
+// AddFlags registers the options on fs.
+func (c *Config) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.BinDir, "bin-dir", c.BinDir, "directory with the replication-manager and rcctl binaries")
+	fs.StringVar(&c.ResultsDir, "results-dir", c.ResultsDir, "directory for the raw results, logs and profiles (one subdirectory per run)")
+	fs.StringVar(&c.Doc, "doc", c.Doc, "Markdown file the table is written to; empty writes none")
+	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "N of the 0→N and N→0 convergence")
+	fs.IntVar(&c.Rounds, "rounds", c.Rounds, "rounds of the convergence; each round starts with the next system, so a multiple of the systems (3, or 2 without Swarm) gives each the same positions")
+	fs.IntVar(&c.ReplaceTries, "replace-tries", c.ReplaceTries, "docker rm -f of a replica, how many times")
+	fs.IntVar(&c.EndToEndTries, "e2e-tries", c.EndToEndTries, "new controllers of 1 replica, how many")
+	fs.IntVar(&c.FailureReps, "failure-replicas", c.FailureReps, "replicas of the controller with a missing image")
+	fs.DurationVar(&c.FailureWindow, "failure-window", c.FailureWindow, "how long the create calls for a missing image are counted")
+	fs.BoolVar(&c.Swarm, "swarm", c.Swarm, "also measure Swarm mode (docker swarm init on loopback when the engine is not in a swarm)")
+	fs.IntSliceVar(&c.ScaleCounts, "scale-controllers", c.ScaleCounts, "controller counts of the control-plane part (in-memory fake)")
+	fs.IntVar(&c.ScaleReplicas, "scale-replicas", c.ScaleReplicas, "replicas per controller in the control-plane part")
+	fs.IntVar(&c.ScaleProbes, "scale-probes", c.ScaleProbes, "spec writes timed until their first create, per controller count")
+	fs.IntVar(&c.ScaleResyncs, "scale-resyncs", c.ScaleResyncs, "full resyncs timed per controller count")
+	fs.BoolVar(&c.SkipDocker, "skip-docker", c.SkipDocker, "skip the parts that need Docker (convergence, replacement, end to end, missing image, Swarm)")
+	fs.BoolVar(&c.SkipScale, "skip-scale", c.SkipScale, "skip the control-plane part with the in-memory fake")
+	fs.BoolVar(&c.SkipGoBench, "skip-go-bench", c.SkipGoBench, "skip the Go benchmarks of the registry package")
+	fs.StringVar(&c.GoBenchPattern, "go-bench", c.GoBenchPattern, "-bench pattern of the Go benchmarks")
+}
+
+// Validate checks the options and names the flag at fault.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	positive := map[string]int{
+		"--replicas": c.Replicas, "--rounds": c.Rounds, "--replace-tries": c.ReplaceTries,
+		"--e2e-tries": c.EndToEndTries, "--failure-replicas": c.FailureReps,
+		"--scale-replicas": c.ScaleReplicas, "--scale-probes": c.ScaleProbes, "--scale-resyncs": c.ScaleResyncs,
+	}
+	for _, flag := range []string{"--replicas", "--rounds", "--replace-tries", "--e2e-tries", "--failure-replicas", "--scale-replicas", "--scale-probes", "--scale-resyncs"} {
+		if positive[flag] < 1 {
+			bad("%s: must be at least 1, got %d", flag, positive[flag])
+		}
+	}
+	if c.FailureWindow <= 0 {
+		bad("--failure-window: must be positive, got %s", c.FailureWindow)
+	}
+	for _, n := range c.ScaleCounts {
+		if n < 1 {
+			bad("--scale-controllers: every count must be at least 1, got %d", n)
+		}
+	}
+	if c.ResultsDir == "" {
+		bad("--results-dir: must not be empty")
+	}
+	return errors.Join(errs...)
+}

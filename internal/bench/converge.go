@@ -1,0 +1,161 @@
+package bench
+
+// This file is the convergence part: 0→N and N→0 by the manager, by the
+// engine driven directly (N parallel create+start, N parallel rm -f), and
+// by Swarm where it runs, alternated over rounds so that each system goes
+// first in turn and drift in the engine's speed hits all of them alike.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// system is one way of running N containers of the image.
+type system struct {
+	name string
+	// up asks for n containers; down removes them.
+	up   func(ctx context.Context, n int) error
+	down func(ctx context.Context) error
+	// match accepts the events of this system's containers.
+	match func(dockerEvent) bool
+	// labels find this system's containers.
+	labels map[string]string
+	// upTimes and downTimes receive one sample per round, curves the
+	// times of the k-th start of each round's 0→N.
+	upTimes, downTimes *Durations
+	curves             *[]Durations
+}
+
+// measureConvergence runs the rounds and fills in res.
+func (e *dockerEnv) measureConvergence(ctx context.Context, cfg Config, res *DockerResults) error {
+	systems, err := e.convergenceSystems(ctx, res)
+	if err != nil {
+		return err
+	}
+	callsBefore, err := e.dockerCalls(ctx)
+	if err != nil {
+		return err
+	}
+	n := cfg.Replicas
+	for round := range cfg.Rounds {
+		for k := range systems {
+			s := systems[(round+k)%len(systems)]
+			curve, err := e.timeCurve(ctx, func() error { return s.up(ctx, n) }, "start", n, s.match)
+			if err != nil {
+				return fmt.Errorf("convergence round %d: %s 0→%d: %w", round+1, s.name, n, err)
+			}
+			up := curve[n-1]
+			*s.curves = append(*s.curves, curve)
+			down, err := e.timeChange(ctx, func() error { return s.down(ctx) }, "destroy", n, s.match)
+			if err != nil {
+				return fmt.Errorf("convergence round %d: %s %d→0: %w", round+1, s.name, n, err)
+			}
+			*s.upTimes = append(*s.upTimes, up)
+			*s.downTimes = append(*s.downTimes, down)
+			fmt.Fprintf(e.progress, "convergence round %d/%d: %-7s 0→%d %s, %d→0 %s\n", round+1, cfg.Rounds, s.name, n, fmtDuration(up), n, fmtDuration(down))
+			if err := e.settle(ctx, s.labels); err != nil {
+				return err
+			}
+		}
+	}
+	callsAfter, err := e.dockerCalls(ctx)
+	if err != nil {
+		return err
+	}
+	res.ManagerDockerCalls = make(map[string]float64)
+	for op, v := range callsAfter {
+		if d := (v - callsBefore[op]) / float64(cfg.Rounds); d > 0 {
+			res.ManagerDockerCalls[op] = d
+		}
+	}
+	return nil
+}
+
+// dockerCalls reads the daemon's Docker API calls so far, by operation.
+func (e *dockerEnv) dockerCalls(ctx context.Context) (map[string]float64, error) {
+	text, err := e.daemon.metrics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return metricByLabel(text, "replication_manager_docker_calls_total", "operation"), nil
+}
+
+// convergenceID is the controller of the manager's rounds.
+func (e *dockerEnv) convergenceID() string { return "rmbench-" + e.runID + "-conv" }
+
+// convergenceSystems returns the manager, raw Docker and, where it runs,
+// Swarm. The manager's controller is applied with rcctl at 0 replicas;
+// each round then scales it as `rcctl scale` does.
+func (e *dockerEnv) convergenceSystems(ctx context.Context, res *DockerResults) ([]*system, error) {
+	id := e.convergenceID()
+	rc := newController(id, e.image, 0, e.runLabels("manager"))
+	data, err := api.Encode(rc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := e.daemon.rcctl(ctx, string(data), "apply", "-f", "-"); err != nil {
+		return nil, err
+	}
+	manager := &system{
+		name:      "manager",
+		up:        func(ctx context.Context, n int) error { return setReplicas(ctx, e.daemon.store, id, n) },
+		down:      func(ctx context.Context) error { return setReplicas(ctx, e.daemon.store, id, 0) },
+		match:     labelled(api.LabelController, id),
+		labels:    map[string]string{api.LabelController: id},
+		upTimes:   &res.ManagerUp,
+		downTimes: &res.ManagerDown,
+		curves:    &res.ManagerCurves,
+	}
+
+	var rawIDs []string
+	raw := &system{
+		name: "raw",
+		up: func(ctx context.Context, n int) error {
+			rawIDs = make([]string, n)
+			errs := make([]error, n)
+			done := make(chan struct{})
+			for i := range n {
+				go func() {
+					rawIDs[i], errs[i] = runContainer(ctx, e.cli, e.image, fmt.Sprintf("rmbench-%s-raw-%d", e.runID, i+1), e.runLabels("raw"))
+					done <- struct{}{}
+				}()
+			}
+			for range n {
+				<-done
+			}
+			return joinErrs(errs)
+		},
+		down:      func(ctx context.Context) error { return removeContainers(ctx, e.cli, rawIDs) },
+		match:     labelled(systemLabel, "raw"),
+		labels:    e.runLabels("raw"),
+		upTimes:   &res.RawUp,
+		downTimes: &res.RawDown,
+		curves:    &res.RawCurves,
+	}
+	systems := []*system{manager, raw}
+
+	if e.swarmUnavailable == "" {
+		var serviceID string
+		systems = append(systems, &system{
+			name: "swarm",
+			up: func(ctx context.Context, n int) (err error) {
+				serviceID, err = createService(ctx, e.cli, "rmbench-"+e.runID+"-swarm", e.image, n, e.runLabels("swarm"))
+				return err
+			},
+			down: func(ctx context.Context) error {
+				if err := e.cli.ServiceRemove(ctx, serviceID); err != nil {
+					return fmt.Errorf("service rm: %w", err)
+				}
+				return nil
+			},
+			match:     labelled(systemLabel, "swarm"),
+			labels:    e.runLabels("swarm"),
+			upTimes:   &res.SwarmUp,
+			downTimes: &res.SwarmDown,
+			curves:    &res.SwarmCurves,
+		})
+	}
+	return systems, nil
+}

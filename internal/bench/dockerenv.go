@@ -1,0 +1,208 @@
+package bench
+
+// This file sets up and tears down what the Docker parts share: the
+// client, the image, the event recorder, the daemon and Swarm mode.
+// Teardown removes everything the run started, found by the run's label,
+// whatever state the parts left it in.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/docker/docker/client"
+)
+
+// changeTimeout bounds the wait for one change (0→N, N→0, a replacement).
+const changeTimeout = 3 * time.Minute
+
+// dockerEnv is what the Docker parts share.
+type dockerEnv struct {
+	cli      *client.Client
+	rec      *recorder
+	runID    string
+	image    string
+	tempDir  string
+	daemon   *daemon
+	progress io.Writer
+
+	swarm *swarmMode
+	// swarmUnavailable says why Swarm is not measured; empty when it is.
+	swarmUnavailable string
+}
+
+// setupDocker builds the image, starts the event recorder and the daemon,
+// and puts the engine in Swarm mode when asked. On error, what was set up
+// is torn down again.
+func setupDocker(ctx context.Context, cfg Config, runID, runDir string, machine *Machine, progress io.Writer) (env *dockerEnv, err error) {
+	cli, err := newDockerClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	env = &dockerEnv{cli: cli, runID: runID, image: "rm-bench-task:" + runID, progress: progress}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, env.teardown(context.WithoutCancel(ctx)))
+			env = nil
+		}
+	}()
+	if err := machine.addDocker(ctx, cli); err != nil {
+		return env, err
+	}
+	env.tempDir, err = os.MkdirTemp("", "rm-bench-")
+	if err != nil {
+		return env, fmt.Errorf("temp dir: %w", err)
+	}
+	fmt.Fprintf(progress, "building image %s\n", env.image)
+	if err := buildImage(ctx, env.image); err != nil {
+		return env, err
+	}
+	if env.rec, err = startRecorder(ctx, cli, runID, env.image); err != nil {
+		return env, err
+	}
+	fmt.Fprintf(progress, "starting the daemon (log: %s)\n", filepath.Join(runDir, "daemon.log"))
+	env.daemon, err = startDaemon(ctx, cfg.BinDir, filepath.Join(env.tempDir, "etcd"), filepath.Join(runDir, "daemon.log"))
+	if err != nil {
+		return env, err
+	}
+	if cfg.Swarm {
+		env.swarm, env.swarmUnavailable = setupSwarm(ctx, cli)
+		if env.swarmUnavailable != "" {
+			fmt.Fprintf(progress, "swarm: %s\n", env.swarmUnavailable)
+		}
+	} else {
+		env.swarmUnavailable = "not measured (--swarm=false)"
+	}
+	return env, nil
+}
+
+// runLabels are the labels of a container made by system.
+func (e *dockerEnv) runLabels(system string) map[string]string {
+	return map[string]string{runLabel: e.runID, systemLabel: system}
+}
+
+// timeChange runs action and returns how long until n distinct containers
+// accepted by match have had the event eventAction.
+func (e *dockerEnv) timeChange(ctx context.Context, action func() error, eventAction string, n int, match func(dockerEvent) bool) (time.Duration, error) {
+	curve, err := e.timeCurve(ctx, action, eventAction, n, match)
+	if err != nil {
+		return 0, err
+	}
+	return curve[n-1], nil
+}
+
+// timeCurve is timeChange that returns when each of the n containers had
+// the event, in order: the k-th is how long until k of them had it.
+func (e *dockerEnv) timeCurve(ctx context.Context, action func() error, eventAction string, n int, match func(dockerEvent) bool) (Durations, error) {
+	mark := e.rec.mark()
+	start := time.Now()
+	if err := action(); err != nil {
+		return nil, err
+	}
+	evs, err := e.rec.waitEvents(ctx, mark, eventAction, n, changeTimeout, match)
+	if err != nil {
+		return nil, err
+	}
+	curve := make(Durations, n)
+	for i, ev := range evs {
+		curve[i] = ev.At.Sub(start)
+	}
+	return curve, nil
+}
+
+// settle waits until no container with labels is left, then a second
+// more, so that the engine's clean-up of one phase does not slow the next.
+func (e *dockerEnv) settle(ctx context.Context, labels map[string]string) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		list, err := listContainers(ctx, e.cli, labels)
+		if err != nil {
+			return err
+		}
+		if len(list) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d containers with %v still there after a minute", len(list), labels)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Second):
+		return nil
+	}
+}
+
+// teardown removes everything the run started: Swarm services (and the
+// swarm, if the run made it), the daemon, every container with the run's
+// label, the image and the temporary directory. It then checks that no
+// container of the run is left.
+func (e *dockerEnv) teardown(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	var errs []error
+	if e.swarm != nil {
+		if err := e.swarm.teardown(ctx, e.cli, e.runID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if e.daemon != nil {
+		if err := e.daemon.stop(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := removeRunContainers(ctx, e.cli, e.runID); err != nil {
+		errs = append(errs, err)
+	}
+	if err := e.settleTeardown(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := removeImage(ctx, e.cli, e.image); err != nil {
+		errs = append(errs, err)
+	}
+	if e.tempDir != "" {
+		if err := os.RemoveAll(e.tempDir); err != nil {
+			errs = append(errs, fmt.Errorf("remove %s: %w", e.tempDir, err))
+		}
+	}
+	errs = append(errs, e.cli.Close())
+	return errors.Join(errs...)
+}
+
+// settleTeardown waits until no container of the run is left, removing
+// again what Swarm's own clean-up was still busy with.
+func (e *dockerEnv) settleTeardown(ctx context.Context) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		list, err := listContainers(ctx, e.cli, map[string]string{runLabel: e.runID})
+		if err != nil {
+			return err
+		}
+		if len(list) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cleanup: %d containers of run %s left behind", len(list), e.runID)
+		}
+		if err := removeRunContainers(ctx, e.cli, e.runID); err != nil {
+			return err
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// sleepCtx sleeps for d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}

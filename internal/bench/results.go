@@ -1,0 +1,160 @@
+package bench
+
+// This file holds the raw results of a run, as written to the results file.
+// Every sample is kept, so that the table can be recomputed and runs
+// compared.
+
+import (
+	"time"
+)
+
+// Results is everything one run measured.
+type Results struct {
+	RunID   string    `json:"runId"`
+	Date    time.Time `json:"date"`
+	Command string    `json:"command"`
+	Machine Machine   `json:"machine"`
+	Config  Config    `json:"config"`
+	// Docker is nil when the Docker parts were skipped.
+	Docker *DockerResults `json:"docker,omitempty"`
+	// Scale has one entry per controller count.
+	Scale   []ScaleResult `json:"scale,omitempty"`
+	GoBench []GoBenchmark `json:"goBench,omitempty"`
+	// Profiles are the pprof summaries of the parts that missed a target.
+	Profiles []ProfileSummary `json:"profiles,omitempty"`
+	// Errors are the parts that failed; the others still report.
+	Errors []string `json:"errors,omitempty"`
+	// Wall is how long the whole run took, cleanup included.
+	Wall time.Duration `json:"wallNs"`
+}
+
+// DockerResults are the parts measured against the real Docker Engine.
+type DockerResults struct {
+	Replicas int `json:"replicas"`
+	Rounds   int `json:"rounds"`
+	// 0→N and N→0 of each system, one sample per round.
+	ManagerUp   Durations `json:"managerUpMs"`
+	ManagerDown Durations `json:"managerDownMs"`
+	RawUp       Durations `json:"rawUpMs"`
+	RawDown     Durations `json:"rawDownMs"`
+	SwarmUp     Durations `json:"swarmUpMs,omitempty"`
+	SwarmDown   Durations `json:"swarmDownMs,omitempty"`
+	// Swarm is empty when Swarm was measured, else why not.
+	Swarm string `json:"swarm,omitempty"`
+	// ManagerDockerCalls are the daemon's Docker API calls per round
+	// (one 0→N and one N→0), by operation, from its /metrics.
+	ManagerDockerCalls map[string]float64 `json:"managerDockerCallsPerRound,omitempty"`
+	// The curves are, per round, when the k-th container of the 0→N
+	// started, k = 1..N.
+	ManagerCurves []Durations `json:"managerCurvesMs"`
+	RawCurves     []Durations `json:"rawCurvesMs"`
+	SwarmCurves   []Durations `json:"swarmCurvesMs,omitempty"`
+
+	// DockerStart is one plain create+start of the image, until it runs.
+	DockerStart Durations `json:"dockerStartMs"`
+	// Replacement is docker rm -f of a replica until its replacement runs.
+	Replacement Durations `json:"replacementMs"`
+
+	// EndToEnd is a new controller's spec write until its replica runs and
+	// its status says readyReplicas 1; the two parts are kept too.
+	EndToEnd        Durations `json:"endToEndMs"`
+	EndToEndRunning Durations `json:"endToEndRunningMs"`
+	EndToEndStatus  Durations `json:"endToEndStatusMs"`
+
+	// Failure is the missing-image part.
+	Failure *FailureResult `json:"failure,omitempty"`
+}
+
+// FailureResult is what a controller of a missing image cost.
+type FailureResult struct {
+	Image    string        `json:"image"`
+	Replicas int           `json:"replicas"`
+	Window   time.Duration `json:"windowNs"`
+	// CreateErrors and CreateSuccesses are the daemon's
+	// replication_manager_containers_total{operation="create"} over the
+	// window.
+	CreateErrors    int `json:"createErrors"`
+	CreateSuccesses int `json:"createSuccesses"`
+	// Condition is the ReplicaFailure message in the status at the end.
+	Condition string `json:"condition"`
+}
+
+// ScaleResult is the control plane at one scale, with the in-memory fake in
+// place of Docker and a real etcd; a subprocess measures it, so that its
+// memory is the manager's.
+type ScaleResult struct {
+	Controllers int `json:"controllers"`
+	Replicas    int `json:"replicas"`
+	Workers     int `json:"workers"`
+	// WriteSpecs is writing every spec to etcd before the manager starts.
+	WriteSpecs time.Duration `json:"writeSpecsNs"`
+	// Converge is from the manager's start until the fake holds every
+	// replica.
+	Converge time.Duration `json:"convergeNs"`
+	// Resync is a full resync of a converged manager (Synchronize: one
+	// list, every controller queued) until every controller has synced.
+	Resync Durations `json:"resyncMs"`
+	// ResyncCall is the Synchronize call alone: the list and the queueing.
+	ResyncCall Durations `json:"resyncCallMs"`
+	// ColdResync is a restart with every status due for a write: the list
+	// of specs and containers, then every controller synced and its status
+	// written.
+	ColdResync    time.Duration `json:"coldResyncNs"`
+	StatusWrites  int           `json:"statusWrites"`
+	EventToCreate Durations     `json:"eventToCreateMs"`
+	// EventToCreateBusy is EventToCreate while full resyncs run back to
+	// back.
+	EventToCreateBusy Durations `json:"eventToCreateBusyMs"`
+	// CommitToCreate is measured from the spec write's acknowledgement,
+	// which the watch event may overtake (then it is negative).
+	CommitToCreate Durations `json:"commitToCreateMs"`
+	// Memory is measured in this worker, with the fake; BareMemory in a
+	// worker of its own on a bare task control that keeps almost nothing,
+	// so that its process is (almost) all manager.
+	Memory     MemoryResult  `json:"memoryFake"`
+	BareMemory *MemoryResult `json:"memoryBare,omitempty"`
+	// Profiles maps a part (resync, events, heap) to its pprof file.
+	Profiles map[string]string `json:"profiles,omitempty"`
+}
+
+// MemoryResult is the resident memory of a worker whose manager has
+// converged and done one full resync.
+type MemoryResult struct {
+	// RSS is VmRSS then; PeakRSS is VmHWM.
+	RSS     uint64 `json:"rssBytes"`
+	PeakRSS uint64 `json:"peakRssBytes"`
+	// RSSAfterGC is VmRSS after a GC that returned free memory to the OS;
+	// RSSWithoutManager is the same after the manager stopped. What the
+	// task control and the etcd client hold remains in both.
+	RSSAfterGC         uint64 `json:"rssAfterGcBytes"`
+	RSSWithoutManager  uint64 `json:"rssWithoutManagerBytes"`
+	HeapInuse          uint64 `json:"heapInuseBytes"`
+	HeapWithoutManager uint64 `json:"heapWithoutManagerBytes"`
+}
+
+// ManagerRSS is the resident memory that went away with the manager. It
+// underestimates the manager's share when the manager's objects shared
+// pages with the task control's, which then stay resident.
+func (m MemoryResult) ManagerRSS() uint64 {
+	if m.RSSWithoutManager > m.RSSAfterGC {
+		return 0
+	}
+	return m.RSSAfterGC - m.RSSWithoutManager
+}
+
+// GoBenchmark is one line of `go test -bench -benchmem`.
+type GoBenchmark struct {
+	Name        string  `json:"name"`
+	Iterations  int64   `json:"iterations"`
+	NsPerOp     float64 `json:"nsPerOp"`
+	BytesPerOp  int64   `json:"bytesPerOp"`
+	AllocsPerOp int64   `json:"allocsPerOp"`
+}
+
+// ProfileSummary is the top of a pprof profile taken of a part that missed
+// its target.
+type ProfileSummary struct {
+	Target string `json:"target"`
+	File   string `json:"file"`
+	Top    string `json:"top"`
+}

@@ -1,0 +1,167 @@
+package bench
+
+// This file runs the parts in order and writes what they measured: the
+// Docker parts (with the missing-image window left running), the control
+// plane at scale and the Go benchmarks while that window runs, then the
+// teardown, the table, the results file and the document. A part that
+// fails is reported and the others still run.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Run measures what cfg asks for and writes the results. command is how
+// the run was started, for the document. It returns an error when a part
+// failed or the cleanup left something behind.
+func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writer) error {
+	start := time.Now()
+	res := &Results{RunID: newRunID(), Date: start, Command: command, Machine: describeMachine(), Config: cfg}
+	runDir := filepath.Join(cfg.ResultsDir, start.UTC().Format("20060102-150405")+"-"+res.RunID)
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return fmt.Errorf("results dir: %w", err)
+	}
+	logFile, err := os.Create(filepath.Join(runDir, "progress.log"))
+	if err != nil {
+		return fmt.Errorf("progress log: %w", err)
+	}
+	defer logFile.Close()
+	progress := io.MultiWriter(stderr, logFile)
+	fmt.Fprintf(progress, "rm-bench run %s: results in %s\n", res.RunID, runDir)
+	fail := func(err error) {
+		fmt.Fprintf(progress, "FAILED: %v\n", err)
+		res.Errors = append(res.Errors, err.Error())
+	}
+
+	var env *dockerEnv
+	var failure *failurePart
+	if !cfg.SkipDocker {
+		env, err = setupDocker(ctx, cfg, res.RunID, runDir, &res.Machine, progress)
+		if err != nil {
+			fail(err)
+		} else {
+			res.Docker = &DockerResults{Replicas: cfg.Replicas, Rounds: cfg.Rounds, Swarm: env.swarmUnavailable}
+			if err := env.measure(ctx, cfg, res.Docker); err != nil {
+				fail(err)
+			} else if convergenceMissed(res.Docker) {
+				profiles, err := env.explainConvergence(ctx, cfg, runDir, res.Docker)
+				res.Profiles = append(res.Profiles, profiles...)
+				if err != nil {
+					fail(err)
+				}
+			}
+			if ctx.Err() == nil {
+				if failure, err = env.startFailure(ctx, cfg.FailureReps, cfg.FailureWindow); err != nil {
+					fail(err)
+				}
+			}
+		}
+	}
+
+	if !cfg.SkipScale && ctx.Err() == nil {
+		fmt.Fprintf(progress, "control plane at scale: %v controllers × %d, in-memory fake, real etcd\n", cfg.ScaleCounts, cfg.ScaleReplicas)
+		res.Scale, err = runScale(ctx, cfg, runDir, progress)
+		if err != nil {
+			fail(err)
+		}
+	}
+	if !cfg.SkipGoBench && ctx.Err() == nil {
+		fmt.Fprintf(progress, "go test ./registry -bench %s -benchmem\n", cfg.GoBenchPattern)
+		res.GoBench, err = runGoBench(ctx, cfg.GoBenchPattern, filepath.Join(runDir, "gobench.txt"))
+		if err != nil {
+			fail(err)
+		}
+	}
+	if failure != nil {
+		if res.Docker.Failure, err = failure.finish(ctx); err != nil {
+			fail(err)
+		}
+	}
+	if env != nil {
+		fmt.Fprintln(progress, "cleaning up: services, swarm, daemon, containers, image, temp dir")
+		if err := env.teardown(context.WithoutCancel(ctx)); err != nil {
+			fail(fmt.Errorf("cleanup: %w", err))
+		}
+	}
+
+	rows := BuildRows(res)
+	profiles, err := summariseProfiles(context.WithoutCancel(ctx), rows, res.Scale)
+	res.Profiles = append(res.Profiles, profiles...)
+	if err != nil {
+		fail(err)
+	}
+	res.Wall = time.Since(start)
+	return errors.Join(writeOutputs(res, rows, cfg, runDir, stdout), runError(res))
+}
+
+// measure runs the Docker parts but the missing-image window.
+func (e *dockerEnv) measure(ctx context.Context, cfg Config, res *DockerResults) error {
+	if err := e.measureConvergence(ctx, cfg, res); err != nil {
+		return err
+	}
+	if err := e.measureDockerStart(ctx, cfg.ReplaceTries, res); err != nil {
+		return err
+	}
+	if err := e.measureReplacement(ctx, cfg.ReplaceTries, res); err != nil {
+		return err
+	}
+	return e.measureEndToEnd(ctx, cfg.EndToEndTries, res)
+}
+
+// writeOutputs prints the table and writes results.json, table.txt and the
+// document.
+func writeOutputs(res *Results, rows []Row, cfg Config, runDir string, stdout io.Writer) error {
+	table := RenderText(rows)
+	fmt.Fprintf(stdout, "\n%s\nwall time %s; results in %s\n", table, res.Wall.Round(time.Second), runDir)
+
+	resultsFile := filepath.Join(runDir, "results.json")
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := os.WriteFile(resultsFile, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "table.txt"), []byte(table), 0o644); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if cfg.Doc == "" {
+		return nil
+	}
+	existing, err := os.ReadFile(cfg.Doc)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", cfg.Doc, err)
+	}
+	doc := SpliceDoc(string(existing), GenerateBlock(res, rows, resultsFile))
+	if err := os.WriteFile(cfg.Doc, []byte(doc), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", cfg.Doc, err)
+	}
+	fmt.Fprintf(stdout, "table written to %s\n", cfg.Doc)
+	return nil
+}
+
+// runError summarises the failed parts, already reported one by one.
+func runError(res *Results) error {
+	if len(res.Errors) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d part(s) failed; see above and the results file", len(res.Errors))
+}
+
+// newRunID is a random identifier of the run, in every label and name the
+// run uses.
+func newRunID() string {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("random run id: %v", err))
+	}
+	return hex.EncodeToString(b[:])
+}

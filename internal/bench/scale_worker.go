@@ -1,0 +1,593 @@
+package bench
+
+// This file is the control-plane part's subprocess: the manager with the
+// in-memory fake in place of Docker, on a real etcd that runs in the
+// parent, so that this process's resident memory is the manager's and the
+// fake's, not etcd's. It converges N controllers, then times full
+// resyncs, spec writes until their first create, and a restart that
+// rewrites every status. With --task-control=bare it runs the manager on
+// bareTasks instead and only measures memory. It prints a ScaleResult as
+// JSON on stdout and its progress on stderr.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/taskcontrol"
+)
+
+// ScaleWorkerCommand is the hidden subcommand that runs RunScaleWorker.
+const ScaleWorkerCommand = "scale-worker"
+
+const (
+	// specBatch is how many spec puts go in one etcd transaction (etcd
+	// allows 128 operations per transaction by default).
+	specBatch = 100
+	// quietFor is how long no sync may finish before the manager counts
+	// as idle.
+	quietFor = 300 * time.Millisecond
+	// scaleTimeout bounds every wait of the worker.
+	scaleTimeout = 10 * time.Minute
+	// probePrefix names the controllers whose first create is timed.
+	probePrefix = "probe-"
+)
+
+// scaleWorker measures one controller count.
+type scaleWorker struct {
+	client *clientv3.Client
+	store  *registry.Store
+	// tc is the task control the manager runs on: fake, or a bareTasks
+	// when fake is nil; count says how many containers it holds.
+	tc         registry.TaskControlInterface
+	count      func() int
+	fake       *taskcontrol.Fake
+	mode       string
+	profileDir string
+	log        func(format string, args ...any)
+
+	controllers, replicas, probes, resyncs int
+
+	// probeHits receives the time of every create of a probe controller,
+	// from the fake's CreateErr hook.
+	probeHits chan probeHit
+}
+
+type probeHit struct {
+	name string
+	at   time.Time
+}
+
+// RunScaleWorker parses the worker's flags, measures, and writes the
+// ScaleResult to stdout.
+func RunScaleWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet(ScaleWorkerCommand, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	etcdURL := fs.String("etcd", "", "etcd client URL")
+	prefix := fs.String("prefix", "/rm-bench", "registry prefix, fresh for this worker")
+	profileDir := fs.String("profile-dir", "", "where the pprof profiles go")
+	w := &scaleWorker{}
+	fs.IntVar(&w.controllers, "controllers", 1000, "controllers")
+	fs.IntVar(&w.replicas, "replicas", 10, "replicas per controller")
+	fs.IntVar(&w.probes, "probes", 200, "spec writes timed until their first create")
+	fs.IntVar(&w.resyncs, "resyncs", 5, "full resyncs timed")
+	fs.StringVar(&w.mode, "task-control", "fake", "fake: taskcontrol.Fake, every measurement; bare: bareTasks, memory only")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *etcdURL == "" || *profileDir == "" {
+		return errors.New("scale-worker: --etcd and --profile-dir are required")
+	}
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{*etcdURL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		return fmt.Errorf("etcd client: %w", err)
+	}
+	defer client.Close()
+
+	w.client = client
+	w.store = registry.NewStore(client, *prefix)
+	w.profileDir = *profileDir
+	w.probeHits = make(chan probeHit, 1)
+	switch w.mode {
+	case "fake":
+		w.fake = &taskcontrol.Fake{CreateErr: w.onCreate}
+		w.tc, w.count = w.fake, w.fake.Len
+	case "bare":
+		bare := newBareTasks()
+		w.tc, w.count = bare, bare.Len
+	default:
+		return fmt.Errorf("scale-worker: --task-control: fake or bare, got %q", w.mode)
+	}
+	w.log = func(format string, args ...any) {
+		fmt.Fprintf(stderr, "  scale %d (%s): %s\n", w.controllers, w.mode, fmt.Sprintf(format, args...))
+	}
+	res, err := w.run(ctx)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(res)
+}
+
+// onCreate is the fake's CreateErr hook: it is called on every create and
+// timestamps those of probe controllers. It never fails a create.
+func (w *scaleWorker) onCreate(spec api.TaskSpec) error {
+	if strings.HasPrefix(spec.Name, probePrefix) {
+		select {
+		case w.probeHits <- probeHit{name: spec.Name, at: time.Now()}:
+		default: // a probe created twice: the first time is the one that counts
+		}
+	}
+	return nil
+}
+
+func (w *scaleWorker) run(ctx context.Context) (ScaleResult, error) {
+	res := ScaleResult{Controllers: w.controllers, Replicas: w.replicas, Workers: registry.DefaultWorkers, Profiles: map[string]string{}}
+
+	start := time.Now()
+	if err := w.writeSpecs(ctx); err != nil {
+		return res, err
+	}
+	res.WriteSpecs = time.Since(start)
+	w.log("%d specs written in %s", w.controllers, fmtDuration(res.WriteSpecs))
+
+	m := w.startManager(ctx)
+	err := w.measure(ctx, m, &res)
+	if err = errors.Join(err, m.stop()); err != nil {
+		return res, err
+	}
+	if w.fake != nil {
+		err = w.timeColdResync(ctx, &res)
+	}
+	return res, err
+}
+
+// measure converges the manager and takes the measurements that need it
+// running; the memory, last, stops it.
+func (w *scaleWorker) measure(ctx context.Context, m *managerRun, res *ScaleResult) error {
+	want := w.controllers * w.replicas
+	if err := waitUntil(ctx, scaleTimeout, 10*time.Millisecond, func() bool { return w.count() == want }); err != nil {
+		return fmt.Errorf("first convergence: %d of %d containers: %w", w.count(), want, err)
+	}
+	res.Converge = time.Since(m.started)
+	if err := m.waitQuiet(ctx); err != nil {
+		return err
+	}
+	w.log("converged to %d containers in %s", want, fmtDuration(res.Converge))
+	if w.fake == nil {
+		// a process in its steady state has done resyncs and holds their
+		// garbage until the next GC: do one, then measure
+		if err := w.timeResyncs(ctx, m, res, 1); err != nil {
+			return err
+		}
+		return w.measureMemory(m, res)
+	}
+	// the fake's record of every call is a test aid, not the manager's
+	// memory: drop it
+	w.fake.Reset()
+	if err := w.profile("resync", res, func() error { return w.timeResyncs(ctx, m, res, w.resyncs) }); err != nil {
+		return err
+	}
+	if err := w.profile("events", res, func() error { return w.timeProbes(ctx, m, res) }); err != nil {
+		return err
+	}
+	if err := w.profile("events-busy", res, func() error { return w.timeBusyProbes(ctx, m, res) }); err != nil {
+		return err
+	}
+	return w.measureMemory(m, res)
+}
+
+// writeSpecs puts every spec, in transactions of specBatch puts, a few at
+// a time.
+func (w *scaleWorker) writeSpecs(ctx context.Context) error {
+	batches := make(chan []clientv3.Op)
+	errc := make(chan error, 4)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for ops := range batches {
+				if _, err := w.client.Txn(ctx).Then(ops...).Commit(); err != nil {
+					errc <- fmt.Errorf("write specs: %w", err)
+					return
+				}
+			}
+		})
+	}
+	var err error
+	var ops []clientv3.Op
+	for i := range w.controllers {
+		rc := newController(fmt.Sprintf("rc-%05d", i), "demo-task:latest", w.replicas, nil)
+		data, encErr := api.Encode(rc)
+		if encErr != nil {
+			err = encErr
+			break
+		}
+		ops = append(ops, clientv3.OpPut(w.store.ControllerKey(rc.ID), string(data)))
+		if len(ops) == specBatch || i == w.controllers-1 {
+			select {
+			case batches <- ops:
+			case err = <-errc:
+			}
+			if err != nil {
+				break
+			}
+			ops = nil
+		}
+	}
+	close(batches)
+	wg.Wait()
+	close(errc)
+	if err != nil {
+		return err
+	}
+	return <-errc
+}
+
+// managerRun is one running manager and the metrics it registers.
+type managerRun struct {
+	rm      *registry.ReplicationManager
+	reg     *prometheus.Registry
+	started time.Time
+	cancel  context.CancelFunc
+	done    chan error
+
+	stopOnce sync.Once
+	err      error
+}
+
+// startManager runs a manager on the fake until stop. Its resync period
+// is an hour, so that only the resyncs the worker asks for happen.
+func (w *scaleWorker) startManager(ctx context.Context) *managerRun {
+	reg := prometheus.NewRegistry()
+	rm := registry.NewReplicationManager(w.store, w.tc, slog.New(slog.DiscardHandler), registry.Options{
+		SyncPeriod: time.Hour,
+		Registerer: reg,
+	})
+	ctx, cancel := context.WithCancel(ctx)
+	m := &managerRun{rm: rm, reg: reg, started: time.Now(), cancel: cancel, done: make(chan error, 1)}
+	go func() { m.done <- rm.Run(ctx) }()
+	return m
+}
+
+// stop stops the manager and returns what Run returned; later calls
+// return the same.
+func (m *managerRun) stop() error {
+	m.stopOnce.Do(func() {
+		m.cancel()
+		m.err = <-m.done
+	})
+	return m.err
+}
+
+// syncs returns how many syncs have finished, by result ("" for all).
+func (m *managerRun) syncs(result string) (uint64, error) {
+	families, err := m.reg.Gather()
+	if err != nil {
+		return 0, fmt.Errorf("gather metrics: %w", err)
+	}
+	var n uint64
+	for _, f := range families {
+		if f.GetName() != "replication_manager_sync_duration_seconds" {
+			continue
+		}
+		for _, metric := range f.GetMetric() {
+			if result != "" && !hasLabel(metric.GetLabel(), "result", result) {
+				continue
+			}
+			n += metric.GetHistogram().GetSampleCount()
+		}
+	}
+	return n, nil
+}
+
+// hasLabel reports whether a gathered metric's labels hold name=value.
+func hasLabel[L interface {
+	GetName() string
+	GetValue() string
+}](labels []L, name, value string) bool {
+	for _, l := range labels {
+		if l.GetName() == name && l.GetValue() == value {
+			return true
+		}
+	}
+	return false
+}
+
+// waitSyncs waits until at least n syncs have finished.
+func (m *managerRun) waitSyncs(ctx context.Context, n uint64) error {
+	var got uint64
+	var err error
+	waitErr := waitUntil(ctx, scaleTimeout, time.Millisecond, func() bool {
+		got, err = m.syncs("")
+		return err != nil || got >= n
+	})
+	if err != nil {
+		return err
+	}
+	if waitErr != nil {
+		return fmt.Errorf("%d syncs of %d: %w", got, n, waitErr)
+	}
+	return nil
+}
+
+// waitQuiet waits until no sync has finished for quietFor.
+func (m *managerRun) waitQuiet(ctx context.Context) error {
+	deadline := time.Now().Add(scaleTimeout)
+	last, err := m.syncs("")
+	if err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(quietFor):
+		}
+		n, err := m.syncs("")
+		if err != nil {
+			return err
+		}
+		if n == last {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("manager still busy after %s", scaleTimeout)
+		}
+		last = n
+	}
+}
+
+// timeResyncs times full resyncs: Synchronize lists the containers once
+// and queues every controller; the resync is over when every controller
+// has synced. Nothing changed, so no sync writes to etcd.
+func (w *scaleWorker) timeResyncs(ctx context.Context, m *managerRun, res *ScaleResult, n int) error {
+	for range n {
+		before, err := m.syncs("")
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		if err := m.rm.Synchronize(ctx); err != nil {
+			return fmt.Errorf("resync: %w", err)
+		}
+		res.ResyncCall = append(res.ResyncCall, time.Since(start))
+		if err := m.waitSyncs(ctx, before+uint64(w.controllers)); err != nil {
+			return fmt.Errorf("resync: %w", err)
+		}
+		res.Resync = append(res.Resync, time.Since(start))
+		if err := m.waitQuiet(ctx); err != nil {
+			return err
+		}
+	}
+	w.log("full resync: %s", spread(res.Resync))
+	return nil
+}
+
+// timeProbes writes new controllers of one replica, one at a time, and
+// times each from the write until the fake's first create call for it.
+func (w *scaleWorker) timeProbes(ctx context.Context, m *managerRun, res *ScaleResult) error {
+	if err := w.probeLoop(ctx, m, probePrefix, w.probes, &res.EventToCreate, &res.CommitToCreate); err != nil {
+		return err
+	}
+	w.log("event → create: p50 %s, p99 %s", fmtDuration(res.EventToCreate.Percentile(50)), fmtDuration(res.EventToCreate.Percentile(99)))
+	return nil
+}
+
+// timeBusyProbes is timeProbes while full resyncs run back to back: what a
+// resync does to the latency of a new controller.
+func (w *scaleWorker) timeBusyProbes(ctx context.Context, m *managerRun, res *ScaleResult) error {
+	busyCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for busyCtx.Err() == nil {
+			before, err := m.syncs("")
+			if err != nil || m.rm.Synchronize(busyCtx) != nil {
+				return
+			}
+			_ = m.waitSyncs(busyCtx, before+uint64(w.controllers))
+		}
+	})
+	err := w.probeLoop(ctx, m, probePrefix+"busy-", w.busyProbes(), &res.EventToCreateBusy, nil)
+	stop()
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	w.log("event → create during resyncs: p50 %s, p99 %s", fmtDuration(res.EventToCreateBusy.Percentile(50)), fmtDuration(res.EventToCreateBusy.Percentile(99)))
+	return m.waitQuiet(ctx)
+}
+
+// busyProbes is how many probes run during resyncs.
+func (w *scaleWorker) busyProbes() int { return max(1, w.probes/2) }
+
+// probeLoop writes count controllers named prefix0000, ... one after the
+// other and appends to fromWrite the time from each write to its first
+// create, and to fromAck (when not nil) the same from the write's
+// acknowledgement.
+func (w *scaleWorker) probeLoop(ctx context.Context, m *managerRun, prefix string, count int, fromWrite, fromAck *Durations) error {
+	for i := range count {
+		id := fmt.Sprintf("%s%04d", prefix, i)
+		before, err := m.syncs("")
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		if _, err := w.store.CreateController(ctx, newController(id, "demo-task:latest", 1, nil)); err != nil {
+			return fmt.Errorf("probe: %w", err)
+		}
+		acked := time.Now()
+		select {
+		case hit := <-w.probeHits:
+			if hit.name != id+"-1" {
+				return fmt.Errorf("probe %s: unexpected create of %s", id, hit.name)
+			}
+			*fromWrite = append(*fromWrite, hit.at.Sub(start))
+			if fromAck != nil {
+				*fromAck = append(*fromAck, hit.at.Sub(acked))
+			}
+		case <-time.After(30 * time.Second):
+			return fmt.Errorf("probe %s: no create within 30s", id)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		// the probe's sync goes on to write its status: let it finish, so
+		// that probes do not queue behind each other
+		if err := m.waitSyncs(ctx, before+1); err != nil {
+			return fmt.Errorf("probe %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// measureMemory reads the resident memory with the manager converged, then
+// stops the manager and reads it again once its memory is returned to the
+// OS, so that the manager's share can be told from the task control's. The
+// caller stops the manager if it fails before that.
+func (w *scaleWorker) measureMemory(m *managerRun, res *ScaleResult) error {
+	mem := &res.Memory
+	var err error
+	if mem.RSS, mem.PeakRSS, err = readRSS("/proc/self/status"); err != nil {
+		return err
+	}
+	var ms runtime.MemStats
+	runtime.GC()
+	debug.FreeOSMemory()
+	runtime.ReadMemStats(&ms)
+	mem.HeapInuse = ms.HeapInuse
+	if mem.RSSAfterGC, _, err = readRSS("/proc/self/status"); err != nil {
+		return err
+	}
+	heapFile := filepath.Join(w.profileDir, fmt.Sprintf("heap-%s-%d.pprof", w.mode, w.controllers))
+	if err := writeHeapProfile(heapFile); err != nil {
+		return err
+	}
+	res.Profiles["heap"] = heapFile
+
+	if err := m.stop(); err != nil {
+		return fmt.Errorf("stop manager: %w", err)
+	}
+	m.rm = nil
+	runtime.GC()
+	debug.FreeOSMemory()
+	runtime.ReadMemStats(&ms)
+	mem.HeapWithoutManager = ms.HeapInuse
+	if mem.RSSWithoutManager, _, err = readRSS("/proc/self/status"); err != nil {
+		return err
+	}
+	w.log("RSS %s (peak %s); after a GC %s, without the manager %s", fmtBytes(mem.RSS), fmtBytes(mem.PeakRSS), fmtBytes(mem.RSSAfterGC), fmtBytes(mem.RSSWithoutManager))
+	return nil
+}
+
+// timeColdResync removes every stored status and starts a new manager: it
+// lists the specs and the containers, syncs every controller and writes
+// every status, as a periodic resync does when every status is due. It is
+// over when every status is back.
+func (w *scaleWorker) timeColdResync(ctx context.Context, res *ScaleResult) (err error) {
+	total := w.controllers + w.probes + w.busyProbes()
+	if _, err := w.client.Delete(ctx, w.store.StatusPrefix(), clientv3.WithPrefix()); err != nil {
+		return fmt.Errorf("delete statuses: %w", err)
+	}
+	watchCtx, cancelWatch := context.WithCancel(ctx)
+	defer cancelWatch()
+	written := make(chan int, 1)
+	watch := w.client.Watch(watchCtx, w.store.StatusPrefix(), clientv3.WithPrefix(), clientv3.WithCreatedNotify())
+	// the watch must be in place before the first status is written
+	if resp, ok := <-watch; !ok || !resp.Created {
+		return fmt.Errorf("watch statuses: %w", resp.Err())
+	}
+	go func() {
+		seen := make(map[string]bool, total)
+		for resp := range watch {
+			for _, ev := range resp.Events {
+				if ev.Type == clientv3.EventTypePut {
+					seen[string(ev.Kv.Key)] = true
+				}
+			}
+			if len(seen) >= total {
+				written <- len(seen)
+				return
+			}
+		}
+	}()
+
+	m := w.startManager(ctx)
+	defer func() { err = errors.Join(err, m.stop()) }()
+	select {
+	case n := <-written:
+		res.ColdResync = time.Since(m.started)
+		res.StatusWrites = n
+	case <-time.After(scaleTimeout):
+		return fmt.Errorf("restart: not every status written within %s", scaleTimeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	w.log("restart with every status due: %s", fmtDuration(res.ColdResync))
+	return nil
+}
+
+// profile runs fn under the CPU profiler, into <part>-<controllers>.pprof.
+func (w *scaleWorker) profile(part string, res *ScaleResult, fn func() error) error {
+	file := filepath.Join(w.profileDir, fmt.Sprintf("%s-%s-%d.pprof", part, w.mode, w.controllers))
+	res.Profiles[part] = file
+	return cpuProfile(file, fn)
+}
+
+// cpuProfile runs fn under the CPU profiler, into file.
+func cpuProfile(file string, fn func() error) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	fnErr := fn()
+	pprof.StopCPUProfile()
+	return errors.Join(fnErr, f.Close())
+}
+
+func writeHeapProfile(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	return f.Close()
+}
+
+// waitUntil polls cond every interval until it holds, timeout passes or
+// ctx ends.
+func waitUntil(ctx context.Context, timeout, interval time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+	return nil
+}
