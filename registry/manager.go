@@ -86,8 +86,9 @@ type ReplicationManager struct {
 	createBackoff *stepBackoff
 	crashes       *crashTracker
 	// proven holds the template hashes whose creates succeeded last time.
-	proven provenTemplates
-	events *eventRecorder
+	proven    provenTemplates
+	validated validations
+	events    *eventRecorder
 
 	statusMu sync.Mutex
 	// statuses holds the last status written (or read at start) per

@@ -59,23 +59,36 @@ func freeSlots(used []api.Task, n, limit int) []int {
 //  4. then the newer task before the older one, and finally by name, so the
 //     order never depends on the order the runtime listed them in.
 func rankForDeletion(tasks []api.Task) []api.Task {
-	out := append([]api.Task(nil), tasks...)
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if ar, br := a.State == api.StateRunning, b.State == api.StateRunning; ar != br {
-			return !ar
+	type ranked struct {
+		task           api.Task
+		running, ready bool
+		slot           int
+	}
+	// sort small keys, not the tasks themselves: a task is a large struct
+	rs := make([]*ranked, len(tasks))
+	for i, t := range tasks {
+		rs[i] = &ranked{task: t, running: t.State == api.StateRunning, ready: t.Ready(), slot: slotOf(t)}
+	}
+	sort.SliceStable(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if a.running != b.running {
+			return !a.running
 		}
-		if ar, br := a.Ready(), b.Ready(); ar != br {
-			return !ar
+		if a.ready != b.ready {
+			return !a.ready
 		}
-		if as, bs := slotOf(a), slotOf(b); as != bs {
-			return as > bs
+		if a.slot != b.slot {
+			return a.slot > b.slot
 		}
-		if !a.Created.Equal(b.Created) {
-			return a.Created.After(b.Created)
+		if !a.task.Created.Equal(b.task.Created) {
+			return a.task.Created.After(b.task.Created)
 		}
-		return a.Name < b.Name
+		return a.task.Name < b.task.Name
 	})
+	out := make([]api.Task, len(rs))
+	for i, r := range rs {
+		out[i] = r.task
+	}
 	return out
 }
 

@@ -70,16 +70,56 @@ func (rm *ReplicationManager) wasManaged(id string) bool {
 	return ok
 }
 
-// validSpec returns the decoded spec, or why it cannot be acted on.
+// validSpec returns the decoded spec, or why it cannot be acted on. A spec
+// revision never changes, so each is validated once.
 func (rm *ReplicationManager) validSpec(spec Spec) (*api.ReplicationController, error) {
 	if spec.Err != nil {
 		return nil, spec.Err
 	}
-	opts := api.ValidateOptions{Key: spec.ID, MaxReplicas: rm.opts.MaxReplicas, Policy: rm.opts.Policy}
-	if err := api.Validate(spec.Controller, opts); err != nil {
-		return nil, err
+	v, ok := rm.validated.get(spec.ID, spec.ModRevision)
+	if !ok {
+		opts := api.ValidateOptions{Key: spec.ID, MaxReplicas: rm.opts.MaxReplicas, Policy: rm.opts.Policy}
+		v = validation{rev: spec.ModRevision, err: api.Validate(spec.Controller, opts)}
+		rm.validated.set(spec.ID, v)
+	}
+	if v.err != nil {
+		return nil, v.err
 	}
 	return spec.Controller, nil
+}
+
+// validations remembers the validation result of each controller's newest
+// spec revision.
+type validations struct {
+	mu      sync.Mutex
+	results map[string]validation
+}
+
+type validation struct {
+	rev int64
+	err error
+}
+
+func (v *validations) get(id string, rev int64) (validation, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	r, ok := v.results[id]
+	return r, ok && r.rev == rev
+}
+
+func (v *validations) set(id string, r validation) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.results == nil {
+		v.results = make(map[string]validation)
+	}
+	v.results[id] = r
+}
+
+func (v *validations) forget(id string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.results, id)
 }
 
 // syncInvalid records why a spec cannot be acted on and touches no
@@ -120,6 +160,7 @@ func (rm *ReplicationManager) syncDeleted(ctx context.Context, id string) error 
 	}
 	rm.crashes.forget(id)
 	rm.createBackoff.reset(id)
+	rm.validated.forget(id)
 	return rm.forgetStatus(ctx, id)
 }
 

@@ -11,7 +11,6 @@ package registry
 // started before the change lands after it.
 
 import (
-	"maps"
 	"sync"
 	"time"
 
@@ -24,8 +23,9 @@ import (
 const goneTTL = 10 * time.Minute
 
 // taskCache holds the containers that carry the ownership label, by
-// controller. Tasks handed out are copies; the cache is never mutated
-// through them.
+// controller. Tasks handed out are copies that share their label maps with
+// the cache: label maps come fresh from the task control and are never
+// changed afterwards, by the cache or by anyone it hands them to.
 type taskCache struct {
 	mu     sync.Mutex
 	tasks  map[string]api.Task            // container id -> task
@@ -184,7 +184,6 @@ func (c *taskCache) deleted(id string, now time.Time) {
 
 func (c *taskCache) insertLocked(t api.Task) {
 	c.removeLocked(t.ID) // its controller label may have changed
-	t.Labels = maps.Clone(t.Labels)
 	c.tasks[t.ID] = t
 	rc := t.Labels[api.LabelController]
 	if c.byRC[rc] == nil {
