@@ -13,6 +13,11 @@ const (
 	LabelTemplateHash = "replicationController.templateHash"
 )
 
+// AnyLabelValue in a selector matches any value of its key: the label need
+// only be present. It cannot be a real label value ('*' is not allowed in
+// one).
+const AnyLabelValue = "*"
+
 // ReservedLabelPrefixes may not start a user label: the first is ours, the
 // rest are Docker's.
 var ReservedLabelPrefixes = []string{"replicationController", "com.docker.", "io.docker.", "org.dockerproject."}

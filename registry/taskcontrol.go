@@ -12,7 +12,8 @@ import (
 // api.ErrTaskNameConflict and api.ErrTaskNotFound where those apply.
 type TaskControlInterface interface {
 	// ListTasks returns every container, in any state, whose labels contain
-	// every pair of selector; a nil selector returns every container.
+	// every pair of selector; a value of api.AnyLabelValue matches any value
+	// of its key.
 	ListTasks(ctx context.Context, selector map[string]string) ([]api.Task, error)
 	// InspectTask returns one container with its start and finish times.
 	InspectTask(ctx context.Context, id string) (api.Task, error)

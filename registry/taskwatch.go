@@ -66,7 +66,7 @@ func (rm *ReplicationManager) followTasks(ctx context.Context) error {
 func (rm *ReplicationManager) relistTasks(ctx context.Context) error {
 	since := rm.tasks.startList()
 	first := !rm.tasks.isSynced()
-	tasks, err := rm.taskControl.ListTasks(ctx, nil)
+	tasks, err := rm.taskControl.ListTasks(ctx, map[string]string{api.LabelController: api.AnyLabelValue})
 	if err != nil {
 		return fmt.Errorf("list containers: %w", err)
 	}

@@ -92,7 +92,8 @@ func (d *Docker) Close() error {
 }
 
 // ListTasks returns every container, in any state, whose labels contain
-// every pair of selector (all containers when selector is empty).
+// every pair of selector (all containers when selector is empty); a value
+// of api.AnyLabelValue matches any value of its key.
 //
 // It costs one list call and no inspect, so some fields are read from the
 // list's human-readable status: Health from "Up 3 seconds (healthy)" and
@@ -102,6 +103,10 @@ func (d *Docker) Close() error {
 func (d *Docker) ListTasks(ctx context.Context, selector map[string]string) ([]api.Task, error) {
 	args := filters.NewArgs()
 	for k, v := range selector {
+		if v == api.AnyLabelValue {
+			args.Add("label", k) // Docker's filter for "has the key"
+			continue
+		}
 		args.Add("label", k+"="+v)
 	}
 	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: args})

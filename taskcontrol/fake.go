@@ -131,7 +131,7 @@ func (f *Fake) ListTasks(ctx context.Context, selector map[string]string) ([]api
 			tasks = append(tasks, t.copy())
 		}
 	}
-	if rc, ok := selector[api.LabelController]; ok {
+	if rc, ok := selector[api.LabelController]; ok && rc != api.AnyLabelValue {
 		for t := range f.byController[rc] {
 			add(t)
 		}
@@ -592,7 +592,7 @@ func (t *fakeTask) copy() api.Task {
 // matches reports whether labels contain every pair of selector.
 func matches(labels, selector map[string]string) bool {
 	for k, v := range selector {
-		if got, ok := labels[k]; !ok || got != v {
+		if got, ok := labels[k]; !ok || (got != v && v != api.AnyLabelValue) {
 			return false
 		}
 	}

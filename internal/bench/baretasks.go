@@ -67,7 +67,7 @@ func (b *bareTasks) ListTasks(ctx context.Context, selector map[string]string) (
 	out := make([]api.Task, 0, len(b.byID))
 	for _, t := range b.byID {
 		task := b.task(t)
-		if hasLabels(task.Labels, selector) { // an empty selector lists all
+		if selectorMatches(task.Labels, selector) { // an empty selector lists all
 			out = append(out, task)
 		}
 	}
@@ -148,4 +148,15 @@ func (b *bareTasks) Events(ctx context.Context, _ string) (<-chan api.TaskEvent,
 		close(errc)
 	}()
 	return out, errc
+}
+
+// selectorMatches is the task control's selector rule: every pair present,
+// api.AnyLabelValue matching any value of its key.
+func selectorMatches(labels, selector map[string]string) bool {
+	for k, v := range selector {
+		if got, ok := labels[k]; !ok || (got != v && v != api.AnyLabelValue) {
+			return false
+		}
+	}
+	return true
 }
