@@ -43,8 +43,16 @@ func (c *slogCore) With(fields []zapcore.Field) zapcore.Core {
 	return &slogCore{parent: c.parent, fields: append(append([]zapcore.Field(nil), c.fields...), fields...)}
 }
 
+// expectedWarnings are etcd warnings about choices the daemon makes on
+// purpose; repeating them on every start would only teach people to ignore
+// warnings.
+var expectedWarnings = map[string]bool{
+	// the embedded etcd serves its clients on loopback only, one port
+	"Running http and grpc server on single port. This is not recommended for production.": true,
+}
+
 func (c *slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
-	if c.Enabled(e.Level) {
+	if c.Enabled(e.Level) && !expectedWarnings[e.Message] {
 		return ce.AddCore(e, c)
 	}
 	return ce
