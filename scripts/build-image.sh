@@ -100,8 +100,14 @@ done
 
 # The legacy builder prints a deprecation notice on every run: show the
 # output only when the build fails.
+previous=$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
 if ! out=$(DOCKER_BUILDKIT=0 docker build --quiet --tag "$image" "$work" 2>&1); then
 	echo "$out" >&2
 	exit 1
+fi
+# A rebuild moves the tag: remove the image it leaves untagged, unless a
+# container still uses it: then Docker refuses, and the old image stays.
+if [[ -n $previous && $previous != "$(docker image inspect --format '{{.Id}}' "$image")" ]]; then
+	docker image rm "$previous" >/dev/null 2>&1 || true
 fi
 echo "$image"

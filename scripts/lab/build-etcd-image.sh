@@ -45,8 +45,14 @@ CMD ["/etcd"]
 EOF
 
 # The legacy builder (no buildx here), quiet unless the build fails.
+previous=$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
 if ! out=$(DOCKER_BUILDKIT=0 docker build --quiet --tag "$image" "$work/ctx" 2>&1); then
 	echo "$out" >&2
 	exit 1
+fi
+# A rebuild moves the tag: remove the image it leaves untagged, unless a
+# container still uses it: then Docker refuses, and the old image stays.
+if [[ -n $previous && $previous != "$(docker image inspect --format '{{.Id}}' "$image")" ]]; then
+	docker image rm "$previous" >/dev/null 2>&1 || true
 fi
 echo "$image (etcd $version)"
