@@ -16,7 +16,7 @@ help: ## list the targets
 build: ## build replication-manager, rcctl and demo-task into bin/
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/replication-manager ./cmd/rcctl ./cmd/demo-task
 
-image: ## build the demo workload image ($(IMAGE)) FROM scratch
+image: ## build the demo workload image (demo-task:latest, or IMAGE=...) FROM scratch
 	scripts/build-image.sh $(IMAGE)
 
 run: build image ## start the daemon with its embedded etcd against the local Docker
