@@ -11,8 +11,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"strings"
 	"time"
 
@@ -23,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/etcdtls"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
@@ -181,45 +180,13 @@ func (cn *conn) unreachable(ctx context.Context) error {
 }
 
 // tlsProblem returns the TLS handshake error of the first https endpoint
-// that accepts a connection but fails the handshake, or nil.
+// that accepts a connection but refuses the handshake, or nil.
 func (cn *conn) tlsProblem(ctx context.Context) error {
 	cfg := cn.tls
 	if cfg == nil {
-		cfg = &tls.Config{} // https:// without TLS flags: the system's roots
+		cfg = &tls.Config{MinVersion: tls.VersionTLS12} // https:// without TLS flags: the system's roots
 	}
-	for _, ep := range cn.endpoints {
-		u, err := url.Parse(ep)
-		if err != nil || u.Scheme != "https" {
-			continue
-		}
-		probeCtx, cancel := context.WithTimeout(ctx, cn.timeout)
-		err = probeTLS(probeCtx, u.Host, cfg)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("etcd at %s: TLS handshake failed (see --etcd-cafile, --etcd-certfile, --etcd-keyfile): %w", u.Host, err)
-		}
-	}
-	return nil
-}
-
-// probeTLS connects to addr and runs a TLS handshake. It returns only a
-// handshake error: an address that does not accept connections is not a
-// TLS problem.
-func probeTLS(ctx context.Context, addr string, cfg *tls.Config) error {
-	var d net.Dialer
-	raw, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil
-	}
-	defer raw.Close()
-	cfg = cfg.Clone()
-	if cfg.ServerName == "" {
-		cfg.ServerName, _, _ = net.SplitHostPort(addr)
-	}
-	if err := tls.Client(raw, cfg).HandshakeContext(ctx); err != nil && ctx.Err() == nil {
-		return err
-	}
-	return nil
+	return etcdtls.Check(ctx, cn.endpoints, cfg, cn.timeout)
 }
 
 // explain adds to an error etcd reported in its own words what the user

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -19,6 +18,8 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+
+	"github.com/replication-manager/replication-manager/internal/etcdtls"
 )
 
 // embeddedReadyTimeout bounds how long the embedded etcd may take to start.
@@ -141,7 +142,7 @@ func newEtcdClient(ctx context.Context, opts *options, endpoints []string, lg *z
 		cfg.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	if cfg.TLS != nil {
-		if err := checkEtcdTLS(ctx, endpoints, cfg.TLS, opts.EtcdDialTimeout); err != nil {
+		if err := etcdtls.Check(ctx, endpoints, cfg.TLS, opts.EtcdDialTimeout); err != nil {
 			return nil, err
 		}
 	}
@@ -150,63 +151,6 @@ func newEtcdClient(ctx context.Context, opts *options, endpoints []string, lg *z
 		return nil, fmt.Errorf("etcd client: %w", err)
 	}
 	return client, nil
-}
-
-// checkEtcdTLS runs one TLS handshake with every https endpoint and returns
-// the first one refused, naming the endpoint and the flags to look at.
-func checkEtcdTLS(ctx context.Context, endpoints []string, cfg *tls.Config, timeout time.Duration) error {
-	for _, ep := range endpoints {
-		u, err := url.Parse(ep)
-		if err != nil || u.Scheme != "https" {
-			continue
-		}
-		probeCtx, cancel := context.WithTimeout(ctx, timeout)
-		err = probeTLS(probeCtx, u.Host, cfg)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("etcd at %s: TLS handshake failed (see --etcd-cafile, --etcd-certfile, --etcd-keyfile): %w", u.Host, err)
-		}
-	}
-	return nil
-}
-
-// tlsRejectWait is how long probeTLS waits, after the handshake, for the
-// server to reject the client certificate.
-const tlsRejectWait = 500 * time.Millisecond
-
-// probeTLS connects to addr and runs a TLS handshake. It returns only a TLS
-// error: an address that does not accept connections, or a probe cut short
-// by ctx, is not a TLS problem. With TLS 1.3 the server checks the client
-// certificate after the client has finished its side of the handshake, so
-// the probe also waits briefly for the server's alert.
-func probeTLS(ctx context.Context, addr string, cfg *tls.Config) error {
-	var d net.Dialer
-	raw, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil
-	}
-	defer func() { _ = raw.Close() }()
-	cfg = cfg.Clone()
-	if cfg.ServerName == "" {
-		cfg.ServerName, _, _ = net.SplitHostPort(addr)
-	}
-	conn := tls.Client(raw, cfg)
-	if err := conn.HandshakeContext(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
-	}
-	// etcd's listener reads first, so a server that accepts us stays
-	// silent until the deadline; one that rejects us sends an alert.
-	if err := raw.SetReadDeadline(time.Now().Add(tlsRejectWait)); err != nil {
-		return nil
-	}
-	var opErr *net.OpError
-	if _, err := conn.Read(make([]byte, 1)); errors.As(err, &opErr) && opErr.Op == "remote error" {
-		return err
-	}
-	return nil
 }
 
 func anyHTTPS(endpoints []string) bool {
