@@ -19,6 +19,7 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/dockertest"
+	"github.com/replication-manager/replication-manager/internal/syncbuf"
 )
 
 func TestRemovedReplicaIsReplacedWellWithinTheResyncPeriod(t *testing.T) {
@@ -114,7 +115,7 @@ func TestTwoManagersNeverExceedTheDesiredCount(t *testing.T) {
 	a := startDaemon(t, "--leader-elect=false")
 	// the second shares the first's etcd; without leader election both
 	// act, so only the slot names fence them
-	b := &daemon{etcdURL: a.etcdURL, metricsAddr: freeAddr(t), logs: &syncBuffer{}}
+	b := &daemon{etcdURL: a.etcdURL, metricsAddr: freeAddr(t), logs: &syncbuf.Buffer{}}
 	b.startShared(t, "--leader-elect=false")
 	id := newID("two")
 

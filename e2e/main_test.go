@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/dockertest"
+	"github.com/replication-manager/replication-manager/internal/syncbuf"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -75,7 +75,7 @@ type daemon struct {
 	peerURL     string
 	metricsAddr string
 	dataDir     string
-	logs        *syncBuffer
+	logs        *syncbuf.Buffer
 	done        chan error
 }
 
@@ -89,7 +89,7 @@ func startDaemon(t *testing.T, extra ...string) *daemon {
 		peerURL:     "http://" + freeAddr(t),
 		metricsAddr: freeAddr(t),
 		dataDir:     filepath.Join(t.TempDir(), "etcd"),
-		logs:        &syncBuffer{},
+		logs:        &syncbuf.Buffer{},
 	}
 	d.start(t, extra...)
 	t.Cleanup(func() {
@@ -311,22 +311,4 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
-}
-
-// syncBuffer is a bytes.Buffer safe for the daemon's output and the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,41 +1,22 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/replication-manager/replication-manager/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe for the server goroutine to write while
-// the test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // startServer runs the program with args plus a loopback listener and
 // returns its base URL and the channel run's result arrives on.
 func startServer(t *testing.T, ctx context.Context, args ...string) (string, <-chan error) {
 	t.Helper()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, append([]string{"--listen", "127.0.0.1:0"}, args...), &stdout, &stderr)

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"go.uber.org/zap"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -19,6 +18,7 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/etcdauth"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
+	"github.com/replication-manager/replication-manager/internal/syncbuf"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
@@ -51,7 +51,7 @@ func TestManagerDoesItsWorkWithTheLeastPrivilegeRoleAndCannotWriteSpecs(t *testi
 	}
 	t.Cleanup(func() { _ = client.Close() })
 	store := registry.NewStore(client, opts.RegistryPrefix)
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	fake := &taskcontrol.Fake{}
 	l := &leader{
@@ -200,22 +200,4 @@ func testController(id string, replicas int) *api.ReplicationController {
 			},
 		},
 	}
-}
-
-// syncBuffer is a log sink safe for the manager's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
+	"github.com/replication-manager/replication-manager/internal/syncbuf"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -39,7 +40,7 @@ func TestReadyzTurnsFalseWhileEtcdIsAwayAndLivezStaysTrue(t *testing.T) {
 	if err := opts.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
