@@ -455,14 +455,19 @@ func TestResyncOfManyControllersCostsOneDockerList(t *testing.T) {
 	drain(h)
 	h.fake.Reset()
 
-	if err := h.rm.Synchronize(ctx); err != nil {
-		t.Fatal(err)
-	}
-	queued := drain(h)
-	for _, id := range queued {
+	done := make(chan error, 1)
+	go func() { done <- h.rm.Synchronize(ctx) }()
+	var queued []string
+	for len(queued) < 100 { // a worker's loop: the resync feeds as we drain
+		id, _ := h.rm.queue.Get()
 		if err := h.rm.syncReplicationController(ctx, id); err != nil {
 			t.Fatal(err)
 		}
+		h.rm.queue.Done(id)
+		queued = append(queued, id)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 	if len(queued) != 100 {
 		t.Errorf("resync queued %d controllers, want 100", len(queued))
@@ -472,4 +477,38 @@ func TestResyncOfManyControllersCostsOneDockerList(t *testing.T) {
 		t.Errorf("Docker calls of a steady-state resync of 100 controllers = %+v, want exactly 1 list", c)
 	}
 	t.Logf("Docker list calls per resync with 100 controllers: %d", c.List)
+}
+
+func TestAnEventDuringAResyncWaitsBehindABoundedBacklog(t *testing.T) {
+	h := newHarness(t, Options{})
+	for i := range 300 {
+		h.setSpec(newController(fmt.Sprintf("app%d", i), 1), int64(10+i))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := h.rm.relistTasks(ctx); err != nil { // the start-up list, done
+		t.Fatal(err)
+	}
+	drain(h)
+	done := make(chan error, 1)
+	go func() { done <- h.rm.Synchronize(ctx) }()
+	eventually(t, "the resync backlog to fill", func() bool { return h.rm.queue.Len() >= resyncBacklog })
+
+	h.rm.queue.Add("from-an-event")
+	ahead := 0
+	for {
+		id, _ := h.rm.queue.Get()
+		h.rm.queue.Done(id)
+		if id == "from-an-event" {
+			break
+		}
+		ahead++
+	}
+	if ahead > resyncBacklog {
+		t.Errorf("the event's controller waited behind %d others, want at most %d", ahead, resyncBacklog)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }

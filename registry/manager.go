@@ -245,14 +245,26 @@ func (rm *ReplicationManager) synchronizeEvery(ctx context.Context) {
 	}
 }
 
+// resyncBacklog is how many controllers a resync keeps queued at most: it
+// feeds the queue as the workers drain it, so that a controller queued by
+// an event waits behind this many, not behind every controller there is.
+const resyncBacklog = 64
+
 // Synchronize lists the containers once, to catch events Docker dropped,
-// and queues every known controller (the 2014 periodic sync). The queue
+// and queues every known controller (the 2014 periodic sync), a batch at a
+// time, returning when the last one is queued or ctx ends. The queue
 // de-duplicates, so a controller already waiting is not queued twice. Every
 // controller is queued even when the list fails.
 func (rm *ReplicationManager) Synchronize(ctx context.Context) error {
 	err := rm.relistTasks(ctx)
 	ids := rm.specs.ids()
 	for _, id := range ids {
+		for rm.queue.Len() >= resyncBacklog {
+			if ctx.Err() != nil || rm.queue.ShuttingDown() {
+				return err
+			}
+			time.Sleep(time.Millisecond)
+		}
 		rm.queue.Add(id)
 	}
 	rm.logger.Debug("resync queued every controller", "count", len(ids))

@@ -73,14 +73,14 @@ func (c *taskCache) startList() uint64 {
 }
 
 // replace installs a full list that was started at sequence number since,
-// keeping the manager's writes made after it started. It returns the
-// controllers whose containers changed.
+// keeping the manager's writes made after it started. It updates the cache
+// in place, so an unchanged container costs a lookup, not a copy, and
+// returns the controllers whose containers changed.
 func (c *taskCache) replace(listed []api.Task, since uint64, now time.Time) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old := c.tasks
-	c.tasks = make(map[string]api.Task, len(listed))
-	c.byRC = make(map[string]map[string]struct{})
+	changed := make(map[string]struct{})
+	seen := make(map[string]struct{}, len(listed))
 	for _, t := range listed {
 		if _, ok := t.Labels[api.LabelController]; !ok {
 			continue
@@ -88,25 +88,32 @@ func (c *taskCache) replace(listed []api.Task, since uint64, now time.Time) []st
 		if _, removed := c.gone[t.ID]; removed {
 			continue
 		}
-		if o, ok := old[t.ID]; ok {
+		seen[t.ID] = struct{}{}
+		if o, ok := c.tasks[t.ID]; ok {
 			if seq := c.written[t.ID]; seq > since || sameTask(o, t) {
 				// our write is newer than what the list saw, or nothing
-				// changed and the old entry has the inspect's start and
+				// changed and the entry has the inspect's start and
 				// finish times, which a list lacks
-				t = o
+				continue
 			}
+			changed[o.Labels[api.LabelController]] = struct{}{}
 		}
+		changed[t.Labels[api.LabelController]] = struct{}{}
 		c.insertLocked(t)
+	}
+	for id, t := range c.tasks {
+		if _, ok := seen[id]; ok {
+			continue
+		}
+		if seq := c.written[id]; seq > since {
+			continue // created after the list started
+		}
+		changed[t.Labels[api.LabelController]] = struct{}{}
+		c.removeLocked(id)
 	}
 	for id, seq := range c.written {
 		if seq <= since {
 			delete(c.written, id) // the list has seen it (or it is gone)
-			continue
-		}
-		if _, listedToo := c.tasks[id]; !listedToo {
-			if t, ok := old[id]; ok {
-				c.insertLocked(t) // created after the list started
-			}
 		}
 	}
 	for id, at := range c.gone {
@@ -115,7 +122,11 @@ func (c *taskCache) replace(listed []api.Task, since uint64, now time.Time) []st
 		}
 	}
 	c.synced = true
-	return changedControllers(old, c.tasks)
+	out := make([]string, 0, len(changed))
+	for id := range changed {
+		out = append(out, id)
+	}
+	return out
 }
 
 // observe records a container as an event's inspect saw it. A container the
@@ -203,27 +214,6 @@ func (c *taskCache) removeLocked(id string) {
 	if len(c.byRC[rc]) == 0 {
 		delete(c.byRC, rc)
 	}
-}
-
-// changedControllers lists the controllers whose containers differ between
-// two views.
-func changedControllers(before, after map[string]api.Task) []string {
-	set := make(map[string]struct{})
-	for id, a := range after {
-		if b, ok := before[id]; !ok || !sameTask(a, b) {
-			set[a.Labels[api.LabelController]] = struct{}{}
-		}
-	}
-	for id, b := range before {
-		if _, ok := after[id]; !ok {
-			set[b.Labels[api.LabelController]] = struct{}{}
-		}
-	}
-	out := make([]string, 0, len(set))
-	for id := range set {
-		out = append(out, id)
-	}
-	return out
 }
 
 // sameTask compares what a sync looks at: a list and an inspect of the same
