@@ -330,10 +330,12 @@ func TestCreatedButNotStartedContainerHoldsItsSlotUntilAbandoned(t *testing.T) {
 	if got := h.fake.Creates(); !slices.Equal(got, []string{"web-1"}) {
 		t.Errorf("creates = %v, want [web-1] in the abandoned container's slot", got)
 	}
-	for _, task := range h.fake.Tasks() {
-		if task.ID == pendingID && task.Name == "web-1" {
-			t.Errorf("the abandoned container still holds web-1")
-		}
+	// it never ran, so there is nothing to keep it for
+	if got := h.fake.Deletes(); !slices.Equal(got, []string{pendingID}) {
+		t.Errorf("deletes = %v, want the abandoned container removed", got)
+	}
+	if n := h.fake.Len(); n != 1 {
+		t.Errorf("%d containers, want only the new web-1", n)
 	}
 }
 

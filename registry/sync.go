@@ -226,8 +226,8 @@ func (s *syncState) requeue(after time.Duration) {
 }
 
 // manageDead counts the crashes among the controller's dead containers,
-// keeps the newest one for inspection, renamed out of its slot, and removes
-// the others. It returns the dead containers that still hold a slot's name
+// keeps the newest one that ran for inspection, renamed out of its slot,
+// and removes the others. It returns the dead containers that still hold a slot's name
 // because they could not be removed.
 func (rm *ReplicationManager) manageDead(ctx context.Context, s *syncState, dead []api.Task) []api.Task {
 	if len(dead) == 0 {
@@ -251,16 +251,29 @@ func (rm *ReplicationManager) manageDead(ctx context.Context, s *syncState, dead
 			fmt.Sprintf("container %s exited with code %d after %s", c.name, c.exitCode, c.ranFor.Round(time.Millisecond))))
 	}
 
-	// newest first: the first is kept, the rest go
-	sort.Slice(dead, func(i, j int) bool { return newerDeath(dead[i], dead[j]) })
-	keep, remove := dead[0], dead[1:]
-	if holdsSlot(s.id, keep) {
-		newName := deadName(s.id, keep.ID)
-		if err := rm.taskControl.RenameTask(ctx, keep.ID, newName); err != nil {
-			remove = append(remove, keep) // free the slot anyway
+	// A container that never started (its creator died between create and
+	// start) has nothing to inspect: it goes. Of those that ran, the
+	// newest is kept and the rest go.
+	var ran, remove []api.Task
+	for _, t := range dead {
+		if t.State == api.StateCreated {
+			remove = append(remove, t)
 		} else {
-			rm.tasks.renamed(keep.ID, newName)
-			rm.logger.Info("dead container kept for inspection", "controller", s.id, "container", newName)
+			ran = append(ran, t)
+		}
+	}
+	sort.Slice(ran, func(i, j int) bool { return newerDeath(ran[i], ran[j]) })
+	if len(ran) > 0 {
+		keep := ran[0]
+		remove = append(remove, ran[1:]...)
+		if holdsSlot(s.id, keep) {
+			newName := deadName(s.id, keep.ID)
+			if err := rm.taskControl.RenameTask(ctx, keep.ID, newName); err != nil {
+				remove = append(remove, keep) // free the slot anyway
+			} else {
+				rm.tasks.renamed(keep.ID, newName)
+				rm.logger.Info("dead container kept for inspection", "controller", s.id, "container", newName)
+			}
 		}
 	}
 	if len(remove) == 0 {
