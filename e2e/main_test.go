@@ -24,6 +24,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/demospec"
 	"github.com/replication-manager/replication-manager/internal/dockertest"
 	"github.com/replication-manager/replication-manager/internal/syncbuf"
 	"github.com/replication-manager/replication-manager/registry"
@@ -229,31 +230,14 @@ func mustJSON(t *testing.T, rc *api.ReplicationController) string {
 	return string(b)
 }
 
-// controller is the spec controllerJSON encodes, for tests to adjust.
+// controller is the spec controllerJSON encodes, for tests to adjust: the
+// demo controller, with a port and an environment variable.
 func controller(id, image string, replicas int, testLabels map[string]string) *api.ReplicationController {
-	labels := map[string]string{"name": id}
-	for k, v := range testLabels {
-		labels[k] = v
-	}
-	return &api.ReplicationController{
-		ID:     id,
-		Labels: map[string]string{"name": id},
-		DesiredState: api.ReplicationControllerState{
-			Replicas:      replicas,
-			ReplicasInSet: map[string]string{"name": id},
-			TaskTemplate: api.TaskTemplate{
-				Labels: labels,
-				DesiredState: api.TaskState{Manifest: api.ContainerManifest{
-					Version: "v1beta1",
-					Containers: []api.Container{{
-						Name: "task", Image: image, Command: api.Command{"/task", "--listen", ":8080"},
-						Ports: []api.Port{{ContainerPort: 8080}},
-						Env:   []api.EnvVar{{Name: "MODE", Value: "e2e"}},
-					}},
-				}},
-			},
-		},
-	}
+	rc := demospec.Controller(id, image, replicas, testLabels)
+	c := &rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0]
+	c.Ports = []api.Port{{ContainerPort: 8080}}
+	c.Env = []api.EnvVar{{Name: "MODE", Value: "e2e"}}
+	return rc
 }
 
 // dockerClient is the Docker client the tests use.

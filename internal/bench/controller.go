@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/demospec"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -22,30 +23,12 @@ const (
 
 // taskCommand is what every benchmark container runs: the demo task,
 // listening, as the e2e tests and the lab run it.
-var taskCommand = []string{"/task", "--listen", ":8080"}
+var taskCommand = demospec.Command
 
 // newController returns a controller of image with replicas whose
 // containers carry extra labels (the run's, for cleanup).
 func newController(id, image string, replicas int, extra map[string]string) *api.ReplicationController {
-	labels := map[string]string{"name": id}
-	for k, v := range extra {
-		labels[k] = v
-	}
-	return &api.ReplicationController{
-		ID:     id,
-		Labels: map[string]string{"name": id},
-		DesiredState: api.ReplicationControllerState{
-			Replicas:      replicas,
-			ReplicasInSet: map[string]string{"name": id},
-			TaskTemplate: api.TaskTemplate{
-				Labels: labels,
-				DesiredState: api.TaskState{Manifest: api.ContainerManifest{
-					Version:    "v1beta1",
-					Containers: []api.Container{{Name: "task", Image: image, Command: api.Command(taskCommand)}},
-				}},
-			},
-		},
-	}
+	return demospec.Controller(id, image, replicas, extra)
 }
 
 // setReplicas is what `rcctl scale` does: read the spec, change the count,
