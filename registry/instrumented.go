@@ -53,6 +53,13 @@ func (i *instrumentedTasks) InspectTask(ctx context.Context, id string) (api.Tas
 	return t, err
 }
 
+func (i *instrumentedTasks) CheckImage(ctx context.Context, image string) error {
+	start := time.Now()
+	err := i.inner.CheckImage(ctx, image)
+	i.observe("image", start, err)
+	return err
+}
+
 func (i *instrumentedTasks) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
 	start := time.Now()
 	t, err := i.inner.CreateTask(ctx, spec)

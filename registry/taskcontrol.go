@@ -17,6 +17,10 @@ type TaskControlInterface interface {
 	ListTasks(ctx context.Context, selector map[string]string) ([]api.Task, error)
 	// InspectTask returns one container with its start and finish times.
 	InspectTask(ctx context.Context, id string) (api.Task, error)
+	// CheckImage returns nil when image is on the host, else an error
+	// wrapping api.ErrImageNotFound; it is asked before the first create
+	// of a template.
+	CheckImage(ctx context.Context, image string) error
 	// CreateTask creates and starts one container.
 	CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error)
 	// RenameTask renames a container, to move a dead one out of its slot.

@@ -27,11 +27,9 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 )
 
-// ErrImageNotFound means a task's image is not present on the Docker host.
-// Images are never pulled. Its text has no package prefix so that a create
-// error reads like the contract's status message:
-// "create web-1: no such image: demo-task:latest".
-var ErrImageNotFound = errors.New("no such image")
+// ErrImageNotFound is api.ErrImageNotFound, kept here for callers that
+// know the Docker side only.
+var ErrImageNotFound = api.ErrImageNotFound
 
 // DefaultStopTimeout is how long DeleteTask lets a container stop after
 // SIGTERM before Docker kills it, when DockerOptions.StopTimeout is zero.
@@ -173,6 +171,22 @@ func (d *Docker) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, e
 		}, nil
 	}
 	return task, nil
+}
+
+// CheckImage returns nil when image is present on the host, else an error
+// wrapping ErrImageNotFound and naming it. Images are never pulled: a
+// caller asks before its first create of a template, so that a missing
+// image costs one cheap call instead of a failed create per replica.
+func (d *Docker) CheckImage(ctx context.Context, image string) error {
+	_, err := d.cli.ImageInspect(ctx, image)
+	switch {
+	case err == nil:
+		return nil
+	case cerrdefs.IsNotFound(err):
+		return fmt.Errorf("%w: %s", ErrImageNotFound, image)
+	default:
+		return fmt.Errorf("inspect image %s: %w", image, err)
+	}
 }
 
 // DeleteTask stops the container (SIGTERM, then SIGKILL after the stop

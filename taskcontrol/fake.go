@@ -29,7 +29,7 @@ import (
 // without the fake's lock held, so they may call the fake.
 //
 // Every call is recorded, whether it succeeds or not, in order: "list",
-// "create <name>", "delete <id>", "rename <id> <newName>", "inspect <id>".
+// "create <name>", "delete <id>", "rename <id> <newName>", "inspect <id>", "image <ref>".
 //
 // Events streams what happens to the fake's containers (create, start, die,
 // destroy, rename, health_status), whether caused by the methods or by the
@@ -44,6 +44,10 @@ type Fake struct {
 	// is created; return ErrImageNotFound (wrapped with the image) to
 	// simulate a missing image.
 	CreateErr func(spec api.TaskSpec) error
+	// ImageErr, when it returns an error, fails CheckImage; return
+	// ErrImageNotFound (wrapped with the image) for a missing image. Without
+	// it every image is present.
+	ImageErr func(image string) error
 	// DeleteErr, when it returns an error, fails DeleteTask and the
 	// container stays.
 	DeleteErr func(id string) error
@@ -67,7 +71,7 @@ type Fake struct {
 
 // FakeCounts counts the calls a Fake received, failed ones included.
 type FakeCounts struct {
-	List, Create, Delete, Rename, Inspect int
+	List, Create, Delete, Rename, Inspect, Image int
 }
 
 // fakeTask is one container. Its Labels map is the fake's own: tasks handed
@@ -186,6 +190,22 @@ func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, err
 	f.publishLocked("create", t)
 	f.publishLocked("start", t)
 	return t.copy(), nil
+}
+
+// CheckImage reports the image present unless ImageErr says otherwise.
+func (f *Fake) CheckImage(ctx context.Context, image string) error {
+	f.mu.Lock()
+	f.counts.Image++
+	f.record("image " + image)
+	imageErr := f.ImageErr
+	f.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("inspect image %s: %w", image, err)
+	}
+	if imageErr != nil {
+		return imageErr(image)
+	}
+	return nil
 }
 
 // DeleteTask removes the container; a container that is gone is not an

@@ -86,6 +86,9 @@ func (b *bareTasks) InspectTask(ctx context.Context, id string) (api.Task, error
 	return b.task(t), nil
 }
 
+// CheckImage finds every image.
+func (b *bareTasks) CheckImage(context.Context, string) error { return nil }
+
 // CreateTask creates a running container; a taken name is a conflict.
 func (b *bareTasks) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
 	if err := ctx.Err(); err != nil {
