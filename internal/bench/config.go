@@ -10,15 +10,18 @@ import (
 
 // Config says what a run measures and where it writes.
 type Config struct {
-	// BinDir holds the replication-manager and rcctl binaries.
+	// BinDir holds the replication-manager binary.
 	BinDir string `json:"binDir"`
 	// ResultsDir receives one directory per run: results, logs, profiles.
 	ResultsDir string `json:"resultsDir"`
 	// Doc is the Markdown file the table is written to.
 	Doc string `json:"doc"`
 
-	Replicas       int           `json:"replicas"`
-	Rounds         int           `json:"rounds"`
+	Replicas int `json:"replicas"`
+	Rounds   int `json:"rounds"`
+	// ProvenTemplate also times, each round, the manager's controller
+	// scaled 0→N again once its template is proven.
+	ProvenTemplate bool          `json:"provenTemplate"`
 	ReplaceTries   int           `json:"replaceTries"`
 	EndToEndTries  int           `json:"endToEndTries"`
 	FailureReps    int           `json:"failureReplicas"`
@@ -42,6 +45,7 @@ func DefaultConfig() Config {
 		Doc:            "docs/BENCHMARKS.md",
 		Replicas:       30,
 		Rounds:         6,
+		ProvenTemplate: true,
 		ReplaceTries:   10,
 		EndToEndTries:  20,
 		FailureReps:    100,
@@ -57,13 +61,14 @@ func DefaultConfig() Config {
 
 // AddFlags registers the options on fs.
 func (c *Config) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&c.BinDir, "bin-dir", c.BinDir, "directory with the replication-manager and rcctl binaries")
+	fs.StringVar(&c.BinDir, "bin-dir", c.BinDir, "directory with the replication-manager binary")
 	fs.StringVar(&c.ResultsDir, "results-dir", c.ResultsDir, "directory for the raw results, logs and profiles (one subdirectory per run)")
 	fs.StringVar(&c.Doc, "doc", c.Doc, "Markdown file the table is written to; empty writes none")
 	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "N of the 0→N and N→0 convergence")
 	fs.IntVar(&c.Rounds, "rounds", c.Rounds, "rounds of the convergence; each round starts with the next system, so a multiple of the systems (3, or 2 without Swarm) gives each the same positions")
+	fs.BoolVar(&c.ProvenTemplate, "proven-template", c.ProvenTemplate, "also time, each round, the manager's controller scaled 0→N again once its template is proven (no target)")
 	fs.IntVar(&c.ReplaceTries, "replace-tries", c.ReplaceTries, "docker rm -f of a replica, how many times")
-	fs.IntVar(&c.EndToEndTries, "e2e-tries", c.EndToEndTries, "new controllers of 1 replica, how many")
+	fs.IntVar(&c.EndToEndTries, "e2e-tries", c.EndToEndTries, "new controllers of 1 replica, how many, each next to a plain create+start (at least 20, for the p99s)")
 	fs.IntVar(&c.FailureReps, "failure-replicas", c.FailureReps, "replicas of the controller with a missing image")
 	fs.DurationVar(&c.FailureWindow, "failure-window", c.FailureWindow, "how long the create calls for a missing image are counted")
 	fs.BoolVar(&c.Swarm, "swarm", c.Swarm, "also measure Swarm mode (docker swarm init on loopback when the engine is not in a swarm)")
@@ -83,13 +88,16 @@ func (c *Config) Validate() error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	positive := map[string]int{
 		"--replicas": c.Replicas, "--rounds": c.Rounds, "--replace-tries": c.ReplaceTries,
-		"--e2e-tries": c.EndToEndTries, "--failure-replicas": c.FailureReps,
-		"--scale-replicas": c.ScaleReplicas, "--scale-probes": c.ScaleProbes, "--scale-resyncs": c.ScaleResyncs,
+		"--failure-replicas": c.FailureReps,
+		"--scale-replicas":   c.ScaleReplicas, "--scale-probes": c.ScaleProbes, "--scale-resyncs": c.ScaleResyncs,
 	}
-	for _, flag := range []string{"--replicas", "--rounds", "--replace-tries", "--e2e-tries", "--failure-replicas", "--scale-replicas", "--scale-probes", "--scale-resyncs"} {
+	for _, flag := range []string{"--replicas", "--rounds", "--replace-tries", "--failure-replicas", "--scale-replicas", "--scale-probes", "--scale-resyncs"} {
 		if positive[flag] < 1 {
 			bad("%s: must be at least 1, got %d", flag, positive[flag])
 		}
+	}
+	if c.EndToEndTries < minP99Samples {
+		bad("--e2e-tries: must be at least %d, so that its p99 and the plain create+start's compare, got %d", minP99Samples, c.EndToEndTries)
 	}
 	if c.FailureWindow <= 0 {
 		bad("--failure-window: must be positive, got %s", c.FailureWindow)

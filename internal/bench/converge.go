@@ -4,22 +4,26 @@ package bench
 // engine driven directly (N parallel create+start, N parallel rm -f), and
 // by Swarm where it runs, alternated over rounds so that each system goes
 // first in turn and drift in the engine's speed hits all of them alike.
+// The manager's side of a round is in converge_manager.go.
 
 import (
 	"context"
 	"fmt"
-
-	"github.com/replication-manager/replication-manager/api"
 )
 
 // system is one way of running N containers of the image.
 type system struct {
 	name string
-	// up asks for n containers; down removes them.
-	up   func(ctx context.Context, n int) error
-	down func(ctx context.Context) error
-	// match accepts the events of this system's containers.
-	match func(dockerEvent) bool
+	// up asks for n containers in round (counted from 0); down removes
+	// them.
+	up   func(ctx context.Context, round, n int) error
+	down func(ctx context.Context, round int) error
+	// match returns what accepts the events of this system's containers
+	// in round.
+	match func(round int) func(dockerEvent) bool
+	// after, when not nil, runs once the round's N→0 has settled: the
+	// manager's proven-template scale and its controller's deletion.
+	after func(ctx context.Context, round, n int) error
 	// labels find this system's containers.
 	labels map[string]string
 	// upTimes and downTimes receive one sample per round, curves the
@@ -30,10 +34,8 @@ type system struct {
 
 // measureConvergence runs the rounds and fills in res.
 func (e *dockerEnv) measureConvergence(ctx context.Context, cfg Config, res *DockerResults) error {
-	systems, err := e.convergenceSystems(ctx, res)
-	if err != nil {
-		return err
-	}
+	manager := e.newManagerRounds(res, cfg.ProvenTemplate)
+	systems := e.convergenceSystems(manager, res)
 	callsBefore, err := e.dockerCalls(ctx)
 	if err != nil {
 		return err
@@ -42,13 +44,14 @@ func (e *dockerEnv) measureConvergence(ctx context.Context, cfg Config, res *Doc
 	for round := range cfg.Rounds {
 		for k := range systems {
 			s := systems[(round+k)%len(systems)]
-			curve, err := e.timeCurve(ctx, func() error { return s.up(ctx, n) }, "start", n, s.match)
+			match := s.match(round)
+			curve, err := e.timeCurve(ctx, func() error { return s.up(ctx, round, n) }, "start", n, match)
 			if err != nil {
 				return fmt.Errorf("convergence round %d: %s 0→%d: %w", round+1, s.name, n, err)
 			}
 			up := curve[n-1]
 			*s.curves = append(*s.curves, curve)
-			down, err := e.timeChange(ctx, func() error { return s.down(ctx) }, "destroy", n, s.match)
+			down, err := e.timeChange(ctx, func() error { return s.down(ctx, round) }, "destroy", n, match)
 			if err != nil {
 				return fmt.Errorf("convergence round %d: %s %d→0: %w", round+1, s.name, n, err)
 			}
@@ -58,15 +61,22 @@ func (e *dockerEnv) measureConvergence(ctx context.Context, cfg Config, res *Doc
 			if err := e.settle(ctx, s.labels); err != nil {
 				return err
 			}
+			if s.after != nil {
+				if err := s.after(ctx, round, n); err != nil {
+					return fmt.Errorf("convergence round %d: %s: %w", round+1, s.name, err)
+				}
+			}
 		}
 	}
 	callsAfter, err := e.dockerCalls(ctx)
 	if err != nil {
 		return err
 	}
+	// the proven-template scales are extra 0→N→0s: they are left out of
+	// the calls of a round
 	res.ManagerDockerCalls = make(map[string]float64)
 	for op, v := range callsAfter {
-		if d := (v - callsBefore[op]) / float64(cfg.Rounds); d > 0 {
+		if d := (v - callsBefore[op] - manager.provenCalls[op]) / float64(cfg.Rounds); d > 0 {
 			res.ManagerDockerCalls[op] = d
 		}
 	}
@@ -82,37 +92,13 @@ func (e *dockerEnv) dockerCalls(ctx context.Context) (map[string]float64, error)
 	return metricByLabel(text, "replication_manager_docker_calls_total", "operation"), nil
 }
 
-// convergenceID is the controller of the manager's rounds.
-func (e *dockerEnv) convergenceID() string { return "rmbench-" + e.runID + "-conv" }
-
 // convergenceSystems returns the manager, raw Docker and, where it runs,
-// Swarm. The manager's controller is applied with rcctl at 0 replicas;
-// each round then scales it as `rcctl scale` does.
-func (e *dockerEnv) convergenceSystems(ctx context.Context, res *DockerResults) ([]*system, error) {
-	id := e.convergenceID()
-	rc := newController(id, e.image, 0, e.runLabels("manager"))
-	data, err := api.Encode(rc)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := e.daemon.rcctl(ctx, string(data), "apply", "-f", "-"); err != nil {
-		return nil, err
-	}
-	manager := &system{
-		name:      "manager",
-		up:        func(ctx context.Context, n int) error { return setReplicas(ctx, e.daemon.store, id, n) },
-		down:      func(ctx context.Context) error { return setReplicas(ctx, e.daemon.store, id, 0) },
-		match:     labelled(api.LabelController, id),
-		labels:    map[string]string{api.LabelController: id},
-		upTimes:   &res.ManagerUp,
-		downTimes: &res.ManagerDown,
-		curves:    &res.ManagerCurves,
-	}
-
+// Swarm.
+func (e *dockerEnv) convergenceSystems(m *managerRounds, res *DockerResults) []*system {
 	var rawIDs []string
 	raw := &system{
 		name: "raw",
-		up: func(ctx context.Context, n int) error {
+		up: func(ctx context.Context, _, n int) error {
 			rawIDs = make([]string, n)
 			errs := make([]error, n)
 			done := make(chan struct{})
@@ -127,35 +113,35 @@ func (e *dockerEnv) convergenceSystems(ctx context.Context, res *DockerResults) 
 			}
 			return joinErrs(errs)
 		},
-		down:      func(ctx context.Context) error { return removeContainers(ctx, e.cli, rawIDs) },
-		match:     labelled(systemLabel, "raw"),
+		down:      func(ctx context.Context, _ int) error { return removeContainers(ctx, e.cli, rawIDs) },
+		match:     func(int) func(dockerEvent) bool { return labelled(systemLabel, "raw") },
 		labels:    e.runLabels("raw"),
 		upTimes:   &res.RawUp,
 		downTimes: &res.RawDown,
 		curves:    &res.RawCurves,
 	}
-	systems := []*system{manager, raw}
+	systems := []*system{m.system(), raw}
 
 	if e.swarmUnavailable == "" {
 		var serviceID string
 		systems = append(systems, &system{
 			name: "swarm",
-			up: func(ctx context.Context, n int) (err error) {
+			up: func(ctx context.Context, _, n int) (err error) {
 				serviceID, err = createService(ctx, e.cli, "rmbench-"+e.runID+"-swarm", e.image, n, e.runLabels("swarm"))
 				return err
 			},
-			down: func(ctx context.Context) error {
+			down: func(ctx context.Context, _ int) error {
 				if err := e.cli.ServiceRemove(ctx, serviceID); err != nil {
 					return fmt.Errorf("service rm: %w", err)
 				}
 				return nil
 			},
-			match:     labelled(systemLabel, "swarm"),
+			match:     func(int) func(dockerEvent) bool { return labelled(systemLabel, "swarm") },
 			labels:    e.runLabels("swarm"),
 			upTimes:   &res.SwarmUp,
 			downTimes: &res.SwarmDown,
 			curves:    &res.SwarmCurves,
 		})
 	}
-	return systems, nil
+	return systems
 }

@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -31,7 +30,6 @@ const (
 
 // daemon is a running replication-manager.
 type daemon struct {
-	binDir      string
 	cmd         *exec.Cmd
 	done        chan error
 	etcdURL     string
@@ -53,7 +51,7 @@ func startDaemon(ctx context.Context, binDir, dataDir, logPath string) (*daemon,
 	if err != nil {
 		return nil, fmt.Errorf("daemon log: %w", err)
 	}
-	d := &daemon{binDir: binDir, etcdURL: "http://" + addrs[0], metricsAddr: addrs[2], log: logFile, done: make(chan error, 1)}
+	d := &daemon{etcdURL: "http://" + addrs[0], metricsAddr: addrs[2], log: logFile, done: make(chan error, 1)}
 	d.cmd = exec.Command(filepath.Join(binDir, "replication-manager"),
 		"--etcd-data-dir", dataDir,
 		"--etcd-listen-client-urls", d.etcdURL,
@@ -139,19 +137,6 @@ func (d *daemon) metrics(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return b.String(), nil
-}
-
-// rcctl runs the CLI against the daemon's etcd with stdin and returns its
-// stdout.
-func (d *daemon) rcctl(ctx context.Context, stdin string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, filepath.Join(d.binDir, "rcctl"), append([]string{"--etcd-servers", d.etcdURL}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("rcctl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return stdout.String(), nil
 }
 
 // stop sends SIGTERM and waits for a clean exit; after daemonStopTimeout it

@@ -3,7 +3,8 @@ package bench
 // This file is the cost-of-failure part: a controller of a missing image
 // with many replicas, and how many create calls the daemon makes in the
 // first minute. A failed create of a missing image makes no Docker event,
-// so the daemon's own counter is read from its /metrics.
+// so the daemon's own counters are read from its /metrics: the creates,
+// and every task-control call (an image check is no create, but a cost).
 
 import (
 	"context"
@@ -20,6 +21,7 @@ type failurePart struct {
 	res             FailureResult
 	start           time.Time
 	baseErr, baseOK float64
+	baseCalls       map[string]float64
 }
 
 // startFailure writes the controller and returns at once: the window runs
@@ -32,6 +34,9 @@ func (e *dockerEnv) startFailure(ctx context.Context, replicas int, window time.
 	}
 	var err error
 	if p.baseErr, p.baseOK, err = e.createCounts(ctx); err != nil {
+		return nil, err
+	}
+	if p.baseCalls, err = e.dockerCalls(ctx); err != nil {
 		return nil, err
 	}
 	p.start = time.Now()
@@ -54,6 +59,16 @@ func (p *failurePart) finish(ctx context.Context) (*FailureResult, error) {
 	}
 	p.res.CreateErrors = int(errs - p.baseErr)
 	p.res.CreateSuccesses = int(oks - p.baseOK)
+	calls, err := p.e.dockerCalls(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.res.DockerCalls = make(map[string]float64)
+	for op, v := range calls {
+		if d := v - p.baseCalls[op]; d > 0 {
+			p.res.DockerCalls[op] = d
+		}
+	}
 	st, err := p.e.daemon.store.GetStatus(ctx, p.id)
 	if err != nil {
 		return nil, fmt.Errorf("missing image: %w", err)

@@ -2,7 +2,8 @@ package bench
 
 // This file is the replacement part: docker rm -f of one replica until its
 // replacement runs, next to one plain create+start of the same image, the
-// least any replacement can take.
+// least any replacement can take. The end-to-end part uses the same plain
+// create+start.
 
 import (
 	"context"
@@ -23,24 +24,31 @@ const replaceReplicas = 3
 // start event arrives.
 func (e *dockerEnv) measureDockerStart(ctx context.Context, tries int, res *DockerResults) error {
 	for i := range tries {
-		var id string
-		d, err := e.timeChange(ctx, func() (err error) {
-			id, err = runContainer(ctx, e.cli, e.image, fmt.Sprintf("rmbench-%s-plain-%d", e.runID, i+1), e.runLabels("plain"))
-			return err
-		}, "start", 1, func(ev dockerEvent) bool { return ev.ID == id })
+		d, err := e.plainStart(ctx, fmt.Sprintf("rmbench-%s-plain-%d", e.runID, i+1))
 		if err != nil {
-			return fmt.Errorf("plain docker start: %w", err)
+			return err
 		}
 		res.DockerStart = append(res.DockerStart, d)
-		if err := removeContainer(ctx, e.cli, id); err != nil {
-			return err
-		}
 		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintf(e.progress, "plain docker create+start: %s\n", spread(res.DockerStart))
 	return nil
+}
+
+// plainStart times one create+start of the image, as `docker run -d`,
+// until its start event, then removes the container.
+func (e *dockerEnv) plainStart(ctx context.Context, name string) (time.Duration, error) {
+	var id string
+	d, err := e.timeChange(ctx, func() (err error) {
+		id, err = runContainer(ctx, e.cli, e.image, name, e.runLabels("plain"))
+		return err
+	}, "start", 1, func(ev dockerEvent) bool { return ev.ID == id })
+	if err != nil {
+		return 0, fmt.Errorf("plain docker start: %w", err)
+	}
+	return d, removeContainer(ctx, e.cli, id)
 }
 
 // measureReplacement removes one replica of a running controller at a

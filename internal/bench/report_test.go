@@ -19,22 +19,41 @@ func verdictOf(t *testing.T, rows []Row, what string) Verdict {
 	return Info
 }
 
-func TestBuildRowsJudgesEveryTarget(t *testing.T) {
-	good := &Results{
+// targetRows are the measures of the rows that carry the targets.
+var targetRows = []string{
+	"ratio manager (new controller)/raw", "replacement beyond", "ratio manager/plain of the p50s", "ratio manager/plain of the p99s",
+	"full resync", "watch event", "while full resyncs run", "resident memory of the manager's process", "create calls",
+}
+
+// repeat returns n samples of v ms.
+func repeat(n, v int) Durations {
+	out := make(Durations, n)
+	for i := range out {
+		out[i] = time.Duration(v) * time.Millisecond
+	}
+	return out
+}
+
+// goodResults meets every target.
+func goodResults() *Results {
+	return &Results{
 		Docker: &DockerResults{
 			Replicas: 30, ManagerUp: ms(1000, 1100, 1050), RawUp: ms(1000, 1000, 1000),
 			ManagerDown: ms(500), RawDown: ms(500), Swarm: "not available: no swarm here",
-			DockerStart: ms(300), Replacement: ms(900, 1200),
-			EndToEnd: ms(400, 1900), EndToEndRunning: ms(400), EndToEndStatus: ms(400),
+			DockerStart: ms(300), Replacement: ms(390, 400),
+			EndToEnd: repeat(20, 320), EndToEndRunning: repeat(20, 300), EndToEndStatus: repeat(20, 320), EndToEndPlain: repeat(20, 300),
 			Failure: &FailureResult{Replicas: 100, Window: time.Minute, CreateErrors: 6},
 		},
 		Scale: []ScaleResult{{
 			Controllers: 10000, Replicas: 10, Resync: ms(900, 950, 1200),
-			EventToCreate: ms(1, 2, 9), BareMemory: &MemoryResult{RSS: 280 << 20},
+			EventToCreate: ms(1, 2, 9), EventToCreateBusy: ms(2, 49), BareMemory: &MemoryResult{RSS: 280 << 20},
 		}},
 	}
-	rows := BuildRows(good)
-	for _, what := range []string{"ratio manager/raw", "replacement beyond", "readyReplicas 1", "full resync", "watch event", "resident memory of the manager's process", "create calls"} {
+}
+
+func TestBuildRowsJudgesEveryTarget(t *testing.T) {
+	rows := BuildRows(goodResults())
+	for _, what := range targetRows {
 		if got := verdictOf(t, rows, what); got != Met {
 			t.Errorf("%s: verdict %v, want met", what, got)
 		}
@@ -42,28 +61,126 @@ func TestBuildRowsJudgesEveryTarget(t *testing.T) {
 	if got := verdictOf(t, rows, "Swarm"); got != NotAvailable {
 		t.Errorf("Swarm: verdict %v, want n/a", got)
 	}
+	targets := 0
+	for _, r := range rows {
+		if r.Target != "" {
+			targets++
+		}
+	}
+	if targets != len(targetRows) {
+		t.Errorf("%d rows with a target, want %d", targets, len(targetRows))
+	}
 
-	bad := good
+	bad := goodResults()
 	bad.Docker.ManagerUp = ms(1200)
-	bad.Docker.Replacement = ms(1400)
-	bad.Docker.EndToEnd = ms(400, 2100)
+	bad.Docker.Replacement = ms(401)
+	bad.Docker.EndToEnd = append(repeat(19, 340), ms(400)...)
 	bad.Docker.Failure.CreateErrors = 11
 	bad.Scale[0].Resync = ms(1100)
 	bad.Scale[0].EventToCreate = ms(1, 11)
+	bad.Scale[0].EventToCreateBusy = ms(2, 51)
 	bad.Scale[0].BareMemory.RSS = 500 << 20
 	rows = BuildRows(bad)
-	for _, what := range []string{"ratio manager/raw", "replacement beyond", "readyReplicas 1", "full resync", "watch event", "resident memory of the manager's process", "create calls"} {
+	for _, what := range targetRows {
 		if got := verdictOf(t, rows, what); got != Missed {
 			t.Errorf("%s: verdict %v, want MISSED", what, got)
 		}
 	}
 }
 
-func TestResyncTargetAppliesAt10000Controllers(t *testing.T) {
-	rows := BuildRows(&Results{Scale: []ScaleResult{{Controllers: 1000, Resync: ms(5000)}}})
-	if got := verdictOf(t, rows, "full resync"); got != Info {
-		t.Errorf("resync of 1000 controllers: verdict %v, want none", got)
+func TestReplacementTargetIs100msBeyondOneStart(t *testing.T) {
+	for _, tt := range []struct {
+		replacement int
+		want        Verdict
+	}{{400, Met}, {401, Missed}} {
+		d := goodResults().Docker
+		d.Replacement = ms(tt.replacement)
+		if got := verdictOf(t, replacementRows(d), "replacement beyond"); got != tt.want {
+			t.Errorf("replacement %dms after a 300ms start: verdict %v, want %v", tt.replacement, got, tt.want)
+		}
 	}
+}
+
+func TestEndToEndJudgesTheP50AndTheP99Apart(t *testing.T) {
+	tests := []struct {
+		name     string
+		manager  Durations
+		plain    Durations
+		p50, p99 Verdict
+	}{
+		{"both at their bound", append(repeat(19, 330), ms(390)...), repeat(20, 300), Met, Met},
+		{"p50 over", repeat(20, 331), repeat(20, 300), Missed, Met},
+		{"p99 over: one slow try of 20", append(repeat(19, 300), ms(391)...), repeat(20, 300), Met, Missed},
+		{"a slow plain start widens the p99's room", append(repeat(19, 300), ms(600)...), append(repeat(19, 300), ms(500)...), Met, Met},
+		{"too few samples for a p99", repeat(19, 300), repeat(19, 300), Met, NotAvailable},
+		{"no plain samples", repeat(20, 300), nil, NotAvailable, NotAvailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := endToEndRows(&DockerResults{EndToEnd: tt.manager, EndToEndPlain: tt.plain})
+			if got := verdictOf(t, rows, "of the p50s"); got != tt.p50 {
+				t.Errorf("p50 ratio: verdict %v, want %v", got, tt.p50)
+			}
+			if got := verdictOf(t, rows, "of the p99s"); got != tt.p99 {
+				t.Errorf("p99 ratio: verdict %v, want %v", got, tt.p99)
+			}
+		})
+	}
+}
+
+func TestScaleTargetsApplyAt10000ControllersOnly(t *testing.T) {
+	rows := BuildRows(&Results{Scale: []ScaleResult{{
+		Controllers: 1000, Resync: ms(5000), EventToCreate: ms(100), EventToCreateBusy: ms(1000), BareMemory: &MemoryResult{RSS: 1 << 30},
+	}}})
+	for _, r := range rows {
+		if r.Target != "" || r.Verdict != Info {
+			t.Errorf("1000 controllers: %q has target %q, verdict %v; want none", r.Measure, r.Target, r.Verdict)
+		}
+	}
+}
+
+func TestEveryTargetedScaleRowHasAProfile(t *testing.T) {
+	for _, r := range BuildRows(&Results{Scale: goodResults().Scale}) {
+		if r.Target == "" {
+			continue
+		}
+		if part, _ := profileOf(r.Measure); part == "" {
+			t.Errorf("%q: no profile explains it when missed", r.Measure)
+		}
+	}
+}
+
+func TestConvergenceRows(t *testing.T) {
+	d := goodResults().Docker
+	d.ManagerCurves = []Durations{ms(100, 1000)}
+	d.RawCurves = []Durations{ms(100, 1000)}
+	if rows := convergenceRows(d); hasMeasure(rows, "proven template") {
+		t.Errorf("proven-template rows without its samples: %+v", rows)
+	}
+	d.ManagerProvenUp = ms(900, 1000, 1100)
+	d.ManagerProvenCurves = []Durations{ms(100, 900)}
+	rows := convergenceRows(d)
+	if !hasMeasure(rows, "proven template") {
+		t.Fatalf("no proven-template rows: %+v", rows)
+	}
+	for _, r := range rows {
+		if strings.Contains(r.Measure, "proven template") && (r.Target != "" || r.Verdict != Info) {
+			t.Errorf("%q has target %q: the proven template has none", r.Measure, r.Target)
+		}
+	}
+	if got := verdictOf(t, rows, "ratio manager (new controller)/raw"); got != Met {
+		t.Errorf("new-controller ratio 1.05: verdict %v, want met", got)
+	}
+}
+
+// hasMeasure reports whether a row's measure contains what.
+func hasMeasure(rows []Row, what string) bool {
+	for _, r := range rows {
+		if strings.Contains(r.Measure, what) {
+			return true
+		}
+	}
+	return false
 }
 
 func TestRenderTextNamesEachPartOnce(t *testing.T) {
@@ -120,5 +237,33 @@ func TestUnmeasuredPartsMissNothing(t *testing.T) {
 		if r.Verdict == Missed {
 			t.Errorf("%s: MISSED without a sample", r.Measure)
 		}
+	}
+}
+
+func TestMissingImageWindowShorterThanAMinuteCanOnlyMiss(t *testing.T) {
+	tests := []struct {
+		window  time.Duration
+		creates int
+		want    Verdict
+	}{
+		{time.Minute, 10, Met},
+		{time.Minute, 11, Missed},
+		{15 * time.Second, 6, NotAvailable},
+		{15 * time.Second, 11, Missed},
+	}
+	for _, tt := range tests {
+		rows := failureRows(&FailureResult{Replicas: 100, Window: tt.window, CreateErrors: tt.creates})
+		if got := verdictOf(t, rows, "create calls"); got != tt.want {
+			t.Errorf("%d creates in %s: verdict %v, want %v", tt.creates, tt.window, got, tt.want)
+		}
+	}
+}
+
+func TestFmtCallsShowsFractionsOfARound(t *testing.T) {
+	if got, want := fmtCalls(map[string]float64{"list": 0.5, "create": 30, "inspect": 90.3333}), "create 30, inspect 90.3, list 0.5"; got != want {
+		t.Errorf("fmtCalls = %q, want %q", got, want)
+	}
+	if got := fmtCalls(nil); got != "none" {
+		t.Errorf("fmtCalls(nil) = %q, want none", got)
 	}
 }

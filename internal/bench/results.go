@@ -32,7 +32,8 @@ type Results struct {
 type DockerResults struct {
 	Replicas int `json:"replicas"`
 	Rounds   int `json:"rounds"`
-	// 0→N and N→0 of each system, one sample per round.
+	// 0→N and N→0 of each system, one sample per round. The manager's
+	// 0→N is a new controller's first apply, its N→0 the scale to 0.
 	ManagerUp   Durations `json:"managerUpMs"`
 	ManagerDown Durations `json:"managerDownMs"`
 	RawUp       Durations `json:"rawUpMs"`
@@ -49,6 +50,11 @@ type DockerResults struct {
 	ManagerCurves []Durations `json:"managerCurvesMs"`
 	RawCurves     []Durations `json:"rawCurvesMs"`
 	SwarmCurves   []Durations `json:"swarmCurvesMs,omitempty"`
+	// ManagerProvenUp is, per round, the same controller scaled 0→N again
+	// after its N→0, with its template proven; ManagerProvenCurves its
+	// curves. Empty without --proven-template.
+	ManagerProvenUp     Durations   `json:"managerProvenUpMs,omitempty"`
+	ManagerProvenCurves []Durations `json:"managerProvenCurvesMs,omitempty"`
 
 	// DockerStart is one plain create+start of the image, until it runs.
 	DockerStart Durations `json:"dockerStartMs"`
@@ -60,6 +66,9 @@ type DockerResults struct {
 	EndToEnd        Durations `json:"endToEndMs"`
 	EndToEndRunning Durations `json:"endToEndRunningMs"`
 	EndToEndStatus  Durations `json:"endToEndStatusMs"`
+	// EndToEndPlain is one plain create+start of the image until it runs,
+	// taken alternately with EndToEnd, one each per try.
+	EndToEndPlain Durations `json:"endToEndPlainMs"`
 
 	// Failure is the missing-image part.
 	Failure *FailureResult `json:"failure,omitempty"`
@@ -77,6 +86,9 @@ type FailureResult struct {
 	CreateSuccesses int `json:"createSuccesses"`
 	// Condition is the ReplicaFailure message in the status at the end.
 	Condition string `json:"condition"`
+	// DockerCalls are all the daemon's task-control calls over the
+	// window, by operation (the image checks, the lists of a resync).
+	DockerCalls map[string]float64 `json:"dockerCalls,omitempty"`
 }
 
 // ScaleResult is the control plane at one scale, with the in-memory fake in
