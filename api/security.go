@@ -32,6 +32,12 @@ type SecurityPolicy struct {
 	AllowDevices bool
 	// AllowCapAdd allows "capAdd" (--allow-cap-add).
 	AllowCapAdd bool
+	// AllowCapAddAll allows "ALL" in "capAdd", every capability at once
+	// (--allow-cap-add-all); "capAdd" itself still needs AllowCapAdd.
+	AllowCapAddAll bool
+	// AllowHostPorts allows "hostPort" and "hostIP" in "ports", which
+	// publish a port on the host (--allow-host-ports).
+	AllowHostPorts bool
 }
 
 // AllowAllPolicy allows every security-sensitive field. It is for a client
@@ -47,6 +53,8 @@ func AllowAllPolicy() SecurityPolicy {
 		AllowHostMounts:  true,
 		AllowDevices:     true,
 		AllowCapAdd:      true,
+		AllowCapAddAll:   true,
+		AllowHostPorts:   true,
 	}
 }
 
@@ -54,7 +62,8 @@ func AllowAllPolicy() SecurityPolicy {
 var capabilityPattern = regexp.MustCompile(`^[A-Z_]+$`)
 
 // security checks the security-sensitive fields of a container: first the
-// policy (one refusal per field that is set), then the shape.
+// policy (one refusal per field that is set, then one per "ALL" capability
+// and per published port field), then the shape.
 func (v *validator) security(field string, c *Container) {
 	p := v.policy
 	for _, s := range []struct {
@@ -72,7 +81,21 @@ func (v *validator) security(field string, c *Container) {
 		{"capAdd", len(c.CapAdd) > 0, p.AllowCapAdd, "--allow-cap-add"},
 	} {
 		if s.set && !s.allowed {
-			v.add(field+"."+s.name, "refused: the manager was not started with %s", s.flag)
+			v.refuse(field+"."+s.name, s.flag)
+		}
+	}
+	for i, cp := range c.CapAdd {
+		if isAllCapabilities(cp) && !p.AllowCapAddAll {
+			v.refuse(fmt.Sprintf("%s.capAdd[%d]", field, i), "--allow-cap-add-all")
+		}
+	}
+	for i, port := range c.Ports {
+		f := fmt.Sprintf("%s.ports[%d]", field, i)
+		if port.HostPort != 0 && !p.AllowHostPorts {
+			v.refuse(f+".hostPort", "--allow-host-ports")
+		}
+		if port.HostIP != "" && !p.AllowHostPorts {
+			v.refuse(f+".hostIP", "--allow-host-ports")
 		}
 	}
 
@@ -119,6 +142,20 @@ func (v *validator) security(field string, c *Container) {
 			v.add(fmt.Sprintf("%s.capAdd[%d]", field, i), `must be a capability name in capitals, such as "NET_ADMIN" or "CAP_NET_ADMIN", got %q`, shorten(cp))
 		}
 	}
+}
+
+// refuse reports a field that the policy does not allow, naming the daemon
+// flag that would.
+func (v *validator) refuse(field, flag string) {
+	v.add(field, "refused: the manager was not started with %s", flag)
+}
+
+// isAllCapabilities reports whether a capAdd entry is Docker's "ALL", every
+// capability at once, in any case and with or without "CAP_": Docker reads
+// names case-insensitively, and a spelling that slipped past the shape
+// check must not slip past the policy.
+func isAllCapabilities(cp string) bool {
+	return strings.EqualFold(cp, "ALL") || strings.EqualFold(cp, "CAP_ALL")
 }
 
 // absPath checks that p is an absolute, clean path and reports whether it

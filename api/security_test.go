@@ -28,10 +28,13 @@ func TestValidateSecurityPolicy(t *testing.T) {
 			c.Devices = []Device{{HostPath: "/dev/fuse", ContainerPath: "/dev/fuse", Permissions: "rwm"}}
 		}, func(p *SecurityPolicy) { p.AllowDevices = true }},
 		{"capAdd", "--allow-cap-add", func(c *Container) { c.CapAdd = []string{"NET_ADMIN"} }, func(p *SecurityPolicy) { p.AllowCapAdd = true }},
+		{"ports[0].hostPort", "--allow-host-ports", func(c *Container) { c.Ports[0].HostPort = 8080 }, func(p *SecurityPolicy) { p.AllowHostPorts = true }},
+		{"ports[0].hostIP", "--allow-host-ports", func(c *Container) { c.Ports[0].HostIP = "127.0.0.1" }, func(p *SecurityPolicy) { p.AllowHostPorts = true }},
 	}
 	for _, f := range fields {
 		t.Run(f.field, func(t *testing.T) {
 			rc := validWeb()
+			rc.DesiredState.Replicas = 1 // a host port is bound by one container only
 			f.set(container0(rc))
 
 			t.Run("refused by the zero policy, naming the flag", func(t *testing.T) {
@@ -64,6 +67,8 @@ func TestValidateSecurityPolicy(t *testing.T) {
 					p.AllowDevices = false
 				case "--allow-cap-add":
 					p.AllowCapAdd = false
+				case "--allow-host-ports":
+					p.AllowHostPorts = false
 				}
 				got := fieldErrorStrings(t, Validate(rc, ValidateOptions{Policy: p}))
 				if want := []string{refused(f.field, f.flag)}; !reflect.DeepEqual(got, want) {
@@ -80,18 +85,22 @@ func TestValidateSecurityPolicy(t *testing.T) {
 
 	t.Run("every refusal at once, in field order", func(t *testing.T) {
 		rc := validWeb()
+		rc.DesiredState.Replicas = 1
 		for _, f := range fields {
 			f.set(container0(rc))
 		}
-		var want []string
+		// hostNetwork leaves a hostPort nothing to publish: a shape problem,
+		// reported with the ports, before the refusals, whatever the policy
+		shape := c0 + ".ports[0].hostPort: must be 0 with hostNetwork: ports are not published on the host's network; the container listens on the host's port 8080 directly"
+		want := []string{shape}
 		for _, f := range fields {
 			want = append(want, refused(f.field, f.flag))
 		}
 		if got := fieldErrorStrings(t, Validate(rc, ValidateOptions{})); !reflect.DeepEqual(got, want) {
 			t.Errorf("Validate:\n got %q\nwant %q", got, want)
 		}
-		if err := Validate(rc, ValidateOptions{Policy: AllowAllPolicy()}); err != nil {
-			t.Errorf("Validate with AllowAllPolicy: %v", err)
+		if got := fieldErrorStrings(t, Validate(rc, ValidateOptions{Policy: AllowAllPolicy()})); !reflect.DeepEqual(got, []string{shape}) {
+			t.Errorf("Validate with AllowAllPolicy:\n got %q\nwant %q", got, []string{shape})
 		}
 	})
 	t.Run("fields that are off or empty need no flag", func(t *testing.T) {
@@ -111,6 +120,43 @@ func TestAllowAllPolicyAllowsEveryField(t *testing.T) {
 		if !p.Field(i).Bool() {
 			t.Errorf("AllowAllPolicy().%s is false", p.Type().Field(i).Name)
 		}
+	}
+}
+
+// TestValidateCapAddAll checks that "ALL", every capability at once, needs
+// --allow-cap-add-all on top of --allow-cap-add, however it is spelled.
+func TestValidateCapAddAll(t *testing.T) {
+	const shape = `: must be a capability name in capitals, such as "NET_ADMIN" or "CAP_NET_ADMIN", got `
+	capAdd := SecurityPolicy{AllowCapAdd: true}
+	both := SecurityPolicy{AllowCapAdd: true, AllowCapAddAll: true}
+	tests := []struct {
+		name   string
+		caps   []string
+		policy SecurityPolicy
+		want   []string // nil: valid
+	}{
+		{"ALL with --allow-cap-add", []string{"ALL"}, capAdd, []string{refused("capAdd[0]", "--allow-cap-add-all")}},
+		{"CAP_ALL with --allow-cap-add", []string{"CAP_ALL"}, capAdd, []string{refused("capAdd[0]", "--allow-cap-add-all")}},
+		{"ALL after another capability", []string{"NET_ADMIN", "ALL"}, capAdd, []string{refused("capAdd[1]", "--allow-cap-add-all")}},
+		{"all in lower case", []string{"all"}, capAdd, []string{refused("capAdd[0]", "--allow-cap-add-all"), c0 + ".capAdd[0]" + shape + `"all"`}},
+		{"Cap_All in mixed case", []string{"Cap_All"}, capAdd, []string{refused("capAdd[0]", "--allow-cap-add-all"), c0 + ".capAdd[0]" + shape + `"Cap_All"`}},
+		{"ALL twice", []string{"ALL", "CAP_ALL"}, capAdd, []string{refused("capAdd[0]", "--allow-cap-add-all"), refused("capAdd[1]", "--allow-cap-add-all")}},
+		{"ALL with the zero policy", []string{"ALL"}, SecurityPolicy{}, []string{refused("capAdd", "--allow-cap-add"), refused("capAdd[0]", "--allow-cap-add-all")}},
+		{"ALL with --allow-cap-add-all alone", []string{"ALL"}, SecurityPolicy{AllowCapAddAll: true}, []string{refused("capAdd", "--allow-cap-add")}},
+		{"ALL with both flags", []string{"ALL"}, both, nil},
+		{"CAP_ALL with both flags", []string{"NET_ADMIN", "CAP_ALL"}, both, nil},
+		{"ALL with AllowAllPolicy", []string{"ALL"}, AllowAllPolicy(), nil},
+		{"a name that only starts with ALL", []string{"ALLX", "CAP_ALL_X"}, capAdd, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rc := validWeb()
+			container0(rc).CapAdd = tt.caps
+			got := fieldErrorStrings(t, Validate(rc, ValidateOptions{Policy: tt.policy}))
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Validate:\n got %q\nwant %q", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -245,7 +291,7 @@ func TestValidateHostPortAndReplicas(t *testing.T) {
 			rc := validWeb()
 			rc.DesiredState.Replicas = tt.replicas
 			container0(rc).Ports[0].HostPort = tt.hostPort
-			got := fieldErrorStrings(t, Validate(rc, ValidateOptions{}))
+			got := fieldErrorStrings(t, Validate(rc, allowHostPorts))
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Validate:\n got %q\nwant %q", got, tt.want)
 			}
@@ -324,6 +370,8 @@ func TestDecodeEveryField(t *testing.T) {
 				refused("volumes", "--allow-host-mounts"),
 				refused("devices", "--allow-devices"),
 				refused("capAdd", "--allow-cap-add"),
+				refused("ports[0].hostPort", "--allow-host-ports"),
+				refused("ports[0].hostIP", "--allow-host-ports"),
 			}
 			if got := fieldErrorStrings(t, err); !reflect.DeepEqual(got, want) {
 				t.Errorf("Validate with the zero policy:\n got %q\nwant %q", got, want)

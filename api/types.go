@@ -149,7 +149,9 @@ type Device struct {
 }
 
 // Port publishes a container port. HostPort 0 means the port is not
-// published on the host.
+// published on the host. HostPort and HostIP reach outside the container,
+// so Validate refuses them unless the policy allows host ports
+// (--allow-host-ports).
 type Port struct {
 	Name          string `json:"name,omitempty"`
 	HostPort      int    `json:"hostPort,omitempty"`

@@ -25,6 +25,10 @@ func container0(rc *ReplicationController) *Container {
 
 const c0 = "desiredState.taskTemplate.desiredState.manifest.containers[0]"
 
+// allowHostPorts lets the port tests check a published port's values
+// rather than its refusal (TestValidateSecurityPolicy).
+var allowHostPorts = ValidateOptions{Policy: SecurityPolicy{AllowHostPorts: true}}
+
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -189,13 +193,13 @@ func TestValidate(t *testing.T) {
 		{name: "containerPort 65535", mutate: func(rc *ReplicationController) { container0(rc).Ports[0].ContainerPort = 65535 }},
 		{name: "containerPort 65536", mutate: func(rc *ReplicationController) { container0(rc).Ports[0].ContainerPort = 65536 },
 			want: []string{c0 + ".ports[0].containerPort: must be between 1 and 65535, got 65536"}},
-		{name: "hostPort -1", mutate: func(rc *ReplicationController) { container0(rc).Ports[0].HostPort = -1 },
+		{name: "hostPort -1", opts: allowHostPorts, mutate: func(rc *ReplicationController) { container0(rc).Ports[0].HostPort = -1 },
 			want: []string{c0 + ".ports[0].hostPort: must be between 0 and 65535, got -1"}},
-		{name: "hostPort 65535", mutate: func(rc *ReplicationController) {
+		{name: "hostPort 65535", opts: allowHostPorts, mutate: func(rc *ReplicationController) {
 			rc.DesiredState.Replicas = 1
 			container0(rc).Ports[0].HostPort = 65535
 		}},
-		{name: "hostPort 65536", mutate: func(rc *ReplicationController) { container0(rc).Ports[0].HostPort = 65536 },
+		{name: "hostPort 65536", opts: allowHostPorts, mutate: func(rc *ReplicationController) { container0(rc).Ports[0].HostPort = 65536 },
 			want: []string{c0 + ".ports[0].hostPort: must be between 0 and 65535, got 65536"}},
 		{name: "protocol udp in lower case", mutate: func(rc *ReplicationController) { container0(rc).Ports[0].Protocol = "udp" }},
 		{name: "protocol unset", mutate: func(rc *ReplicationController) { container0(rc).Ports[0].Protocol = "" }},
@@ -203,14 +207,14 @@ func TestValidate(t *testing.T) {
 			want: []string{c0 + `.ports[0].protocol: must be "TCP" or "UDP", got "SCTP"`}},
 		{name: "protocol in mixed case", mutate: func(rc *ReplicationController) { container0(rc).Ports[0].Protocol = "Tcp" },
 			want: []string{c0 + `.ports[0].protocol: must be "TCP" or "UDP", got "Tcp"`}},
-		{name: "one host port twice, protocol unset meaning TCP", mutate: func(rc *ReplicationController) {
+		{name: "one host port twice, protocol unset meaning TCP", opts: allowHostPorts, mutate: func(rc *ReplicationController) {
 			rc.DesiredState.Replicas = 1
 			container0(rc).Ports = []Port{
 				{ContainerPort: 80, HostPort: 8080, Protocol: "TCP"},
 				{ContainerPort: 81, HostPort: 8080},
 			}
 		}, want: []string{c0 + ".ports[1].hostPort: host port 8080/TCP is already published by " + c0 + ".ports[0]"}},
-		{name: "one host port for TCP and for UDP", mutate: func(rc *ReplicationController) {
+		{name: "one host port for TCP and for UDP", opts: allowHostPorts, mutate: func(rc *ReplicationController) {
 			rc.DesiredState.Replicas = 1
 			container0(rc).Ports = []Port{
 				{ContainerPort: 53, HostPort: 5353, Protocol: "tcp"},
