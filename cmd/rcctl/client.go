@@ -71,11 +71,18 @@ func (o *globalOptions) validate() error {
 	if _, err := o.endpoints(); err != nil {
 		return err
 	}
-	return nil
+	// the endpoints as written: endpoints() makes a host:port http:// or
+	// https:// by the rule CheckPlain applies
+	return etcdtls.CheckPlain(o.etcdServers, o.etcdFlags())
+}
+
+// etcdFlags are the etcd TLS and auth flags.
+func (o *globalOptions) etcdFlags() etcdtls.Flags {
+	return etcdtls.Flags{CAFile: o.etcdCAFile, CertFile: o.etcdCertFile, KeyFile: o.etcdKeyFile, User: o.etcdUser, Password: o.etcdPassword}
 }
 
 func (o *globalOptions) tls() bool {
-	return o.etcdCAFile != "" || o.etcdCertFile != "" || o.etcdKeyFile != ""
+	return o.etcdFlags().TLSFiles()
 }
 
 // endpoints are the etcd servers as the client wants them: a bare

@@ -17,13 +17,15 @@ import (
 
 func TestUnreachableEtcdGivesClearTimeoutMessageQuickly(t *testing.T) {
 	t.Parallel()
+	certs := certtest.New(t)
 	for _, tt := range []struct {
 		name string
 		args []string
 	}{
 		{"get", []string{"get"}},
 		{"delete", []string{"delete", "web"}},
-		{"with auth", []string{"--etcd-user", "root", "--etcd-password", "pw", "get", "web"}},
+		// auth needs TLS, which a host:port with a CA gets
+		{"with auth", []string{"--etcd-cafile", certs.CAFile, "--etcd-user", "root", "--etcd-password", "pw", "get", "web"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -82,9 +84,50 @@ func TestEndpointsAcceptHostPortOrURL(t *testing.T) {
 	}
 }
 
+func TestTLSAndAuthFlagsNeedHTTPS(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name    string
+		opts    globalOptions
+		wantErr string // "" means valid
+	}{
+		{"https with a password", globalOptions{etcdServers: []string{"https://a:2379"}, etcdUser: "root", etcdPassword: "s3cret-pw-71"}, ""},
+		{"a host:port with a CA, which becomes https", globalOptions{etcdServers: []string{"a:2379"}, etcdCAFile: "ca.pem", etcdUser: "root", etcdPassword: "s3cret-pw-71"}, ""},
+		{"a unix socket with a password", globalOptions{etcdServers: []string{"unix:///run/etcd.sock"}, etcdUser: "root", etcdPassword: "s3cret-pw-71"}, ""},
+		{"http without TLS or auth", globalOptions{etcdServers: []string{"http://a:2379"}}, ""},
+		{"the default endpoint with a password", globalOptions{etcdServers: []string{"127.0.0.1:2379"}, etcdUser: "root", etcdPassword: "s3cret-pw-71"},
+			"--etcd-servers 127.0.0.1:2379: must be https:// with --etcd-user, --etcd-password"},
+		{"http with a CA", globalOptions{etcdServers: []string{"http://a:2379"}, etcdCAFile: "ca.pem"},
+			"--etcd-servers http://a:2379: must be https:// with --etcd-cafile"},
+		{"http among https with a client certificate", globalOptions{etcdServers: []string{"https://a:2379", "http://b:2379"}, etcdCertFile: "c.pem", etcdKeyFile: "k.pem"},
+			"--etcd-servers http://b:2379: must be https:// with --etcd-certfile, --etcd-keyfile"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.opts.dialTimeout = time.Second
+			err := tt.opts.validate()
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("validate() = %v, want nil", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("validate() = %v, want an error with %q", err, tt.wantErr)
+			}
+			if err != nil && strings.Contains(err.Error(), "s3cret-pw-71") {
+				t.Errorf("validate() = %v: it shows the password", err)
+			}
+		})
+	}
+}
+
 func TestEtcdAuthFlagsAuthenticate(t *testing.T) {
 	t.Parallel()
-	srv := startEtcd(t)
+	// The setup goes over plain http; rcctl, whose auth flags need TLS,
+	// over https with the server's CA.
+	certs := certtest.New(t)
+	tlsURL := url.URL{Scheme: "https", Host: closedAddr(t)}
+	srv := startEtcd(t, func(cfg *embed.Config) {
+		cfg.ListenClientUrls = append(cfg.ListenClientUrls, tlsURL)
+		cfg.ClientTLSInfo = transport.TLSInfo{CertFile: certs.ServerCertFile, KeyFile: certs.ServerKeyFile}
+	})
 	client := srv.Client(t)
 	ctx := t.Context()
 	for _, step := range []func() error{
@@ -99,7 +142,7 @@ func TestEtcdAuthFlagsAuthenticate(t *testing.T) {
 	}
 	rcctl := func(args ...string) result {
 		var stdout, stderr bytes.Buffer
-		err := run(ctx, append([]string{"--etcd-servers", srv.ClientURL}, args...), strings.NewReader(""), &stdout, &stderr)
+		err := run(ctx, append([]string{"--etcd-servers", tlsURL.String(), "--etcd-cafile", certs.CAFile}, args...), strings.NewReader(""), &stdout, &stderr)
 		return result{stdout.String(), stderr.String(), err}
 	}
 

@@ -303,6 +303,7 @@ func TestUsageMistakesExitTwo(t *testing.T) {
 		{"run", "web"},
 		{"--etcd-servers", "ftp://x:1", "get"},
 		{"--etcd-user", "root", "get"},
+		{"--etcd-servers", "http://127.0.0.1:1", "--etcd-user", "root", "--etcd-password", "pw", "get"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -33,7 +33,7 @@ func (c *cli) runCommand() *command {
 	var o runOptions
 	fs.StringVar(&o.image, "image", "", "the container image (required)")
 	fs.IntVar(&o.replicas, "replicas", 1, "the number of replicas to run")
-	fs.StringArrayVar(&o.ports, "port", nil, "publish a port, HOST:CONTAINER, IP:HOST:CONTAINER or CONTAINER, with an optional /tcp or /udp (repeatable)")
+	fs.StringArrayVar(&o.ports, "port", nil, "publish a port, HOST:CONTAINER, IP:HOST:CONTAINER or CONTAINER, with an optional /tcp or /udp (repeatable; a host port needs a manager started with --allow-host-ports)")
 	fs.StringArrayVar(&o.env, "env", nil, "set an environment variable, NAME=VALUE (repeatable)")
 	fs.StringArrayVar(&o.labels, "label", nil, "a label of the controller, its selector and its tasks, KEY=VALUE (repeatable; default name=ID)")
 	fs.StringVar(&o.command, "command", "", "the container command, split on spaces (default: the image's)")

@@ -115,11 +115,12 @@ func parseURLs(flag, list string) ([]url.URL, error) {
 // fails at once with the TLS flags named: that does not heal by waiting.
 // An endpoint that does not answer is not an error: requests wait for it.
 func newEtcdClient(ctx context.Context, opts *options, endpoints []string, lg *zap.Logger) (*clientv3.Client, error) {
+	flags := opts.etcdFlags()
 	cfg := clientv3.Config{
 		Endpoints:   endpoints,
 		DialTimeout: opts.EtcdDialTimeout,
-		Username:    opts.EtcdUser,
-		Password:    opts.EtcdPassword,
+		Username:    flags.User,
+		Password:    flags.Password,
 		Logger:      lg,
 		// gRPC's default reconnect backoff grows to two minutes; after an
 		// etcd outage the manager should be back within seconds.
@@ -128,10 +129,7 @@ func newEtcdClient(ctx context.Context, opts *options, endpoints []string, lg *z
 			MinConnectTimeout: opts.EtcdDialTimeout,
 		})},
 	}
-	if cfg.Password == "" {
-		cfg.Password = os.Getenv("ETCD_PASSWORD")
-	}
-	if opts.EtcdCAFile != "" || opts.EtcdCertFile != "" || opts.EtcdKeyFile != "" {
+	if flags.TLSFiles() {
 		tlsInfo := transport.TLSInfo{TrustedCAFile: opts.EtcdCAFile, CertFile: opts.EtcdCertFile, KeyFile: opts.EtcdKeyFile}
 		tlsCfg, err := tlsInfo.ClientConfig()
 		if err != nil {

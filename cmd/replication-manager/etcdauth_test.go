@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -12,10 +14,12 @@ import (
 	"go.uber.org/zap"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/certtest"
 	"github.com/replication-manager/replication-manager/internal/etcdauth"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 	"github.com/replication-manager/replication-manager/internal/syncbuf"
@@ -28,7 +32,14 @@ import (
 // daemon: it must do all of its work, and must not be able to touch a spec.
 func TestManagerDoesItsWorkWithTheLeastPrivilegeRoleAndCannotWriteSpecs(t *testing.T) {
 	t.Parallel()
-	srv := etcdtest.Start(t, fastAuth)
+	// The setup and the checks go over plain http; the manager, whose auth
+	// flags need TLS, over https with the server's CA.
+	certs := certtest.New(t)
+	tlsURL := url.URL{Scheme: "https", Host: freeAddr(t)}
+	srv := etcdtest.Start(t, fastAuth, func(cfg *embed.Config) {
+		cfg.ListenClientUrls = append(cfg.ListenClientUrls, tlsURL)
+		cfg.ClientTLSInfo = transport.TLSInfo{CertFile: certs.ServerCertFile, KeyFile: certs.ServerKeyFile}
+	})
 	ctx := t.Context()
 	if err := etcdauth.GrantManagerRole(ctx, srv.Client(t), registry.DefaultPrefix, "replication-manager", "rm-password"); err != nil {
 		t.Fatalf("GrantManagerRole: %v", err)
@@ -40,7 +51,8 @@ func TestManagerDoesItsWorkWithTheLeastPrivilegeRoleAndCannotWriteSpecs(t *testi
 	}
 
 	opts := newOptions()
-	opts.EtcdServers = []string{srv.ClientURL}
+	opts.EtcdServers = []string{tlsURL.String()}
+	opts.EtcdCAFile = certs.CAFile
 	opts.EtcdUser, opts.EtcdPassword = "replication-manager", "rm-password"
 	if err := opts.Validate(); err != nil {
 		t.Fatal(err)
@@ -142,6 +154,20 @@ func TestManagerDoesItsWorkWithTheLeastPrivilegeRoleAndCannotWriteSpecs(t *testi
 	if strings.Contains(logs.String(), "permission denied") || strings.Contains(logs.String(), "level=WARN") {
 		t.Errorf("the manager met a refusal or a warning; its log:\n%s", logs)
 	}
+}
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
 }
 
 // fastAuth makes a test etcd elect itself at once and hash passwords at

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/etcdtls"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -46,6 +47,8 @@ type options struct {
 	AllowHostMounts          bool
 	AllowDevices             bool
 	AllowCapAdd              bool
+	AllowCapAddAll           bool
+	AllowHostPorts           bool
 	LogLevel                 string
 	LogFormat                string
 }
@@ -104,6 +107,8 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.AllowHostMounts, "allow-host-mounts", o.AllowHostMounts, "allow templates with host bind mounts (volumes)")
 	fs.BoolVar(&o.AllowDevices, "allow-devices", o.AllowDevices, "allow templates with host devices")
 	fs.BoolVar(&o.AllowCapAdd, "allow-cap-add", o.AllowCapAdd, "allow templates that add Linux capabilities (capAdd)")
+	fs.BoolVar(&o.AllowCapAddAll, "allow-cap-add-all", o.AllowCapAddAll, "also allow capAdd: [\"ALL\"], every capability (with --allow-cap-add)")
+	fs.BoolVar(&o.AllowHostPorts, "allow-host-ports", o.AllowHostPorts, "allow templates that publish ports on the host (hostPort, hostIP)")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "log level: debug, info, warn or error")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "log format: text or json")
 }
@@ -152,6 +157,12 @@ func (o *options) Validate() error {
 	if len(o.EtcdServers) == 0 && (o.EtcdCAFile != "" || o.EtcdCertFile != "" || o.EtcdKeyFile != "" || o.EtcdUser != "") {
 		bad("--etcd-cafile, --etcd-certfile, --etcd-keyfile and --etcd-user need --etcd-servers")
 	}
+	if err := etcdtls.CheckPlain(o.EtcdServers, o.etcdFlags()); err != nil {
+		errs = append(errs, err)
+	}
+	if o.AllowCapAddAll && !o.AllowCapAdd {
+		bad("--allow-cap-add-all: needs --allow-cap-add, which allows capAdd at all")
+	}
 	if risk := dockerTransportRisk(o.dockerHost()); risk != "" && !o.DockerAllowInsecureTCP {
 		source := "DOCKER_HOST"
 		if o.DockerHost != "" {
@@ -161,6 +172,17 @@ func (o *options) Validate() error {
 			source, o.dockerHost(), risk)
 	}
 	return errors.Join(errs...)
+}
+
+// etcdFlags are the etcd TLS and auth options, with the password's source:
+// the client reads ETCD_PASSWORD when --etcd-password is not given.
+func (o *options) etcdFlags() etcdtls.Flags {
+	f := etcdtls.Flags{CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile, User: o.EtcdUser, Password: o.EtcdPassword}
+	if f.Password == "" {
+		f.Password = os.Getenv("ETCD_PASSWORD")
+		f.PasswordFromEnv = f.Password != ""
+	}
+	return f
 }
 
 // dockerHost is the Docker address the client will use: --docker-host,
@@ -200,5 +222,7 @@ func (o *options) policy() api.SecurityPolicy {
 		AllowHostMounts:  o.AllowHostMounts,
 		AllowDevices:     o.AllowDevices,
 		AllowCapAdd:      o.AllowCapAdd,
+		AllowCapAddAll:   o.AllowCapAddAll,
+		AllowHostPorts:   o.AllowHostPorts,
 	}
 }

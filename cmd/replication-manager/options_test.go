@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/replication-manager/replication-manager/api"
 )
 
 func TestValidateRefusesDockerOverTCPWithoutVerifiedTLS(t *testing.T) {
@@ -103,6 +105,88 @@ func TestValidateRefusesDockerOverTCPWithoutVerifiedTLS(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestValidateRefusesEtcdTLSAndAuthFlagsWithPlainHTTP(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		env     string // ETCD_PASSWORD
+		wantErr string // "" means valid
+	}{
+		{name: "https with TLS files and a password", args: []string{"--etcd-servers", "https://10.0.0.5:2379", "--etcd-cafile", "ca.pem",
+			"--etcd-certfile", "c.pem", "--etcd-keyfile", "k.pem", "--etcd-user", "rm", "--etcd-password", "s3cret-pw-71"}},
+		{name: "https with ETCD_PASSWORD", args: []string{"--etcd-servers", "https://10.0.0.5:2379", "--etcd-user", "rm"}, env: "s3cret-pw-71"},
+		{name: "http without TLS or auth", args: []string{"--etcd-servers", "http://10.0.0.5:2379"}},
+		{name: "a host:port without TLS or auth", args: []string{"--etcd-servers", "10.0.0.5:2379"}},
+		{name: "a host:port with TLS files, which the client uses", args: []string{"--etcd-servers", "10.0.0.5:2379", "--etcd-cafile", "ca.pem", "--etcd-user", "rm"}},
+		{name: "ETCD_PASSWORD with the embedded etcd", env: "s3cret-pw-71"},
+		{name: "http with a CA", args: []string{"--etcd-servers", "http://10.0.0.5:2379", "--etcd-cafile", "ca.pem"},
+			wantErr: "--etcd-servers http://10.0.0.5:2379: must be https:// with --etcd-cafile"},
+		{name: "http with a client certificate", args: []string{"--etcd-servers", "http://10.0.0.5:2379", "--etcd-certfile", "c.pem", "--etcd-keyfile", "k.pem"},
+			wantErr: "--etcd-servers http://10.0.0.5:2379: must be https:// with --etcd-certfile, --etcd-keyfile"},
+		{name: "http with a user and password", args: []string{"--etcd-servers", "http://10.0.0.5:2379", "--etcd-user", "rm", "--etcd-password", "s3cret-pw-71"},
+			wantErr: "--etcd-servers http://10.0.0.5:2379: must be https:// with --etcd-user, --etcd-password"},
+		{name: "http with ETCD_PASSWORD", args: []string{"--etcd-servers", "http://10.0.0.5:2379", "--etcd-user", "rm"}, env: "s3cret-pw-71",
+			wantErr: "--etcd-servers http://10.0.0.5:2379: must be https:// with --etcd-user, ETCD_PASSWORD"},
+		{name: "one http endpoint among https ones", args: []string{"--etcd-servers", "https://a:2379,http://b:2379", "--etcd-cafile", "ca.pem"},
+			wantErr: "--etcd-servers http://b:2379: must be https:// with --etcd-cafile"},
+		{name: "a host:port with only a password", args: []string{"--etcd-servers", "10.0.0.5:2379", "--etcd-user", "rm", "--etcd-password", "s3cret-pw-71"},
+			wantErr: "--etcd-servers 10.0.0.5:2379: must be https:// with --etcd-user, --etcd-password"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("ETCD_PASSWORD", tt.env)
+			opts := newOptions()
+			if err := parseForTest(opts, tt.args); err != nil {
+				t.Fatal(err)
+			}
+			err := opts.Validate()
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("Validate() = %v, want nil", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("Validate() = %v, want an error with %q", err, tt.wantErr)
+			}
+			if err != nil && strings.Contains(err.Error(), "s3cret-pw-71") {
+				t.Errorf("Validate() = %v: it shows the password", err)
+			}
+		})
+	}
+}
+
+func TestAllowFlagsMakeThePolicy(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want api.SecurityPolicy
+	}{
+		{nil, api.SecurityPolicy{}},
+		{[]string{"--allow-host-ports"}, api.SecurityPolicy{AllowHostPorts: true}},
+		{[]string{"--allow-cap-add", "--allow-cap-add-all"}, api.SecurityPolicy{AllowCapAdd: true, AllowCapAddAll: true}},
+		{[]string{"--allow-privileged", "--allow-host-network", "--allow-host-pid", "--allow-host-ipc", "--allow-host-mounts",
+			"--allow-devices", "--allow-cap-add", "--allow-cap-add-all", "--allow-host-ports"}, api.AllowAllPolicy()},
+	} {
+		opts := newOptions()
+		if err := parseForTest(opts, tt.args); err != nil {
+			t.Fatalf("parse %q: %v", tt.args, err)
+		}
+		if err := opts.Validate(); err != nil {
+			t.Errorf("Validate with %q: %v", tt.args, err)
+		}
+		if got := opts.policy(); got != tt.want {
+			t.Errorf("policy with %q = %+v, want %+v", tt.args, got, tt.want)
+		}
+	}
+}
+
+func TestValidateRefusesCapAddAllWithoutCapAdd(t *testing.T) {
+	opts := newOptions()
+	if err := parseForTest(opts, []string{"--allow-cap-add-all"}); err != nil {
+		t.Fatal(err)
+	}
+	want := "--allow-cap-add-all: needs --allow-cap-add, which allows capAdd at all"
+	if err := opts.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Validate() = %v, want an error with %q", err, want)
 	}
 }
 

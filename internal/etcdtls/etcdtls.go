@@ -1,7 +1,9 @@
-// Package etcdtls tells a refused TLS handshake with etcd from an etcd that
-// does not answer. The etcd client reports both as a timeout; a direct
-// handshake tells them apart, so that the daemon and rcctl can name the TLS
-// flags to look at instead of suggesting that etcd is down.
+// Package etcdtls holds the checks of TLS to etcd that the daemon and rcctl
+// share. Check tells a refused TLS handshake with etcd from an etcd that
+// does not answer: the etcd client reports both as a timeout; a direct
+// handshake tells them apart, so that both programs can name the TLS flags
+// to look at instead of suggesting that etcd is down. CheckPlain refuses TLS
+// and auth flags with an endpoint that would be reached without TLS.
 package etcdtls
 
 import (
