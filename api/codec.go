@@ -92,23 +92,33 @@ func EncodeYAML(rc *ReplicationController) ([]byte, error) {
 	return out, nil
 }
 
-// decodeStrict decodes one JSON or YAML document into v, a pointer to a
-// struct.
-func decodeStrict(data []byte, v any) error {
+// ToJSON returns one JSON or YAML document as the JSON that Decode reads:
+// input larger than MaxSpecBytes is refused, a UTF-8 byte order mark is
+// dropped, and YAML (input whose first non-space character is not '{') is
+// converted, refusing duplicate keys and a second document. JSON is
+// returned as it is, duplicate fields included, so that a decoder of the
+// result (Decode, for one item of a list) still refuses them.
+func ToJSON(data []byte) ([]byte, error) {
 	if len(data) > MaxSpecBytes {
-		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrSpecTooLarge, len(data), MaxSpecBytes)
+		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrSpecTooLarge, len(data), MaxSpecBytes)
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark, as some editors write
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
-		return errors.New("empty input")
+		return nil, errors.New("empty input")
 	}
 	if trimmed[0] != '{' {
-		converted, err := yamlToJSON(data)
-		if err != nil {
-			return err
-		}
-		data = converted
+		return yamlToJSON(data)
+	}
+	return data, nil
+}
+
+// decodeStrict decodes one JSON or YAML document into v, a pointer to a
+// struct.
+func decodeStrict(data []byte, v any) error {
+	data, err := ToJSON(data)
+	if err != nil {
+		return err
 	}
 	if bytes.Equal(data, []byte("null")) {
 		return errors.New("empty input")

@@ -231,6 +231,34 @@ func TestDecodeSizeLimit(t *testing.T) {
 	})
 }
 
+func TestToJSON(t *testing.T) {
+	tests := []struct {
+		name, input, want, wantErr string
+	}{
+		{name: "JSON as written, duplicates kept for the decoder", input: `{"id": "a", "id": "b"}`, want: `{"id": "a", "id": "b"}`},
+		{name: "a byte order mark is dropped", input: "\xef\xbb\xbf{\"id\": \"a\"}", want: `{"id": "a"}`},
+		{name: "YAML converted", input: "id: a\nlabels: {name: a}\n", want: `{"id":"a","labels":{"name":"a"}}`},
+		{name: "YAML with a duplicate key", input: "id: a\nid: b\n", wantErr: `key "id" already set in map`},
+		{name: "two YAML documents", input: "id: a\n---\nid: b\n", wantErr: "more than one document"},
+		{name: "empty", input: " \n", wantErr: "empty input"},
+		{name: "too large", input: "{" + strings.Repeat(" ", MaxSpecBytes) + "}", wantErr: "spec too large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ToJSON([]byte(tt.input))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("ToJSON = %q, %v; want an error with %q", got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || strings.TrimSpace(string(got)) != tt.want {
+				t.Errorf("ToJSON = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
 func TestEncodeRoundTrips(t *testing.T) {
 	rc := webController()
 	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Command = Command{"sh", "-c", "a && b > c"}

@@ -15,8 +15,6 @@ import (
 	"io"
 	"os"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
 )
@@ -32,7 +30,8 @@ func (c *cli) applyCommand() *command {
 		long: `Apply creates the controller if it does not exist and replaces its spec if it
 does. The spec is validated first; an invalid spec writes nothing. If someone
 changes the controller between apply's read and its write, nothing is written.
-The file holds one controller, or {"items": [...]} as printed by 'rcctl get -o json'.
+The file holds one controller, or {"items": [...]} as printed by 'rcctl get -o json',
+each item as strictly decoded as one controller; at most 256 KiB in all.
 With --wait it then shows progress until every replica is ready or --timeout passes.`,
 		flags: fs,
 		run: func(ctx context.Context, args []string) error {
@@ -150,23 +149,41 @@ func sameSpec(a, b *api.ReplicationController) (bool, error) {
 	return bytes.Equal(ea, eb), nil
 }
 
-// readInput reads a file, or stdin for "-".
+// readInput reads a file, or stdin for "-", up to api.MaxSpecBytes, the
+// most the manager accepts of one spec: a mistaken file (a log, a device)
+// is refused without being read whole. A list counts as a whole: a longer
+// one is applied in several files.
 func (c *cli) readInput(filename string) ([]byte, error) {
-	if filename == "-" {
-		data, err := io.ReadAll(c.stdin)
+	in, source := c.stdin, "stdin"
+	if filename != "-" {
+		f, err := os.Open(filename)
 		if err != nil {
-			return nil, fmt.Errorf("read stdin: %w", err)
+			return nil, err
 		}
-		return data, nil
+		defer func() { _ = f.Close() }()
+		in, source = f, filename
 	}
-	return os.ReadFile(filename)
+	data, err := io.ReadAll(io.LimitReader(in, api.MaxSpecBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", source, err)
+	}
+	if len(data) > api.MaxSpecBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes (%d KiB), the most a spec may be; apply a long list in several files (nothing written)",
+			source, api.MaxSpecBytes, api.MaxSpecBytes>>10)
+	}
+	return data, nil
 }
 
 // decodeApply decodes one controller, or a list {"items": [...]} as
-// 'rcctl get -o json|yaml' prints it. Anything that is not such a list goes
-// to api.Decode whole, so its errors are the decoder's.
+// 'rcctl get -o json|yaml' prints it, each item with api.Decode, which is
+// as strict for an item as for one spec. Anything that is not such a list
+// goes to api.Decode whole, so its errors are the decoder's.
 func decodeApply(data []byte) ([]*api.ReplicationController, error) {
-	if items, ok := listItems(data); ok {
+	items, isList, err := listItems(data)
+	if err != nil {
+		return nil, err
+	}
+	if isList {
 		if len(items) == 0 {
 			return nil, errors.New("the list has no items")
 		}
@@ -187,23 +204,41 @@ func decodeApply(data []byte) ([]*api.ReplicationController, error) {
 	return []*api.ReplicationController{rc}, nil
 }
 
-// listItems returns the items of a document whose only key is "items".
-func listItems(data []byte) ([]json.RawMessage, bool) {
-	js, err := yaml.YAMLToJSON(data)
+// listItems returns the items of a document whose only key is "items", as
+// the JSON api.Decode reads. The document is converted as api.Decode
+// converts one (api.ToJSON): YAML with a duplicate key is refused there,
+// and JSON items are passed on as written, so that api.Decode sees and
+// refuses their duplicate fields; "items" twice is an error. isList is
+// false for any other document, including one ToJSON refuses: api.Decode
+// then reports on it as on one spec.
+func listItems(data []byte) (items []json.RawMessage, isList bool, err error) {
+	js, err := api.ToJSON(data)
 	if err != nil {
-		return nil, false
+		return nil, false, nil
 	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(js, &doc); err != nil || len(doc) != 1 {
-		return nil, false
+	dec := json.NewDecoder(bytes.NewReader(js))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false, nil
 	}
-	raw, ok := doc["items"]
-	if !ok {
-		return nil, false
+	seen := false
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil || key != "items" {
+			return nil, false, nil
+		}
+		if seen {
+			return nil, true, errors.New(`duplicate field "items"`)
+		}
+		seen = true
+		if err := dec.Decode(&items); err != nil {
+			return nil, false, nil
+		}
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, false
+	if _, err := dec.Token(); err != nil { // '}'
+		return nil, false, nil
 	}
-	return items, true
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) { // data after the document
+		return nil, false, nil
+	}
+	return items, seen, nil
 }

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -230,5 +234,143 @@ func TestApplyLeavesSecurityPolicyToTheManager(t *testing.T) {
 	assertStdout(t, r, "controller \"web\" created\n")
 	if !e.get("web").Controller.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Privileged {
 		t.Error("stored spec lost privileged")
+	}
+}
+
+// TestDecodeApplyIsAsStrictForListItemsAsForOneSpec: a spec that api.Decode
+// refuses alone is refused as an item of a list too, with the same error,
+// in JSON and in YAML.
+func TestDecodeApplyIsAsStrictForListItemsAsForOneSpec(t *testing.T) {
+	t.Parallel()
+	valid := encode(t, newController("web", 3))
+	for _, tt := range []struct{ name, from, to string }{
+		{"duplicate field", `"replicas": 3`, `"replicas": 3, "replicas": 4`},
+		{"unknown field", `"replicas": 3`, `"replicas": 3, "replica": 4`},
+		{"mistyped field", `"replicas": 3`, `"replicas": "3"`},
+		{"duplicate label", `"name": "web"`, `"name": "web", "name": "api"`},
+	} {
+		t.Run("JSON "+tt.name, func(t *testing.T) {
+			spec := strings.Replace(valid, tt.from, tt.to, 1)
+			_, alone := decodeApply([]byte(spec))
+			if alone == nil {
+				t.Fatalf("decodeApply accepts the spec alone:\n%s", spec)
+			}
+			_, err := decodeApply([]byte(`{"items": [` + valid + `, ` + spec + `]}`))
+			if want := "items[1]: " + alone.Error(); err == nil || err.Error() != want {
+				t.Errorf("decodeApply of the list = %v, want %s", err, want)
+			}
+		})
+	}
+
+	yamlSpec := func(indent, extra string) string {
+		return strings.ReplaceAll(`id: web
+desiredState:
+  replicas: 3
+  `+extra+`
+  replicasInSet: {name: web}
+`, "\n", "\n"+indent)
+	}
+	for _, tt := range []struct{ name, extra, want string }{
+		{"duplicate field", "replicas: 4", `key "replicas" already set in map`},
+		{"unknown field", "replica: 4", `unknown field "desiredState.replica"`},
+		{"mistyped field", "minReadySeconds: soon", `desiredState.minReadySeconds: cannot unmarshal string into int`},
+	} {
+		t.Run("YAML "+tt.name, func(t *testing.T) {
+			spec := yamlSpec("", tt.extra)
+			if _, err := decodeApply([]byte(spec)); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("decodeApply of the spec alone = %v, want an error with %q", err, tt.want)
+			}
+			list := "items:\n- " + yamlSpec("  ", tt.extra)
+			if _, err := decodeApply([]byte(list)); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("decodeApply of the list = %v, want an error with %q\n%s", err, tt.want, list)
+			}
+		})
+	}
+
+	t.Run("items twice", func(t *testing.T) {
+		list := `{"items": [` + valid + `], "items": [` + valid + `]}`
+		if rcs, err := decodeApply([]byte(list)); err == nil || !strings.Contains(err.Error(), `duplicate field "items"`) {
+			t.Errorf("decodeApply = %d controllers, %v; want a duplicate field error", len(rcs), err)
+		}
+	})
+	t.Run("a valid list in JSON and YAML", func(t *testing.T) {
+		api2 := encode(t, newController("api", 1))
+		for _, list := range []string{
+			`{"items": [` + valid + `, ` + api2 + `]}`,
+			"items:\n- id: web\n  desiredState: {replicas: 3}\n- id: api\n",
+		} {
+			rcs, err := decodeApply([]byte(list))
+			if err != nil || len(rcs) != 2 || rcs[0].ID != "web" || rcs[1].ID != "api" {
+				t.Errorf("decodeApply = %d controllers, %v; want web and api\n%s", len(rcs), err, list)
+			}
+		}
+	})
+}
+
+// endless is an input that never ends, counting what was read of it.
+type endless struct{ read int }
+
+func (r *endless) Read(p []byte) (int, error) {
+	if r.read > 64<<20 { // a backstop, so that a reader without a limit ends too
+		return 0, fmt.Errorf("read %d bytes of an endless input", r.read)
+	}
+	for i := range p {
+		p[i] = ' '
+	}
+	r.read += len(p)
+	return len(p), nil
+}
+
+func TestApplyReadsAtMostTheSpecLimitFromStdin(t *testing.T) {
+	t.Parallel()
+	in := &endless{}
+	c := newCLI(in, &bytes.Buffer{}, &bytes.Buffer{})
+
+	_, err := c.readInput("-")
+
+	want := fmt.Sprintf("stdin: larger than %d bytes (256 KiB), the most a spec may be", api.MaxSpecBytes)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("readInput = %v, want an error with %q", err, want)
+	}
+	if in.read > 2*api.MaxSpecBytes {
+		t.Errorf("read %d bytes of stdin, want at most about the limit of %d", in.read, api.MaxSpecBytes)
+	}
+}
+
+func TestApplyOfFileOverTheSpecLimitFailsNamingFileAndLimit(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	path := filepath.Join(t.TempDir(), "huge.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(64 << 20); err != nil { // sparse: cheap to make, costly to read whole
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := e.revision()
+
+	r := e.run("", "apply", "-f", path)
+
+	assertFails(t, r, fmt.Sprintf("%s: larger than %d bytes (256 KiB), the most a spec may be", path, api.MaxSpecBytes), "nothing written")
+	if after := e.revision(); after != before {
+		t.Errorf("etcd revision moved from %d to %d", before, after)
+	}
+}
+
+func TestApplyOfFileAtTheSpecLimitIsRead(t *testing.T) {
+	t.Parallel()
+	spec := encode(t, newController("web", 3))
+	padded := spec + strings.Repeat(" ", api.MaxSpecBytes-len(spec))
+	path := writeFile(t, "web.json", padded)
+	c := newCLI(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{})
+
+	data, err := c.readInput(path)
+
+	if err != nil || len(data) != api.MaxSpecBytes {
+		t.Errorf("readInput = %d bytes, %v; want all %d", len(data), err, api.MaxSpecBytes)
 	}
 }
