@@ -38,7 +38,17 @@ type leader struct {
 	current atomic.Pointer[registry.ReplicationManager]
 	leading atomic.Bool
 	onLead  func(bool)
+	// retryStart and retryMax bound the wait between campaigns; zero
+	// means defaultRetryStart and defaultRetryMax.
+	retryStart, retryMax time.Duration
 }
+
+// The wait before campaigning again after a term that failed: it doubles
+// from defaultRetryStart up to defaultRetryMax over failures in a row.
+const (
+	defaultRetryStart = time.Second
+	defaultRetryMax   = 30 * time.Second
+)
 
 // defaultIdentity names this instance in the election: host and pid.
 func defaultIdentity() string {
@@ -53,38 +63,64 @@ func defaultIdentity() string {
 // until ctx ends; it then resigns so that a standby takes over at once.
 func (l *leader) run(ctx context.Context, tc registry.TaskControlInterface) error {
 	key := l.store.Prefix() + "/election/replication-manager"
-	backoff := time.Second
+	var wait time.Duration
 	for {
-		err := l.term(ctx, key, tc)
+		began := time.Now()
+		led, err := l.term(ctx, key, tc)
 		select {
 		case <-ctx.Done():
 			return nil // a stop, not a failure: term has resigned
 		default:
 		}
-		l.logger.Warn("leader election: starting over", "retryIn", backoff, "err", err)
+		wait = l.nextWait(wait, led || time.Since(began) >= l.maxWait())
+		l.logger.Warn("leader election: starting over", "retryIn", wait, "err", err)
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(backoff):
+		case <-time.After(wait):
 		}
-		backoff = min(backoff*2, 30*time.Second)
 	}
 }
 
-// term is one campaign and, if won, one term of leadership.
-func (l *leader) term(ctx context.Context, key string, tc registry.TaskControlInterface) error {
+// nextWait returns the wait before the next campaign, given the last one
+// (0 before the first). It doubles over failures in a row, from retryStart
+// up to retryMax, and starts over after a healthy term: one in which this
+// instance led, or that lasted at least retryMax (a standby's long
+// campaign). Otherwise every etcd blip after a few lost terms, however far
+// apart, would cost the longest wait without a leader.
+func (l *leader) nextWait(last time.Duration, healthy bool) time.Duration {
+	start := l.retryStart
+	if start <= 0 {
+		start = defaultRetryStart
+	}
+	if last == 0 || healthy {
+		return min(start, l.maxWait())
+	}
+	return min(last*2, l.maxWait())
+}
+
+func (l *leader) maxWait() time.Duration {
+	if l.retryMax <= 0 {
+		return defaultRetryMax
+	}
+	return l.retryMax
+}
+
+// term is one campaign and, if won, one term of leadership. led says
+// whether it won.
+func (l *leader) term(ctx context.Context, key string, tc registry.TaskControlInterface) (led bool, err error) {
 	// The session outlives ctx: on shutdown the leader stays fenced in
 	// while its syncs drain, then resigns and revokes its lease itself.
 	session, err := concurrency.NewSession(l.client, concurrency.WithTTL(int(l.ttl/time.Second)),
 		concurrency.WithContext(context.WithoutCancel(ctx)))
 	if err != nil {
-		return fmt.Errorf("election session: %w", err)
+		return false, fmt.Errorf("election session: %w", err)
 	}
 	defer func() { _ = session.Close() }() // revokes the lease; it expires anyway
 	election := concurrency.NewElection(session, key)
 	l.logger.Info("waiting to lead", "identity", l.identity, "election", key)
 	if err := election.Campaign(ctx, l.identity); err != nil {
-		return fmt.Errorf("campaign: %w", err)
+		return false, fmt.Errorf("campaign: %w", err)
 	}
 	l.logger.Info("became leader", "identity", l.identity)
 	l.setLeading(true)
@@ -125,12 +161,12 @@ func (l *leader) term(ctx context.Context, key string, tc registry.TaskControlIn
 		} else {
 			l.logger.Info("resigned leadership", "identity", l.identity)
 		}
-		return err
+		return true, err
 	}
 	if err == nil {
 		err = errors.New("lost leadership")
 	}
-	return err
+	return true, err
 }
 
 func (l *leader) setLeading(v bool) {

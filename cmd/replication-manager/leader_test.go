@@ -5,21 +5,26 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"regexp"
+	"slices"
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
+	"github.com/replication-manager/replication-manager/internal/syncbuf"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
 // newTestLeader returns a leader on its own etcd client, so that closing
-// that client kills its session as a crash would.
-func newTestLeader(t *testing.T, srv *etcdtest.Server, name string) (*leader, context.CancelFunc, chan error) {
+// that client kills its session as a crash would. Options adjust it before
+// it runs.
+func newTestLeader(t *testing.T, srv *etcdtest.Server, name string, opts ...func(*leader)) (*leader, context.CancelFunc, chan error) {
 	t.Helper()
 	client := srv.Client(t)
 	store := registry.NewStore(client, "/leadertest")
@@ -29,6 +34,9 @@ func newTestLeader(t *testing.T, srv *etcdtest.Server, name string) (*leader, co
 		newManager: func(tc registry.TaskControlInterface) *registry.ReplicationManager {
 			return registry.NewReplicationManager(store, tc, logger, registry.Options{})
 		},
+	}
+	for _, o := range opts {
+		o(l)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -59,7 +67,10 @@ func TestLeaderElectionOneLeadsAndStandbyTakesOverAfterCrash(t *testing.T) {
 	a, _, _ := newTestLeader(t, srv, "a")
 	waitFor(t, "a to lead", a.leading.Load)
 	b, _, _ := newTestLeader(t, srv, "b")
-	time.Sleep(500 * time.Millisecond) // b campaigns meanwhile
+	observer := srv.Client(t)
+	waitFor(t, "b to campaign behind a", func() bool {
+		return slices.Equal(candidates(t, observer), []string{"a", "b"})
+	})
 	if b.leading.Load() {
 		t.Fatal("b leads while a leads")
 	}
@@ -73,6 +84,113 @@ func TestLeaderElectionOneLeadsAndStandbyTakesOverAfterCrash(t *testing.T) {
 		t.Errorf("b took over after %s, want within about the TTL (%s)", took, a.ttl)
 	}
 	t.Logf("handover after the leader's crash: %s", took)
+}
+
+// TestLeaderCampaignsAgainAtOnceAfterEveryTermItLed: the wait before a new
+// campaign grows over failures in a row, not over a process's life. Here
+// every term is led and then lost, so every wait is the first one.
+func TestLeaderCampaignsAgainAtOnceAfterEveryTermItLed(t *testing.T) {
+	srv := etcdtest.Start(t)
+	observer := srv.Client(t)
+	logs := &syncbuf.Buffer{}
+	const start = 10 * time.Millisecond
+	l, _, _ := newTestLeader(t, srv, "a", func(l *leader) {
+		l.retryStart, l.retryMax = start, time.Minute
+		l.logger = slog.New(slog.NewTextHandler(logs, nil))
+	})
+
+	const terms = 5
+	var lease clientv3.LeaseID
+	for range terms {
+		waitFor(t, "a to lead a new term", func() bool {
+			id, ok := leaseOf(t, observer, "a")
+			return ok && id != lease && l.leading.Load()
+		})
+		lease, _ = leaseOf(t, observer, "a")
+		// an etcd blip longer than the TTL: the session's lease is gone
+		if _, err := observer.Revoke(t.Context(), lease); err != nil {
+			t.Fatalf("revoke a's lease: %v", err)
+		}
+	}
+	waitFor(t, "a to lead again", func() bool {
+		id, ok := leaseOf(t, observer, "a")
+		return ok && id != lease && l.leading.Load()
+	})
+
+	var waits []string
+	for _, m := range regexp.MustCompile(`retryIn=(\S+)`).FindAllStringSubmatch(logs.String(), -1) {
+		waits = append(waits, m[1])
+	}
+	want := slices.Repeat([]string{start.String()}, terms)
+	if !slices.Equal(waits, want) {
+		t.Errorf("waits before each new campaign = %q, want %q", waits, want)
+	}
+}
+
+func TestNextWaitDoublesOverFailuresInARowAndStartsOverAfterAHealthyTerm(t *testing.T) {
+	type term struct {
+		healthy bool
+		want    time.Duration
+	}
+	for _, tt := range []struct {
+		name   string
+		l      *leader
+		events []term
+	}{
+		{"the defaults, 1s to 30s", &leader{}, []term{
+			{false, time.Second}, {false, 2 * time.Second}, {false, 4 * time.Second}, {false, 8 * time.Second},
+			{false, 16 * time.Second}, {false, 30 * time.Second}, {false, 30 * time.Second},
+			{true, time.Second}, {false, 2 * time.Second},
+		}},
+		{"a first healthy term", &leader{}, []term{{true, time.Second}, {true, time.Second}}},
+		{"short bounds", &leader{retryStart: 10 * time.Millisecond, retryMax: 25 * time.Millisecond}, []term{
+			{false, 10 * time.Millisecond}, {false, 20 * time.Millisecond}, {false, 25 * time.Millisecond},
+			{true, 10 * time.Millisecond}, {false, 20 * time.Millisecond},
+		}},
+		{"a start above the max", &leader{retryStart: time.Minute, retryMax: time.Second}, []term{{false, time.Second}, {true, time.Second}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var wait time.Duration
+			for i, ev := range tt.events {
+				wait = tt.l.nextWait(wait, ev.healthy)
+				if wait != ev.want {
+					t.Errorf("wait %d (healthy %v) = %s, want %s", i+1, ev.healthy, wait, ev.want)
+				}
+			}
+		})
+	}
+}
+
+// candidates returns the identities in the election of newTestLeader's
+// store, in campaign order: the leader first.
+func candidates(t *testing.T, client *clientv3.Client) []string {
+	t.Helper()
+	var names []string
+	for _, kv := range electionEntries(t, client) {
+		names = append(names, string(kv.Value))
+	}
+	return names
+}
+
+// leaseOf returns the lease of identity's entry in the election.
+func leaseOf(t *testing.T, client *clientv3.Client, identity string) (clientv3.LeaseID, bool) {
+	t.Helper()
+	for _, kv := range electionEntries(t, client) {
+		if string(kv.Value) == identity {
+			return clientv3.LeaseID(kv.Lease), true
+		}
+	}
+	return 0, false
+}
+
+func electionEntries(t *testing.T, client *clientv3.Client) []*mvccpb.KeyValue {
+	t.Helper()
+	resp, err := client.Get(t.Context(), "/leadertest/election/replication-manager/", clientv3.WithPrefix(),
+		clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
+	if err != nil {
+		t.Fatalf("read the election: %v", err)
+	}
+	return resp.Kvs
 }
 
 func TestLeaderResignsOnShutdownSoStandbyTakesOverAtOnce(t *testing.T) {
