@@ -10,6 +10,10 @@ const (
 
 	ReasonCreateFailed = "CreateFailed"
 	ReasonDeleteFailed = "DeleteFailed"
+	// ReasonSlotConflict: a slot's name is held by a container outside the
+	// controller's set (started by hand, another registry's, or left
+	// outside by a selector change); the replicas use other slots.
+	ReasonSlotConflict = "SlotConflict"
 	ReasonInvalidSpec  = "InvalidSpec"
 	ReasonUndecodable  = "Undecodable"
 )

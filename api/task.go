@@ -11,6 +11,10 @@ const (
 	// LabelTemplateHash is a hash of the task template the container was
 	// made from.
 	LabelTemplateHash = "replicationController.templateHash"
+	// LabelRegistry is the id of the registry (one etcd and prefix) whose
+	// manager made the container, so that several registries can share one
+	// Docker host without touching each other's containers.
+	LabelRegistry = "replicationController.registry"
 )
 
 // AnyLabelValue in a selector matches any value of its key: the label need

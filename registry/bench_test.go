@@ -116,11 +116,14 @@ func BenchmarkRankForDeletion(b *testing.B) {
 func BenchmarkFreeSlots(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
-			tasks := benchTasks(n)
+			taken := make(map[int]bool)
+			for _, t := range benchTasks(n) {
+				taken[slotOf(t)] = true
+			}
 			want := n/2 + 1
 			b.ReportAllocs()
 			for b.Loop() {
-				if got := freeSlots(tasks, want, n+want); len(got) != want {
+				if got := freeSlots(taken, nil, want, n+want); len(got) != want {
 					b.Fatalf("%d slots, want %d", len(got), want)
 				}
 			}

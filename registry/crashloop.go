@@ -4,11 +4,11 @@ package registry
 // container that dies less than crashMinRun after it started is a crash,
 // and every crash doubles the delay before the controller's next create,
 // from 100ms up to a minute, as Docker's own restart policy does. Ten
-// seconds of running clears it.
+// seconds of running clears it. Everything here is pure: a crashHistory is
+// a value, and each function returns the next one.
 
 import (
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -20,15 +20,13 @@ const (
 	crashBackoffMax   = time.Minute
 )
 
-// crashTracker counts each controller's crashes.
-type crashTracker struct {
-	backoff *stepBackoff
-
-	mu sync.Mutex
-	// counted holds, per controller, the dead containers already counted,
-	// so that a dead container kept for inspection counts once.
-	counted map[string]map[string]bool
-	last    map[string]crash
+// crashHistory is a controller's recent crashes.
+type crashHistory struct {
+	backoff backoff
+	// counted holds the dead containers already counted, so that a dead
+	// container kept for inspection counts once.
+	counted map[string]bool
+	last    *crash
 }
 
 // crash describes the latest crash of a controller, for its status.
@@ -39,50 +37,37 @@ type crash struct {
 	at       time.Time
 }
 
-func newCrashTracker() *crashTracker {
-	return &crashTracker{
-		backoff: newStepBackoff(crashBackoffStart, crashBackoffMax),
-		counted: make(map[string]map[string]bool),
-		last:    make(map[string]crash),
-	}
-}
-
-// observe counts the dead containers not seen before and returns the new
-// crashes. A container that ran for crashMinRun or more clears the count.
-func (c *crashTracker) observe(id string, dead []api.Task) []crash {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// observe counts the dead containers not seen before and returns the next
+// history and the new crashes. A container that ran for crashMinRun or
+// more clears the history.
+func (h crashHistory) observe(dead []api.Task) (crashHistory, []crash) {
 	counted := make(map[string]bool, len(dead))
 	var crashes []crash
 	for _, t := range dead {
 		counted[t.ID] = true
-		if c.counted[id][t.ID] || t.FinishedAt.IsZero() || t.StartedAt.IsZero() {
+		if h.counted[t.ID] || t.FinishedAt.IsZero() || t.StartedAt.IsZero() {
 			continue // counted already, or never started: not a crash
 		}
 		ran := t.FinishedAt.Sub(t.StartedAt)
 		if ran >= crashMinRun {
-			c.backoff.reset(id)
-			delete(c.last, id)
+			h.backoff, h.last = backoff{}, nil
 			continue
 		}
 		cr := crash{name: t.Name, exitCode: t.ExitCode, ranFor: ran, at: t.FinishedAt}
-		c.backoff.fail(id, t.FinishedAt)
-		c.last[id] = cr
+		h.backoff = h.backoff.failed(t.FinishedAt, crashBackoffStart, crashBackoffMax)
+		h.last = &cr
 		crashes = append(crashes, cr)
 	}
-	c.counted[id] = counted // forget containers that are gone
-	return crashes
+	h.counted = counted // forget containers that are gone
+	return h, crashes
 }
 
-// settle clears the crash loop once a container started after the last
-// crash has run for crashMinRun. It returns how long until it could clear
+// settle clears the history once a container started after the last crash
+// has run for crashMinRun. It also returns how long until it could clear
 // (0 when there is nothing to clear or it just cleared).
-func (c *crashTracker) settle(id string, active []api.Task, now time.Time) time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	last, ok := c.last[id]
-	if !ok {
-		return 0
+func (h crashHistory) settle(active []api.Task, now time.Time) (crashHistory, time.Duration) {
+	if h.last == nil {
+		return h, 0
 	}
 	var next time.Duration
 	for _, t := range active {
@@ -90,45 +75,31 @@ func (c *crashTracker) settle(id string, active []api.Task, now time.Time) time.
 		if started.IsZero() {
 			started = t.Created
 		}
-		if t.State != api.StateRunning || started.Before(last.at) {
+		if t.State != api.StateRunning || started.Before(h.last.at) {
 			continue
 		}
 		ran := now.Sub(started)
 		if ran >= crashMinRun {
-			c.backoff.reset(id)
-			delete(c.last, id)
-			return 0
+			h.backoff, h.last = backoff{}, nil
+			return h, 0
 		}
 		if wait := crashMinRun - ran; next == 0 || wait < next {
 			next = wait
 		}
 	}
-	return next
+	return h, next
 }
 
-// condition returns the CrashLoop condition of id, or nil when it is not
-// crash looping.
-func (c *crashTracker) condition(id string, now time.Time) *api.Condition {
-	c.mu.Lock()
-	last, ok := c.last[id]
-	c.mu.Unlock()
-	if !ok {
+// condition returns the CrashLoop condition, or nil when not crash looping.
+func (h crashHistory) condition(now time.Time) *api.Condition {
+	if h.last == nil {
 		return nil
 	}
 	return &api.Condition{
 		Type:   api.ConditionCrashLoop,
 		Reason: "BackOff",
 		Message: fmt.Sprintf("container %s exited with code %d after %s; %d crashes in a row; next start in %s",
-			last.name, last.exitCode, last.ranFor.Round(time.Millisecond), c.backoff.steps(id),
-			c.backoff.wait(id, now).Round(time.Millisecond)),
+			h.last.name, h.last.exitCode, h.last.ranFor.Round(time.Millisecond), h.backoff.steps,
+			h.backoff.wait(now).Round(time.Millisecond)),
 	}
-}
-
-// forget drops what is known of a deleted controller.
-func (c *crashTracker) forget(id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.counted, id)
-	delete(c.last, id)
-	c.backoff.reset(id)
 }

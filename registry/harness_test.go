@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -50,6 +51,9 @@ type harness struct {
 	clock  *testClock
 }
 
+// testRegistryID is the registry id of a harness's manager.
+const testRegistryID = "test-registry"
+
 // testClock is a clock tests move by hand; it starts at the real time.
 type testClock struct {
 	mu  sync.Mutex
@@ -76,7 +80,18 @@ func newHarness(t *testing.T, opts Options) *harness {
 	fake := &taskcontrol.Fake{Now: clock.Now}
 	rm := NewReplicationManager(store, fake, testLogger(t), opts)
 	rm.now = clock.Now
-	t.Cleanup(rm.queue.ShutDown)
+	rm.registryID = testRegistryID
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { // events are written off the sync's path, as in Run
+		defer close(done)
+		rm.events.run(ctx)
+	}()
+	t.Cleanup(func() {
+		rm.queue.ShutDown()
+		cancel()
+		<-done
+	})
 	return &harness{rm: rm, fake: fake, store: store, client: client, clock: clock}
 }
 
@@ -141,12 +156,16 @@ func (h *harness) addTask(t *testing.T, id string, slot int, state string) strin
 	return cid
 }
 
-// status reads the stored status of id; nil when there is none.
+// status reads the stored status of id; nil when there is none. Any other
+// etcd error fails the test.
 func (h *harness) status(t *testing.T, id string) *api.ReplicationControllerStatus {
 	t.Helper()
 	st, err := h.store.GetStatus(context.Background(), id)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrNotFound):
 		return nil
+	case err != nil:
+		t.Fatalf("read the status of %s: %v", id, err)
 	}
 	return st
 }

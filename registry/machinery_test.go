@@ -17,58 +17,57 @@ import (
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
-func TestStepBackoffGrowsToItsCapAndResets(t *testing.T) {
-	b := newStepBackoff(time.Second, 5*time.Second)
+func TestBackoffGrowsToItsCap(t *testing.T) {
+	var b backoff
 	at := time.Unix(1000, 0)
 	var got []time.Duration
 	for range 5 {
-		got = append(got, b.fail("web", at))
+		b = b.failed(at, time.Second, 5*time.Second)
+		got = append(got, b.delay)
 	}
 	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second}
 	if !slices.Equal(got, want) {
 		t.Errorf("delays = %v, want %v", got, want)
 	}
-	if w := b.wait("web", at.Add(2*time.Second)); w != 3*time.Second {
+	if w := b.wait(at.Add(2 * time.Second)); w != 3*time.Second {
 		t.Errorf("wait 2s after the last failure = %s, want 3s", w)
 	}
-	if w := b.wait("other", at); w != 0 {
-		t.Errorf("wait of another controller = %s, want 0", w)
+	if b.steps != 5 {
+		t.Errorf("steps = %d, want 5", b.steps)
 	}
-	b.reset("web")
-	if w, s := b.wait("web", at), b.steps("web"); w != 0 || s != 0 {
-		t.Errorf("after reset: wait %s, steps %d; want 0, 0", w, s)
+	if w := (backoff{}).wait(at); w != 0 {
+		t.Errorf("wait of a clear backoff = %s, want 0", w)
 	}
 }
 
-func TestMissingImageCostsAHandfulOfCreatesPerMinute(t *testing.T) {
+func TestMissingImageCostsNoCreateCall(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.setSpec(newController("web", 100), 10)
 	var missing atomic.Bool
 	missing.Store(true)
-	h.fake.CreateErr = func(spec api.TaskSpec) error {
+	h.fake.ImageErr = func(image string) error {
 		if missing.Load() {
-			return fmt.Errorf("%w: %s", taskcontrol.ErrImageNotFound, spec.Container.Image)
+			return fmt.Errorf("%w: %s", taskcontrol.ErrImageNotFound, image)
 		}
 		return nil
 	}
 
 	// a sync every 100ms for a minute: far more often than any real
-	// trigger, so that only the backoff limits the creates
+	// trigger, so that only the backoff limits the calls
 	for range 600 {
 		_ = h.sync(t, "web")
 		h.clock.Advance(100 * time.Millisecond)
 	}
-	creates := len(h.fake.Creates())
-	if creates > 10 {
-		t.Errorf("%d create calls in a minute for a missing image, want at most 10", creates)
+	if c := h.fake.Counts(); c.Create != 0 || c.Image > 10 {
+		t.Errorf("%d create and %d image calls in a minute for a missing image, want 0 and at most 10", c.Create, c.Image)
 	}
-	t.Logf("create calls in the first minute: %d", creates)
 	c := h.status(t, "web").FindCondition(api.ConditionReplicaFailure)
-	if c == nil || !strings.Contains(c.Message, "no such image: demo-task:latest") {
+	if c == nil || c.Message != "create web-1: no such image: demo-task:latest" {
 		t.Fatalf("ReplicaFailure = %+v, want the missing image named", c)
 	}
 
-	// the image appears: the next attempt succeeds and the backoff resets
+	// the image appears: the next attempt creates every replica and the
+	// backoff resets
 	missing.Store(false)
 	h.clock.Advance(createBackoffMax)
 	for range 5 {
@@ -79,11 +78,27 @@ func TestMissingImageCostsAHandfulOfCreatesPerMinute(t *testing.T) {
 	if got := h.fake.Len(); got != 100 {
 		t.Errorf("%d containers, want 100", got)
 	}
-	if s := h.rm.createBackoff.steps("web"); s != 0 {
+	if s := h.rm.states.get("web").createBackoff.steps; s != 0 {
 		t.Errorf("create backoff steps = %d after success, want 0", s)
 	}
 	if c := h.status(t, "web").FindCondition(api.ConditionReplicaFailure); c != nil {
 		t.Errorf("ReplicaFailure still set after success: %+v", c)
+	}
+}
+
+func TestFailingCreatesCostOneBurstThenAHandfulPerMinute(t *testing.T) {
+	h := newHarness(t, Options{BurstReplicas: 20})
+	h.setSpec(newController("web", 100), 10)
+	h.fake.CreateErr = func(api.TaskSpec) error { return errors.New("invalid reference format") }
+
+	for range 600 {
+		_ = h.sync(t, "web")
+		h.clock.Advance(100 * time.Millisecond)
+	}
+	// the first batch is the burst (the image exists, nothing failed yet);
+	// after it, one probe per backoff step
+	if got := len(h.fake.Creates()); got > 20+10 {
+		t.Errorf("%d create calls in a minute of failing creates, want at most one burst (20) and 10 more", got)
 	}
 }
 
@@ -154,7 +169,7 @@ func TestCrashLoopClearsAfterTenSecondsOfRunning(t *testing.T) {
 	if c := h.status(t, "web").FindCondition(api.ConditionCrashLoop); c != nil {
 		t.Errorf("CrashLoop still set after 10s of running: %+v", c)
 	}
-	if s := h.rm.crashes.backoff.steps("web"); s != 0 {
+	if s := h.rm.states.get("web").crash.backoff.steps; s != 0 {
 		t.Errorf("crash backoff steps = %d, want 0", s)
 	}
 }
@@ -365,8 +380,9 @@ func TestAPanickingSyncIsRecoveredAndRetried(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "panic: boom") {
 		t.Fatalf("syncRecovering = %v, want the panic as an error", err)
 	}
-	if n := h.rm.locks.held(); n != 0 {
-		t.Errorf("%d locks held after a panic", n)
+	h.fake.CreateErr = nil
+	if err := h.rm.syncRecovering(context.Background(), "web"); err != nil {
+		t.Errorf("the sync after a panic = %v, want it to work", err)
 	}
 }
 
@@ -465,7 +481,7 @@ func TestResyncOfManyControllersCostsOneDockerList(t *testing.T) {
 		if err := h.rm.syncReplicationController(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		h.rm.queue.Done(id)
+		h.rm.finished(id)
 		queued = append(queued, id)
 	}
 	if err := <-done; err != nil {
@@ -500,7 +516,7 @@ func TestAnEventDuringAResyncWaitsBehindABoundedBacklog(t *testing.T) {
 	ahead := 0
 	for {
 		id, _ := h.rm.queue.Get()
-		h.rm.queue.Done(id)
+		h.rm.finished(id)
 		if id == "from-an-event" {
 			break
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"golang.org/x/time/rate"
 	"k8s.io/client-go/util/workqueue"
 
@@ -26,6 +27,9 @@ type Options struct {
 	BurstReplicas int
 	// MaxReplicas is the highest replica count a spec may ask for.
 	MaxReplicas int
+	// EtcdTimeout bounds every etcd call of a sync (a status, an event),
+	// so that etcd being away never holds a controller.
+	EtcdTimeout time.Duration
 	// DrainTimeout is how long syncs in progress may go on after Run's
 	// context ends, so that a create is not cut between create and start.
 	DrainTimeout time.Duration
@@ -41,6 +45,7 @@ const (
 	DefaultWorkers       = 5
 	DefaultBurstReplicas = 50
 	DefaultDrainTimeout  = 10 * time.Second
+	DefaultEtcdTimeout   = 5 * time.Second
 )
 
 func (o Options) withDefaults() Options {
@@ -56,6 +61,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxReplicas <= 0 {
 		o.MaxReplicas = api.DefaultMaxReplicas
 	}
+	if o.EtcdTimeout <= 0 {
+		o.EtcdTimeout = DefaultEtcdTimeout
+	}
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = DefaultDrainTimeout
 	}
@@ -66,8 +74,8 @@ func (o Options) withDefaults() Options {
 // objects stored in etcd with the actual running tasks (the 2014 name and
 // role). Specs come from an etcd list and watch into a cache; every change
 // queues the controller's id; workers take ids off the queue and sync them,
-// one controller at a time under its lock, retrying failures with
-// per-controller exponential backoff.
+// one controller at a time, retrying failures with per-controller
+// exponential backoff.
 type ReplicationManager struct {
 	store       *Store
 	taskControl TaskControlInterface
@@ -77,23 +85,22 @@ type ReplicationManager struct {
 
 	specs *specCache
 	tasks *taskCache
-	queue workqueue.TypedRateLimitingInterface[string]
-	locks keyLocks
+	// queue never hands one key to two workers at once (client-go's
+	// workqueue keeps a key out of Get while it is processing), so a
+	// controller is synced by one goroutine at a time without a lock of
+	// its own, and its record in states is that goroutine's.
+	queue  workqueue.TypedRateLimitingInterface[string]
+	states states
+	events *eventRecorder
+	// drained gets a signal (coalesced, never blocking) each time a worker
+	// finishes a sync, so that a resync feeds the queue as it drains.
+	drained chan struct{}
+	// relistMu runs one container list at a time.
+	relistMu sync.Mutex
 
-	// createBackoff spaces out creates after a failed one (a missing
-	// image, a refusing daemon); crashes spaces them out while containers
-	// crash soon after they start.
-	createBackoff *stepBackoff
-	crashes       *crashTracker
-	// proven holds the template hashes whose creates succeeded last time.
-	proven    provenTemplates
-	validated validations
-	events    *eventRecorder
-
-	statusMu sync.Mutex
-	// statuses holds the last status written (or read at start) per
-	// controller, so that an unchanged status is not written again.
-	statuses map[string]*api.ReplicationControllerStatus
+	// registryID is this registry's id (DESIGN.md section 5), read or
+	// made once by Run before anything syncs.
+	registryID string
 
 	// now is the clock; tests replace it.
 	now func() time.Time
@@ -110,89 +117,98 @@ func NewReplicationManager(store *Store, taskControl TaskControlInterface, logge
 		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(20), 200)},
 	)
 	rm := &ReplicationManager{
-		store:         store,
-		taskControl:   m.instrument(taskControl),
-		logger:        logger,
-		opts:          opts,
-		metrics:       m,
-		specs:         newSpecCache(),
-		tasks:         newTaskCache(),
-		createBackoff: newStepBackoff(createBackoffStart, createBackoffMax),
-		crashes:       newCrashTracker(),
+		store:       store,
+		taskControl: m.instrument(taskControl),
+		logger:      logger,
+		opts:        opts,
+		metrics:     m,
+		specs:       newSpecCache(),
+		tasks:       newTaskCache(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "controllers", MetricsProvider: m.queue}),
-		statuses: make(map[string]*api.ReplicationControllerStatus),
-		now:      time.Now,
+		drained: make(chan struct{}, 1),
+		now:     time.Now,
 	}
-	rm.events = &eventRecorder{store: store, now: func() time.Time { return rm.now() }}
+	rm.events = newEventRecorder(store, func() time.Time { return rm.now() }, opts.EtcdTimeout, m.eventsDropped, logger)
 	return rm
 }
 
-// A failed create waits 1s before the next, doubling to five minutes, so a
-// missing image costs a handful of calls a minute, not thousands.
-const (
-	createBackoffStart = time.Second
-	createBackoffMax   = 5 * time.Minute
-)
-
 // Run watches etcd and syncs controllers until ctx ends. Syncs in progress
 // then get DrainTimeout to finish; containers are left running. Run returns
-// nil after a clean stop.
+// nil after a stop through ctx, and the error that ended it otherwise: etcd
+// refusing this manager's credentials (permission denied, authentication
+// failed), which no retry can fix. While etcd or Docker are merely away,
+// it keeps trying.
 func (rm *ReplicationManager) Run(ctx context.Context) error {
 	// Work in progress runs on its own context, cancelled only after the
 	// drain timeout, so that stopping never cuts a create in half.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
-
-	if err := rm.loadStatuses(ctx); err != nil {
-		return nil // ctx ended before etcd answered
+	runCtx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	ended := func() error {
+		if ctx.Err() != nil {
+			return nil // a stop, not a failure
+		}
+		return context.Cause(runCtx)
 	}
 
-	var wg sync.WaitGroup
-	wg.Go(func() { rm.WatchControllers(ctx) })
-	wg.Go(func() { rm.watchTasks(ctx) })
-	if !rm.waitForList(ctx) {
-		rm.queue.ShutDown()
-		wg.Wait()
-		return nil
+	if err := rm.prepare(runCtx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
 	}
-	rm.queueOrphans()
-	for range rm.opts.Workers {
-		wg.Go(func() {
-			for rm.processNextWorkItem(workCtx) {
-			}
-		})
-	}
-	wg.Go(func() { rm.synchronizeEvery(ctx) })
 
-	<-ctx.Done()
+	var watchers, workers sync.WaitGroup
+	eventsCtx, stopEvents := context.WithCancel(workCtx)
+	defer stopEvents()
+	watchers.Go(func() { rm.events.run(eventsCtx) })
+	watchers.Go(func() {
+		if err := rm.WatchControllers(runCtx); err != nil {
+			fail(err)
+		}
+	})
+	watchers.Go(func() { rm.watchTasks(runCtx) })
+	select {
+	case <-runCtx.Done():
+	case <-rm.specs.listedCh:
+		rm.queueOrphans()
+		for range rm.opts.Workers {
+			workers.Go(func() {
+				for rm.processNextWorkItem(workCtx) {
+				}
+			})
+		}
+		watchers.Go(func() { rm.synchronizeEvery(runCtx) })
+		<-runCtx.Done()
+	}
+
 	rm.logger.Info("stopping: finishing syncs in progress", "timeout", rm.opts.DrainTimeout)
 	timer := time.AfterFunc(rm.opts.DrainTimeout, cancelWork)
 	defer timer.Stop()
 	rm.queue.ShutDown() // workers finish the sync in hand, then stop
-	wg.Wait()
-	return nil
+	workers.Wait()
+	stopEvents() // events the last syncs queued are flushed first
+	watchers.Wait()
+	return ended()
 }
 
-// Synced reports whether the first full list of specs is done, so that the
-// manager knows every controller; /readyz uses it.
-func (rm *ReplicationManager) Synced() bool { return rm.specs.isListed() }
-
-// loadStatuses reads the stored statuses, retrying while etcd is away, so
-// that a restarted manager does not rewrite unchanged statuses and finds
-// controllers deleted while it was down. It fails only when ctx ends.
-func (rm *ReplicationManager) loadStatuses(ctx context.Context) error {
+// prepare reads this registry's id, making it if this is the first
+// manager, and the stored statuses, retrying while etcd is away. It fails
+// when ctx ends or etcd refuses the manager for good.
+func (rm *ReplicationManager) prepare(ctx context.Context) error {
 	backoff := retryBackoff()
 	for {
-		statuses, err := rm.store.ListStatuses(ctx)
-		if err == nil {
-			rm.statusMu.Lock()
-			rm.statuses = statuses
-			rm.statusMu.Unlock()
+		err := rm.readRegistry(ctx)
+		switch {
+		case err == nil:
 			return nil
+		case permanent(err):
+			return err
 		}
 		delay := backoff.Step()
-		rm.logger.Warn("reading controller statuses failed; retrying", "retryIn", delay, "err", err)
+		rm.logger.Warn("reading the registry from etcd failed; retrying", "retryIn", delay, "err", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -201,28 +217,38 @@ func (rm *ReplicationManager) loadStatuses(ctx context.Context) error {
 	}
 }
 
-// waitForList blocks until the first list is applied; false if ctx ended.
-func (rm *ReplicationManager) waitForList(ctx context.Context) bool {
-	ticker := time.NewTicker(10 * time.Millisecond)
-	defer ticker.Stop()
-	for !rm.specs.isListed() {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-ticker.C:
-		}
+func (rm *ReplicationManager) readRegistry(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
+	defer cancel()
+	id, err := rm.store.RegistryID(ctx)
+	if err != nil {
+		return err
 	}
-	return true
+	statuses, err := rm.store.ListStatuses(ctx)
+	if err != nil {
+		return err
+	}
+	rm.registryID = id
+	rm.states.load(statuses)
+	rm.logger.Info("registry read", "registry", id, "statuses", len(statuses))
+	return nil
 }
 
-// queueOrphans queues controllers that have a status but no spec: they
-// were deleted while the manager was down, and their containers must go.
-// Containers of controllers this registry never managed are not looked at,
-// so several managers with their own etcd can share one Docker host.
+// permanent reports whether an etcd error is one that retrying cannot fix.
+func permanent(err error) bool {
+	return errors.Is(err, rpctypes.ErrPermissionDenied) || errors.Is(err, rpctypes.ErrAuthFailed)
+}
+
+// Synced reports whether the first full list of specs is done, so that the
+// manager knows every controller; /readyz uses it.
+func (rm *ReplicationManager) Synced() bool { return rm.specs.isListed() }
+
+// queueOrphans queues controllers that have a record (a stored status) but
+// no spec: they were deleted while the manager was down, and their
+// containers must go. Containers of controllers this registry never
+// managed are not looked at.
 func (rm *ReplicationManager) queueOrphans() {
-	rm.statusMu.Lock()
-	defer rm.statusMu.Unlock()
-	for id := range rm.statuses {
+	for _, id := range rm.states.ids() {
 		if _, exists, _ := rm.specs.get(id); !exists {
 			rm.queue.Add(id)
 		}
@@ -251,19 +277,20 @@ func (rm *ReplicationManager) synchronizeEvery(ctx context.Context) {
 const resyncBacklog = 64
 
 // Synchronize lists the containers once, to catch events Docker dropped,
-// and queues every known controller (the 2014 periodic sync), a batch at a
-// time, returning when the last one is queued or ctx ends. The queue
-// de-duplicates, so a controller already waiting is not queued twice. Every
-// controller is queued even when the list fails.
+// and queues every known controller (the 2014 periodic sync), feeding the
+// queue as the workers drain it, and returns when the last one is queued
+// or ctx ends. The queue de-duplicates, so a controller already waiting is
+// not queued twice. Every controller is queued even when the list fails.
 func (rm *ReplicationManager) Synchronize(ctx context.Context) error {
 	err := rm.relistTasks(ctx)
 	ids := rm.specs.ids()
 	for _, id := range ids {
 		for rm.queue.Len() >= resyncBacklog {
-			if ctx.Err() != nil || rm.queue.ShuttingDown() {
+			select {
+			case <-ctx.Done():
 				return err
+			case <-rm.drained:
 			}
-			time.Sleep(time.Millisecond)
 		}
 		rm.queue.Add(id)
 	}
@@ -279,7 +306,7 @@ func (rm *ReplicationManager) processNextWorkItem(ctx context.Context) bool {
 	if quit {
 		return false
 	}
-	defer rm.queue.Done(id)
+	defer rm.finished(id)
 
 	err := rm.syncRecovering(ctx, id)
 	if err == nil {
@@ -290,6 +317,16 @@ func (rm *ReplicationManager) processNextWorkItem(ctx context.Context) bool {
 	rm.logger.Error("sync failed; retrying with backoff", "controller", id, "retries", retries, "err", err)
 	rm.queue.AddRateLimited(id)
 	return true
+}
+
+// finished hands id back to the queue after its sync and tells a resync
+// waiting for room that there is some.
+func (rm *ReplicationManager) finished(id string) {
+	rm.queue.Done(id)
+	select {
+	case rm.drained <- struct{}{}:
+	default:
+	}
 }
 
 // syncRecovering runs one sync and turns a panic into an error, so that a

@@ -126,7 +126,7 @@ func TestManagerRelistsAfterCompactionAndMissesNothing(t *testing.T) {
 	ctx := context.Background()
 	h.create(t, newController("web", 1))
 	h.create(t, newController("db", 1))
-	rev, err := h.rm.relist(ctx)
+	rev, err := h.rm.relist(ctx, map[string]bool{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,10 +149,10 @@ func TestManagerRelistsAfterCompactionAndMissesNothing(t *testing.T) {
 
 	watchCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := h.rm.watch(watchCtx, rev+1); !errors.Is(err, errWatchCompacted) {
+	if err := h.rm.watch(watchCtx, rev+1, map[string]bool{}); !errors.Is(err, errWatchCompacted) {
 		t.Fatalf("watch from a compacted revision = %v, want errWatchCompacted", err)
 	}
-	if _, err := h.rm.relist(ctx); err != nil {
+	if _, err := h.rm.relist(ctx, map[string]bool{}); err != nil {
 		t.Fatal(err)
 	}
 	queued := drain(h)
@@ -177,7 +177,7 @@ func TestManagerIgnoresStaleRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.scale(t, "web", 3)
-	if _, err := h.rm.relist(ctx); err != nil {
+	if _, err := h.rm.relist(ctx, map[string]bool{}); err != nil {
 		t.Fatal(err)
 	}
 	drain(h)
@@ -198,7 +198,7 @@ func drain(h *harness) []string {
 	var out []string
 	for h.rm.queue.Len() > 0 {
 		id, _ := h.rm.queue.Get()
-		h.rm.queue.Done(id)
+		h.rm.finished(id)
 		h.rm.queue.Forget(id)
 		out = append(out, id)
 	}

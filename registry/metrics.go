@@ -19,6 +19,9 @@ type metrics struct {
 	dockerDuration      *prometheus.HistogramVec
 	queue               *queueMetrics
 	syncPanics          prometheus.Counter
+	// eventsDropped counts events that were never written: the queue was
+	// full, or etcd did not take them in time.
+	eventsDropped prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -54,6 +57,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "replication_manager_sync_panics_total",
 			Help: "Syncs that panicked; each is logged with its stack and retried. Any is a bug: please report it.",
 		}),
+		eventsDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "replication_manager_events_dropped_total",
+			Help: "Controller events not written to etcd (queue full, or etcd away); syncs never wait for events.",
+		}),
 	}
 	if reg != nil {
 		m.syncDuration = register(reg, m.syncDuration)
@@ -63,6 +70,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.dockerCalls = register(reg, m.dockerCalls)
 		m.dockerDuration = register(reg, m.dockerDuration)
 		m.syncPanics = register(reg, m.syncPanics)
+		m.eventsDropped = register(reg, m.eventsDropped)
 	}
 	return m
 }

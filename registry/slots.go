@@ -30,17 +30,20 @@ func slotOf(t api.Task) int {
 	return n
 }
 
-// freeSlots returns up to n of the lowest slots in 1..limit that no task in
-// used holds. It may return fewer than n: a slot can still be held by a
-// container that is on its way out, and creating in a slot above limit
-// instead would leave the slots outside 1..replicas.
-func freeSlots(used []api.Task, n, limit int) []int {
-	taken := make(map[int]bool, len(used))
-	for _, t := range used {
-		taken[slotOf(t)] = true
-	}
+// freeSlots returns up to n of the lowest slots in 1..limit that are
+// neither taken nor blocked. A slot whose name a container outside the set
+// holds (blocked) is skipped and moves the limit up by one, so that such a
+// container costs the controller a slot name, not a replica. A taken slot
+// does not: it may be held by a container on its way out, and creating
+// above the limit instead would leave the slots outside 1..replicas. So
+// freeSlots may return fewer than n.
+func freeSlots(taken map[int]bool, blocked map[int]string, n, limit int) []int {
 	out := make([]int, 0, n)
 	for slot := 1; len(out) < n && slot <= limit; slot++ {
+		if _, ok := blocked[slot]; ok {
+			limit++
+			continue
+		}
 		if !taken[slot] {
 			out = append(out, slot)
 		}
@@ -94,11 +97,15 @@ func rankForDeletion(tasks []api.Task) []api.Task {
 
 // deadName is the name a dead container is kept under, out of its slot.
 func deadName(id, containerID string) string {
-	short := containerID
-	if len(short) > 12 {
-		short = short[:12]
+	return fmt.Sprintf("%s-dead-%s", id, shortID(containerID))
+}
+
+// shortID is a container id as docker ps shows it.
+func shortID(containerID string) string {
+	if len(containerID) > 12 {
+		return containerID[:12]
 	}
-	return fmt.Sprintf("%s-dead-%s", id, short)
+	return containerID
 }
 
 // holdsSlot reports whether a container still has its slot's name.

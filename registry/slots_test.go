@@ -64,7 +64,7 @@ func TestRankForDeletionBreaksTiesByAgeThenName(t *testing.T) {
 }
 
 func TestFreeSlotsFillsLowestFirstWithinTheLimit(t *testing.T) {
-	used := []api.Task{task("web-1", 1, "", ""), task("web-3", 3, "", ""), task("odd", 0, "", "")}
+	taken := map[int]bool{1: true, 3: true}
 	for _, tc := range []struct {
 		n, limit int
 		want     []int
@@ -75,9 +75,22 @@ func TestFreeSlotsFillsLowestFirstWithinTheLimit(t *testing.T) {
 		{3, 4, []int{2, 4}}, // never above the limit
 		{1, 1, []int{}},
 	} {
-		if got := freeSlots(used, tc.n, tc.limit); !slices.Equal(got, tc.want) {
+		if got := freeSlots(taken, nil, tc.n, tc.limit); !slices.Equal(got, tc.want) {
 			t.Errorf("freeSlots(n=%d, limit=%d) = %v, want %v", tc.n, tc.limit, got, tc.want)
 		}
+	}
+}
+
+func TestFreeSlotsSkipsBlockedSlotsAndMovesTheLimitUp(t *testing.T) {
+	// slot 1's name is held by a container outside the set: a replica of
+	// 3 goes to slot 4 instead, and no further
+	blocked := map[int]string{1: "web-1 (started by hand)"}
+	if got, want := freeSlots(nil, blocked, 5, 3), []int{2, 3, 4}; !slices.Equal(got, want) {
+		t.Errorf("freeSlots = %v, want %v", got, want)
+	}
+	// a slot taken by a container on its way out does not move the limit
+	if got, want := freeSlots(map[int]bool{2: true}, blocked, 5, 3), []int{3, 4}; !slices.Equal(got, want) {
+		t.Errorf("freeSlots with slot 2 taken = %v, want %v", got, want)
 	}
 }
 

@@ -17,12 +17,14 @@ type specCache struct {
 	// deletions it saw.
 	deleted map[string]int64
 	// listed is true once a full list has been applied: before that, an
-	// unknown controller is not yet known to be deleted.
-	listed bool
+	// unknown controller is not yet known to be deleted. listedCh is
+	// closed at the same moment.
+	listed   bool
+	listedCh chan struct{}
 }
 
 func newSpecCache() *specCache {
-	return &specCache{specs: make(map[string]Spec), deleted: make(map[string]int64)}
+	return &specCache{specs: make(map[string]Spec), deleted: make(map[string]int64), listedCh: make(chan struct{})}
 }
 
 // put records spec unless the cache already holds the same or a newer
@@ -81,8 +83,19 @@ func (c *specCache) replace(specs []Spec, rev int64) []string {
 			changed = append(changed, id)
 		}
 	}
-	c.listed = true
+	if !c.listed {
+		c.listed = true
+		close(c.listedCh)
+	}
 	return changed
+}
+
+// forget drops the tombstone of a deleted controller whose containers are
+// gone, so that deletions do not pile up between full lists.
+func (c *specCache) forget(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.deleted, id)
 }
 
 // get returns the newest spec of id. known is false when the cache cannot

@@ -1,7 +1,7 @@
 package registry
 
-// This file computes a controller's status from its containers and decides
-// when to write it. Computing is pure; writing goes through the Store.
+// This file holds the pure helpers of a controller's status (counts and
+// conditions) and decides when to write it; writing goes through the Store.
 
 import (
 	"context"
@@ -65,47 +65,22 @@ func clearCondition(conds []api.Condition, condType string) []api.Condition {
 	return out
 }
 
-// lastStatus returns a copy of the last status written for id, or a new one.
-func (rm *ReplicationManager) lastStatus(id string) api.ReplicationControllerStatus {
-	rm.statusMu.Lock()
-	defer rm.statusMu.Unlock()
-	if st, ok := rm.statuses[id]; ok {
-		cp := *st
-		cp.Conditions = append([]api.Condition(nil), st.Conditions...)
-		return cp
-	}
-	return api.ReplicationControllerStatus{ID: id, CreationTimestamp: rm.now().UTC()}
-}
-
 // writeStatus stores st if it differs from the last status written, or if
 // the last write is older than the sync period (so that readers can tell a
-// live manager from a dead one by lastSyncTime).
-func (rm *ReplicationManager) writeStatus(ctx context.Context, st api.ReplicationControllerStatus) error {
+// live manager from a dead one by lastSyncTime), and keeps it in the
+// controller's record.
+func (rm *ReplicationManager) writeStatus(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus) error {
 	now := rm.now().UTC()
-	rm.statusMu.Lock()
-	prev := rm.statuses[st.ID]
-	rm.statusMu.Unlock()
-	if prev != nil && sameStatus(*prev, st) && now.Sub(prev.LastSyncTime) < rm.opts.SyncPeriod {
+	if prev := record.status; prev != nil && sameStatus(*prev, st) && now.Sub(prev.LastSyncTime) < rm.opts.SyncPeriod {
 		return nil
 	}
 	st.LastSyncTime = now
+	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
+	defer cancel()
 	if err := rm.store.PutStatus(ctx, &st); err != nil {
 		return err
 	}
-	rm.statusMu.Lock()
-	rm.statuses[st.ID] = &st
-	rm.statusMu.Unlock()
-	return nil
-}
-
-// forgetStatus deletes the status of a controller that is gone.
-func (rm *ReplicationManager) forgetStatus(ctx context.Context, id string) error {
-	if err := rm.store.DeleteStatus(ctx, id); err != nil {
-		return err
-	}
-	rm.statusMu.Lock()
-	delete(rm.statuses, id)
-	rm.statusMu.Unlock()
+	record.status = &st
 	return nil
 }
 

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,13 +98,33 @@ func (s *Store) GetController(ctx context.Context, id string) (Spec, error) {
 }
 
 // ListControllers returns every spec and the revision the list was read at,
-// so that a watch can resume from revision+1 without a gap.
+// so that a watch can resume from revision+1 without a gap. Keys below the
+// prefix that are not controllers (IsControllerKey) are left out.
 func (s *Store) ListControllers(ctx context.Context) ([]Spec, int64, error) {
-	var specs []Spec
-	rev, err := s.listPrefix(ctx, s.ControllersPrefix(), func(key string, value []byte, modRev, createRev int64) {
+	specs, _, rev, err := s.listControllers(ctx)
+	return specs, rev, err
+}
+
+// listControllers is ListControllers that also returns the keys it left
+// out.
+func (s *Store) listControllers(ctx context.Context) (specs []Spec, ignored []string, rev int64, err error) {
+	rev, err = s.listPrefix(ctx, s.ControllersPrefix(), func(key string, value []byte, modRev, createRev int64) {
+		if !s.IsControllerKey(key) {
+			ignored = append(ignored, key)
+			return
+		}
 		specs = append(specs, s.decodeSpec(key, value, modRev, createRev))
 	})
-	return specs, rev, err
+	return specs, ignored, rev, err
+}
+
+// IsControllerKey reports whether key is a controller's: directly below
+// the controllers prefix, with no further slash (DESIGN.md section 2). A
+// key such as controllers/a/web is not a controller, whatever id its
+// value holds.
+func (s *Store) IsControllerKey(key string) bool {
+	id, ok := strings.CutPrefix(key, s.ControllersPrefix())
+	return ok && id != "" && !strings.Contains(id, "/")
 }
 
 // listPrefix reads every key under prefix in pages at one revision.
@@ -244,11 +265,11 @@ func (s *Store) DeleteStatus(ctx context.Context, id string) error {
 	return nil
 }
 
-// WatchControllers watches every spec from revision rev on, with previous
-// values. The watch fails instead of hanging when etcd loses its leader.
+// WatchControllers watches every spec from revision rev on. The watch
+// fails instead of hanging when etcd loses its leader.
 func (s *Store) WatchControllers(ctx context.Context, rev int64) clientv3.WatchChan {
 	return s.client.Watch(clientv3.WithRequireLeader(ctx), s.ControllersPrefix(),
-		clientv3.WithPrefix(), clientv3.WithRev(rev), clientv3.WithPrevKV())
+		clientv3.WithPrefix(), clientv3.WithRev(rev))
 }
 
 // ControllerEvent is one decoded watch event.
@@ -257,6 +278,10 @@ type ControllerEvent struct {
 	// ModRevision (the revision of the delete).
 	Deleted bool
 	Spec    Spec
+	// Ignored is true for a key that is not a controller's
+	// (IsControllerKey); Key names it and Spec is empty.
+	Ignored bool
+	Key     string
 }
 
 // DecodeEvent turns a watch event into a ControllerEvent. It never fails: a
@@ -264,13 +289,16 @@ type ControllerEvent struct {
 // no value at all.
 func (s *Store) DecodeEvent(ev *clientv3.Event) ControllerEvent {
 	key := string(ev.Kv.Key)
-	if ev.Type == clientv3.EventTypeDelete {
-		return ControllerEvent{Deleted: true, Spec: Spec{
+	switch {
+	case !s.IsControllerKey(key):
+		return ControllerEvent{Ignored: true, Key: key}
+	case ev.Type == clientv3.EventTypeDelete:
+		return ControllerEvent{Deleted: true, Key: key, Spec: Spec{
 			ID:          strings.TrimPrefix(key, s.ControllersPrefix()),
 			ModRevision: ev.Kv.ModRevision,
 		}}
 	}
-	return ControllerEvent{Spec: s.decodeSpec(key, ev.Kv.Value, ev.Kv.ModRevision, ev.Kv.CreateRevision)}
+	return ControllerEvent{Key: key, Spec: s.decodeSpec(key, ev.Kv.Value, ev.Kv.ModRevision, ev.Kv.CreateRevision)}
 }
 
 // EventPrefix is where the events of controller id live, with its slash.
@@ -306,6 +334,33 @@ func (s *Store) ListEvents(ctx context.Context, id string) ([]api.Event, error) 
 		err = bad
 	}
 	return out, err
+}
+
+// RegistryIDKey is where this registry's id lives.
+func (s *Store) RegistryIDKey() string { return s.prefix + "/meta/registry-id" }
+
+// RegistryID returns this registry's id, making a random one first if
+// there is none yet: the first manager of a registry writes it, once, with
+// a create-if-absent transaction, and every later reader gets that one.
+func (s *Store) RegistryID(ctx context.Context) (string, error) {
+	key := s.RegistryIDKey()
+	id := strings.ToLower(rand.Text()[:16])
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, id)).
+		Else(clientv3.OpGet(key)).
+		Commit()
+	if err != nil {
+		return "", fmt.Errorf("registry id %s: %w", key, err)
+	}
+	if resp.Succeeded {
+		return id, nil
+	}
+	kvs := resp.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 0 || len(kvs[0].Value) == 0 {
+		return "", fmt.Errorf("registry id %s: empty", key)
+	}
+	return string(kvs[0].Value), nil
 }
 
 // GrantLease returns a new lease that expires after ttl.

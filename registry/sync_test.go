@@ -31,6 +31,7 @@ func TestSyncReplicationControllerCreates(t *testing.T) {
 		"name": "web", "tier": "demo",
 		api.LabelController: "web", api.LabelSlot: "1",
 		api.LabelTemplateHash: api.TemplateHash(&rc.DesiredState.TaskTemplate),
+		api.LabelRegistry:     testRegistryID,
 	}
 	if !maps.Equal(tasks[0].Labels, wantLabels) {
 		t.Errorf("labels of web-1 = %v, want %v", tasks[0].Labels, wantLabels)
@@ -163,14 +164,14 @@ func TestSyncReplicationControllerNeverTouchesUnownedContainers(t *testing.T) {
 	}
 }
 
-func TestSyncReplicationControllerReturnsCreateErrorsAndReleasesLock(t *testing.T) {
+func TestSyncReplicationControllerReturnsAMissingImageWithoutCreating(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.setSpec(newController("web", 3), 10)
 	var broken atomic.Bool
 	broken.Store(true)
-	h.fake.CreateErr = func(spec api.TaskSpec) error {
+	h.fake.ImageErr = func(image string) error {
 		if broken.Load() {
-			return fmt.Errorf("%w: %s", taskcontrol.ErrImageNotFound, spec.Container.Image)
+			return fmt.Errorf("%w: %s", taskcontrol.ErrImageNotFound, image)
 		}
 		return nil
 	}
@@ -179,10 +180,7 @@ func TestSyncReplicationControllerReturnsCreateErrorsAndReleasesLock(t *testing.
 	if err == nil || !errors.Is(err, taskcontrol.ErrImageNotFound) {
 		t.Fatalf("sync error = %v, want one wrapping ErrImageNotFound", err)
 	}
-	if n := h.rm.locks.held(); n != 0 {
-		t.Errorf("%d locks still held after a failed sync", n)
-	}
-	validateSyncReplication(t, h.fake, 1, 0) // slow start: the first batch of one failed
+	validateSyncReplication(t, h.fake, 0, 0) // the engine was asked first
 	st := h.status(t, "web")
 	c := st.FindCondition(api.ConditionReplicaFailure)
 	if c == nil || c.Reason != api.ReasonCreateFailed || !strings.Contains(c.Message, "demo-task:latest") {
@@ -209,9 +207,6 @@ func TestSyncReplicationControllerReturnsListErrorAndReleasesLock(t *testing.T) 
 	if err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("sync error = %v, want the list error", err)
 	}
-	if n := h.rm.locks.held(); n != 0 {
-		t.Errorf("%d locks still held after a failed sync", n)
-	}
 	validateSyncReplication(t, h.fake, 0, 0)
 }
 
@@ -228,36 +223,51 @@ func TestSyncReplicationControllerCapsCreatesAtBurst(t *testing.T) {
 	}
 }
 
-func TestSyncReplicationControllerSlowStartStopsAtFirstFailure(t *testing.T) {
+func TestSyncReplicationControllerSlowStartsAfterAFailureAndStopsAtTheFirstFailingBatch(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.setSpec(newController("web", 20), 10)
+	var refuse func(name string) bool
 	h.fake.CreateErr = func(spec api.TaskSpec) error {
-		if spec.Name == "web-3" { // in the second batch (web-2, web-3)
+		if refuse(spec.Name) {
 			return errors.New("daemon refused")
 		}
 		return nil
 	}
+	refuse = func(string) bool { return true }
+	if err := h.sync(t, "web"); err == nil {
+		t.Fatal("sync succeeded, want the create error")
+	}
+	validateSyncReplication(t, h.fake, 20, 0) // nothing failed before: one batch
 
+	h.fake.Reset()
+	h.clock.Advance(createBackoffStart)
+	refuse = func(name string) bool { return name == "web-3" } // in the second batch (web-2, web-3)
 	if err := h.sync(t, "web"); err == nil {
 		t.Fatal("sync succeeded, want the create error")
 	}
 	validateSyncReplication(t, h.fake, 3, 0) // batches of 1 and 2, then stop
 }
 
-func TestSyncReplicationControllerNameConflictTakesNoSecondContainer(t *testing.T) {
+func TestSyncReplicationControllerSlotNameHeldByAnotherContainerUsesTheNextSlot(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 1), 10)
+	h.setSpec(newController("web", 2), 10)
 	// a container the manager cannot see as its own holds the name web-1
 	if _, err := h.fake.Add(api.Task{Name: "web-1", Labels: map[string]string{"name": "someone-else"}}); err != nil {
 		t.Fatal(err)
 	}
 
-	err := h.sync(t, "web")
-	if !errors.Is(err, api.ErrTaskNameConflict) {
-		t.Fatalf("sync error = %v, want a name conflict", err)
+	for range 3 {
+		if err := h.sync(t, "web"); err != nil {
+			t.Fatalf("sync: %v", err)
+		}
 	}
-	if n := h.fake.Len(); n != 1 {
-		t.Errorf("%d containers exist, want 1: no second container in the slot", n)
+	if got, want := names(h.fake.Tasks()), []string{"web-1", "web-2", "web-3"}; !slices.Equal(got, want) {
+		t.Errorf("containers = %v, want %v: web-1 is left alone, the replicas take slots 2 and 3", got, want)
+	}
+	st := h.status(t, "web")
+	c := st.FindCondition(api.ConditionReplicaFailure)
+	if st.Replicas != 2 || c == nil || c.Reason != api.ReasonSlotConflict || !strings.Contains(c.Message, "web-1") {
+		t.Errorf("status = %+v, want 2 replicas and a SlotConflict naming web-1", st)
 	}
 }
 
@@ -302,7 +312,7 @@ func TestSyncReplicationControllerInvalidSpecTouchesNothing(t *testing.T) {
 	if err := h.sync(t, "api"); err != nil {
 		t.Fatalf("sync of another controller: %v", err)
 	}
-	if got := h.fake.Creates(); !slices.Equal(got, []string{"api-1", "api-2"}) {
+	if got := h.fake.Creates(); !slices.Equal(slices.Sorted(slices.Values(got)), []string{"api-1", "api-2"}) {
 		t.Errorf("creates of api = %v, want [api-1 api-2]", got)
 	}
 }

@@ -17,33 +17,44 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 )
 
-// goneTTL is how long the id of a container the manager removed is
-// remembered, so that a late event or a stale list cannot bring it back.
-// Container ids are never reused.
+// goneTTL is how long the id of a removed container is remembered, so
+// that a late event or a stale list cannot bring it back. Container ids
+// are never reused.
 const goneTTL = 10 * time.Minute
+
+// replaceChunk is how many containers a relist applies per hold of the
+// lock, so that a sync reading the cache never waits behind a whole list.
+const replaceChunk = 512
 
 // taskCache holds the containers that carry the ownership label, by
 // controller. Tasks handed out are copies that share their label maps with
 // the cache: label maps come fresh from the task control and are never
 // changed afterwards, by the cache or by anyone it hands them to.
+//
+// Every change the cache learns outside a list (the manager's own create,
+// rename or delete, an event's inspect, a destroy event) gets a sequence
+// number. A list started at sequence number s knows nothing newer: it does
+// not override a container changed after s, does not remove one created
+// after s, and does not bring back one removed at all. So two lists, or a
+// list and an event, can land in any order without hiding a death or a
+// create.
 type taskCache struct {
 	mu     sync.Mutex
 	tasks  map[string]api.Task            // container id -> task
 	byRC   map[string]map[string]struct{} // controller id -> container ids
 	synced bool
 
-	// seq orders the manager's own writes against lists: a list started at
-	// seq s has not seen the writes numbered above s.
 	seq     uint64
-	written map[string]uint64    // container id -> seq of our create/rename
-	gone    map[string]time.Time // container id -> when we removed it
+	listed  uint64               // sequence number the installed list started at
+	touched map[string]uint64    // container id -> seq of its newest change
+	gone    map[string]time.Time // container id -> when it was removed
 }
 
 func newTaskCache() *taskCache {
 	return &taskCache{
 		tasks:   make(map[string]api.Task),
 		byRC:    make(map[string]map[string]struct{}),
-		written: make(map[string]uint64),
+		touched: make(map[string]uint64),
 		gone:    make(map[string]time.Time),
 	}
 }
@@ -73,47 +84,54 @@ func (c *taskCache) startList() uint64 {
 }
 
 // replace installs a full list that was started at sequence number since,
-// keeping the manager's writes made after it started. It updates the cache
-// in place, so an unchanged container costs a lookup, not a copy, and
-// returns the controllers whose containers changed.
+// keeping what the cache learned after it started, and returns the
+// controllers whose containers changed. A list older than the one
+// installed is dropped. It updates the cache in place, a chunk at a time,
+// so an unchanged container costs a lookup, not a copy, and readers wait
+// for a chunk, not for the list. Callers run one replace at a time.
 func (c *taskCache) replace(listed []api.Task, since uint64, now time.Time) []string {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	stale := c.synced && since < c.listed
+	c.mu.Unlock()
+	if stale {
+		return nil
+	}
 	changed := make(map[string]struct{})
 	seen := make(map[string]struct{}, len(listed))
-	for _, t := range listed {
-		if _, ok := t.Labels[api.LabelController]; !ok {
-			continue
+	for start := 0; start < len(listed); start += replaceChunk {
+		c.mu.Lock()
+		for _, t := range listed[start:min(start+replaceChunk, len(listed))] {
+			c.applyListedLocked(t, since, seen, changed)
 		}
-		if _, removed := c.gone[t.ID]; removed {
-			continue
+		c.mu.Unlock()
+	}
+
+	c.mu.Lock()
+	ids := make([]string, 0, len(c.tasks))
+	for id := range c.tasks {
+		if _, ok := seen[id]; !ok {
+			ids = append(ids, id)
 		}
-		seen[t.ID] = struct{}{}
-		if o, ok := c.tasks[t.ID]; ok {
-			if seq := c.written[t.ID]; seq > since || sameTask(o, t) {
-				// our write is newer than what the list saw, or nothing
-				// changed and the entry has the inspect's start and
-				// finish times, which a list lacks
-				continue
+	}
+	c.mu.Unlock()
+	for start := 0; start < len(ids); start += replaceChunk {
+		c.mu.Lock()
+		for _, id := range ids[start:min(start+replaceChunk, len(ids))] {
+			t, ok := c.tasks[id]
+			if !ok || c.touched[id] > since {
+				continue // gone already, or created after the list started
 			}
-			changed[o.Labels[api.LabelController]] = struct{}{}
+			changed[t.Labels[api.LabelController]] = struct{}{}
+			c.removeLocked(id)
 		}
-		changed[t.Labels[api.LabelController]] = struct{}{}
-		c.insertLocked(t)
+		c.mu.Unlock()
 	}
-	for id, t := range c.tasks {
-		if _, ok := seen[id]; ok {
-			continue
-		}
-		if seq := c.written[id]; seq > since {
-			continue // created after the list started
-		}
-		changed[t.Labels[api.LabelController]] = struct{}{}
-		c.removeLocked(id)
-	}
-	for id, seq := range c.written {
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, seq := range c.touched {
 		if seq <= since {
-			delete(c.written, id) // the list has seen it (or it is gone)
+			delete(c.touched, id) // the list has seen it (or it is gone)
 		}
 	}
 	for id, at := range c.gone {
@@ -121,12 +139,39 @@ func (c *taskCache) replace(listed []api.Task, since uint64, now time.Time) []st
 			delete(c.gone, id)
 		}
 	}
+	c.listed = since
 	c.synced = true
 	out := make([]string, 0, len(changed))
 	for id := range changed {
 		out = append(out, id)
 	}
 	return out
+}
+
+// applyListedLocked installs one listed container unless the cache knows
+// better.
+func (c *taskCache) applyListedLocked(t api.Task, since uint64, seen, changed map[string]struct{}) {
+	if _, ok := t.Labels[api.LabelController]; !ok {
+		return
+	}
+	if _, removed := c.gone[t.ID]; removed {
+		return
+	}
+	seen[t.ID] = struct{}{}
+	o, ok := c.tasks[t.ID]
+	if ok {
+		if c.touched[t.ID] > since || sameTask(o, t) {
+			// the cache learned of a newer change than the list saw, or
+			// nothing changed and the entry has the inspect's start and
+			// finish times, which a list lacks
+			return
+		}
+		changed[o.Labels[api.LabelController]] = struct{}{}
+	} else if c.touched[t.ID] > since {
+		return
+	}
+	changed[t.Labels[api.LabelController]] = struct{}{}
+	c.insertLocked(t)
 }
 
 // observe records a container as an event's inspect saw it. A container the
@@ -150,15 +195,10 @@ func (c *taskCache) observe(t api.Task) bool {
 			return false
 		}
 	}
+	c.seq++
+	c.touched[t.ID] = c.seq
 	c.insertLocked(t)
 	return true
-}
-
-// forget drops a container that Docker says is gone.
-func (c *taskCache) forget(id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.removeLocked(id)
 }
 
 // created writes a container the manager has just created.
@@ -166,7 +206,7 @@ func (c *taskCache) created(t api.Task) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++
-	c.written[t.ID] = c.seq
+	c.touched[t.ID] = c.seq
 	c.insertLocked(t)
 }
 
@@ -179,17 +219,18 @@ func (c *taskCache) renamed(id, name string) {
 		return
 	}
 	c.seq++
-	c.written[id] = c.seq
+	c.touched[id] = c.seq
 	t.Name = name
 	c.tasks[id] = t
 }
 
-// deleted records the manager's removal of a container.
+// deleted records the removal of a container, by the manager or as a
+// destroy event reports it.
 func (c *taskCache) deleted(id string, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gone[id] = now
-	delete(c.written, id)
+	delete(c.touched, id)
 	c.removeLocked(id)
 }
 

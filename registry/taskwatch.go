@@ -8,7 +8,6 @@ package registry
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -60,15 +59,18 @@ func (rm *ReplicationManager) followTasks(ctx context.Context) error {
 }
 
 // relistTasks replaces the cache with a fresh list of every container and
-// queues the controllers whose containers changed. The first list queues
-// every controller: syncs that failed for want of it should not wait for
-// their backoff.
+// queues the controllers whose containers changed. Lists run one at a time
+// (the event stream's and a resync's may coincide), so that a list never
+// lands on top of a newer one. The first list queues every controller:
+// syncs that failed for want of it should not wait for their backoff.
 func (rm *ReplicationManager) relistTasks(ctx context.Context) error {
+	rm.relistMu.Lock()
+	defer rm.relistMu.Unlock()
 	since := rm.tasks.startList()
 	first := !rm.tasks.isSynced()
 	tasks, err := rm.taskControl.ListTasks(ctx, map[string]string{api.LabelController: api.AnyLabelValue})
 	if err != nil {
-		return fmt.Errorf("list containers: %w", err)
+		return err
 	}
 	changed := rm.tasks.replace(tasks, since, rm.now())
 	if first {
@@ -84,14 +86,17 @@ func (rm *ReplicationManager) relistTasks(ctx context.Context) error {
 // controller. Only a failure to reach Docker is returned.
 func (rm *ReplicationManager) applyTaskEvent(ctx context.Context, ev api.TaskEvent) error {
 	id := ev.Labels[api.LabelController]
+	if claimOf(rm.registryID, id, nil, ev.Labels) == claimNone {
+		return nil // another registry's container
+	}
 	switch ev.Action {
 	case "destroy":
-		rm.tasks.forget(ev.ID)
+		rm.tasks.deleted(ev.ID, rm.now())
 	case "create", "start", "restart", "die", "pause", "unpause", "health_status", "rename", "oom":
 		t, err := rm.taskControl.InspectTask(ctx, ev.ID)
 		switch {
 		case errors.Is(err, api.ErrTaskNotFound):
-			rm.tasks.forget(ev.ID)
+			rm.tasks.deleted(ev.ID, rm.now())
 		case err != nil:
 			return err
 		case !rm.tasks.observe(t):
@@ -105,7 +110,7 @@ func (rm *ReplicationManager) applyTaskEvent(ctx context.Context, ev api.TaskEve
 }
 
 // queueController queues id if it is a controller of this registry, now or
-// before; containers of other registries' controllers are not ours.
+// before; containers labelled for other ids are not ours.
 func (rm *ReplicationManager) queueController(id string) {
 	if id == "" {
 		return

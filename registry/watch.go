@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -22,18 +23,24 @@ var errWatchCompacted = errors.New("watch: revision compacted")
 // errWatchClosed means the watch channel closed without an error.
 var errWatchClosed = errors.New("watch: channel closed")
 
-// WatchControllers lists the specs, then follows the watch, until ctx ends.
-// While etcd is away it keeps trying, with a capped exponential backoff.
-func (rm *ReplicationManager) WatchControllers(ctx context.Context) {
+// WatchControllers lists the specs, then follows the watch, until ctx ends
+// (it then returns nil). While etcd is away it keeps trying, with a capped
+// exponential backoff; it returns an error only when etcd refuses this
+// manager for good (permission denied, authentication failed).
+func (rm *ReplicationManager) WatchControllers(ctx context.Context) error {
 	backoff := retryBackoff()
+	ignored := make(map[string]bool) // keys warned about once
 	for ctx.Err() == nil {
-		rev, err := rm.relist(ctx)
+		rev, err := rm.relist(ctx, ignored)
 		if err == nil {
 			backoff = retryBackoff()
-			err = rm.watch(ctx, rev+1)
+			err = rm.watch(ctx, rev+1, ignored)
 		}
 		if ctx.Err() != nil {
-			return
+			return nil
+		}
+		if permanent(err) {
+			return fmt.Errorf("watch controllers: %w", err)
 		}
 		reason := watchRestartReason(err)
 		rm.metrics.watchRestarts.WithLabelValues(reason).Inc()
@@ -44,18 +51,22 @@ func (rm *ReplicationManager) WatchControllers(ctx context.Context) {
 		rm.logger.Warn("controller watch restarting", "reason", reason, "retryIn", delay, "err", err)
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-time.After(delay):
 		}
 	}
+	return nil
 }
 
 // relist reads every spec at one revision into the cache and queues what
 // changed. It returns the revision read at.
-func (rm *ReplicationManager) relist(ctx context.Context) (int64, error) {
-	specs, rev, err := rm.store.ListControllers(ctx)
+func (rm *ReplicationManager) relist(ctx context.Context, ignored map[string]bool) (int64, error) {
+	specs, skipped, rev, err := rm.store.listControllers(ctx)
 	if err != nil {
 		return 0, err
+	}
+	for _, key := range skipped {
+		rm.warnIgnored(ignored, key)
 	}
 	changed := rm.specs.replace(specs, rev)
 	for _, id := range changed {
@@ -65,9 +76,19 @@ func (rm *ReplicationManager) relist(ctx context.Context) (int64, error) {
 	return rev, nil
 }
 
+// warnIgnored logs, once per key, that a key below the controllers prefix
+// is not a controller.
+func (rm *ReplicationManager) warnIgnored(ignored map[string]bool, key string) {
+	if ignored[key] {
+		return
+	}
+	ignored[key] = true
+	rm.logger.Warn("key below the controllers prefix is not a controller (its id would hold a slash); ignored", "key", key)
+}
+
 // watch applies watch events from revision rev until the watch fails. It
 // always returns a non-nil error saying why it stopped.
-func (rm *ReplicationManager) watch(ctx context.Context, rev int64) error {
+func (rm *ReplicationManager) watch(ctx context.Context, rev int64, ignored map[string]bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the watch stream when we return
 	for resp := range rm.store.WatchControllers(ctx, rev) {
@@ -77,8 +98,15 @@ func (rm *ReplicationManager) watch(ctx context.Context, rev int64) error {
 		if err := resp.Err(); err != nil {
 			return err
 		}
-		for _, ev := range resp.Events {
-			rm.applyEvent(rm.store.DecodeEvent(ev))
+		for _, raw := range resp.Events {
+			ev := rm.store.DecodeEvent(raw)
+			if ev.Ignored {
+				if raw.Type != clientv3.EventTypeDelete {
+					rm.warnIgnored(ignored, ev.Key)
+				}
+				continue
+			}
+			rm.applyEvent(ev)
 		}
 	}
 	if err := ctx.Err(); err != nil {

@@ -231,7 +231,8 @@ func (d *Docker) RenameTask(ctx context.Context, id, newName string) error {
 	}
 }
 
-// InspectTask returns one container with every field filled in exactly:
+// InspectTask returns one container, by id or by name, with every field
+// filled in exactly:
 // StartedAt, FinishedAt, ExitCode and Health as the engine reports them. A
 // missing container gives an error wrapping api.ErrTaskNotFound.
 func (d *Docker) InspectTask(ctx context.Context, id string) (api.Task, error) {

@@ -275,8 +275,8 @@ func (f *Fake) RenameTask(ctx context.Context, id, newName string) error {
 	return nil
 }
 
-// InspectTask returns one container, or an error wrapping
-// api.ErrTaskNotFound.
+// InspectTask returns one container, by id or by name, or an error
+// wrapping api.ErrTaskNotFound.
 func (f *Fake) InspectTask(ctx context.Context, id string) (api.Task, error) {
 	f.mu.Lock()
 	f.counts.Inspect++
@@ -295,6 +295,9 @@ func (f *Fake) InspectTask(ctx context.Context, id string) (api.Task, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t, ok := f.byID[id]
+	if !ok {
+		t, ok = f.byName[id] // Docker inspects by name too
+	}
 	if !ok {
 		return api.Task{}, fmt.Errorf("inspect %s: %w", id, api.ErrTaskNotFound)
 	}

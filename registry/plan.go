@@ -1,0 +1,506 @@
+package registry
+
+// This file decides a controller's next step. plan is a pure function: from
+// the spec, the controller's containers, its record and the time, it
+// returns the actions (create these slots from this template, rename or
+// delete these containers, look again after a delay) and the record as the
+// plan leaves it. settle, also pure, turns what apply did into the status
+// to write and the record to keep. Neither does I/O, takes a lock or reads
+// a clock; apply (apply.go) carries the actions out. Dry runs, updates and
+// placement reuse them.
+
+import (
+	"fmt"
+	"maps"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// planInput is everything plan decides from.
+type planInput struct {
+	id string
+	// spec is the newest valid spec; nil when the controller is gone or
+	// its spec cannot be acted on (invalid is then set).
+	spec    *api.ReplicationController
+	invalid error
+	// undecodable says the spec is not even JSON of the right shape.
+	undecodable    bool
+	revision       int64 // the spec's ModRevision
+	createRevision int64 // the spec's CreateRevision
+	// tasks are the cached containers labelled with the controller's id,
+	// whoever made them; dead ones have been inspected.
+	tasks      []api.Task
+	state      controllerState
+	now        time.Time
+	registryID string
+	burst      int
+}
+
+// decision is what plan decided.
+type decision struct {
+	// creates are the containers to make, lowest slot first.
+	creates []api.TaskSpec
+	// checkImage is the image to ask the engine about before the first
+	// create; empty when the template is proven.
+	checkImage string
+	// hash is the template hash of the creates.
+	hash string
+	// slowStart sends the creates in batches of 1, 2, 4, ...: the last
+	// creates of this controller failed.
+	slowStart bool
+	// more says the burst limit left creates or deletes for the next sync.
+	more bool
+
+	renames []rename
+	deletes []api.Task
+
+	// active are the counted containers; the status counts those apply does
+	// not delete, plus those it creates.
+	active []api.Task
+	// failure is the ReplicaFailure known before apply (a slot conflict).
+	failure *api.Condition
+	// keepFailure leaves the last ReplicaFailure in place: creates wait out
+	// a backoff, so the failure has not gone away.
+	keepFailure bool
+	// gone: the controller no longer exists; its record and status go with
+	// its last container.
+	gone bool
+	// stale: the containers belong to an earlier spec of the same id; the
+	// status is left as it is until they are gone.
+	stale bool
+
+	events       []note
+	requeueAfter time.Duration
+	state        controllerState
+}
+
+// rename moves a dead container kept for inspection out of its slot.
+type rename struct {
+	task api.Task
+	name string
+}
+
+// note is an event to record for people.
+type note struct {
+	typ, reason, message string
+}
+
+func (d *decision) requeue(after time.Duration) {
+	if after > 0 && (d.requeueAfter == 0 || after < d.requeueAfter) {
+		d.requeueAfter = after
+	}
+}
+
+func (d *decision) event(typ, reason, format string, args ...any) {
+	d.events = append(d.events, note{typ: typ, reason: reason, message: fmt.Sprintf(format, args...)})
+}
+
+// pendingGrace is how long a container may stay created but not started
+// before it counts as abandoned: a create and its start are two calls, and
+// another manager (or this one, before a crash) may be between them.
+const pendingGrace = 30 * time.Second
+
+// conflictTTL is how long a slot stays blocked by a container outside the
+// set that only a create's conflict revealed (one without our labels is not
+// in the cache, so nothing says when it goes). After it, the slot is tried
+// again when it is needed.
+const conflictTTL = 5 * time.Minute
+
+// plan decides the next step of one controller.
+func plan(in planInput) decision {
+	d := decision{state: in.state}
+	switch {
+	case in.invalid != nil:
+		planInvalid(in, &d)
+	case in.spec == nil:
+		planGone(in, &d)
+	case planStale(in, &d):
+	default:
+		planReplicas(in, &d)
+	}
+	return d
+}
+
+// planInvalid touches no container: it reports why, once per revision.
+func planInvalid(in planInput, d *decision) {
+	last := in.state.status
+	if last == nil || last.ObservedRevision != in.revision || last.FindCondition(api.ConditionInvalidSpec) == nil {
+		d.event(api.EventWarning, "InvalidSpec", "%s", in.invalid.Error())
+	}
+}
+
+// planGone removes every container of a deleted controller, a burst at a
+// time. The spec, and with it the selector, is gone: ownership is the
+// registry and controller labels alone.
+func planGone(in planInput, d *decision) {
+	d.gone = true
+	owned := ownedByLabel(in)
+	if len(owned) == 0 {
+		return
+	}
+	n := min(len(owned), in.burst)
+	d.deletes = owned[:n]
+	d.more = n < len(owned)
+	d.event(api.EventNormal, "Deleting", "controller deleted: removing %d container(s)", len(owned))
+}
+
+// planStale reports whether the containers on the host belong to an
+// earlier spec of the same id (deleted, then created again before a sync
+// saw the delete, or while the manager was down), and if so plans their
+// removal first, as the delete's own sync would have done.
+func planStale(in planInput, d *decision) bool {
+	inc := in.state.incarnation
+	if inc == 0 {
+		// first look since start: a status older than the spec itself
+		// describes an earlier spec of this id
+		if last := in.state.status; last != nil && last.ObservedRevision > 0 && last.ObservedRevision < in.createRevision {
+			inc = -1
+		} else {
+			inc = in.createRevision
+		}
+	}
+	d.state.incarnation = inc
+	if inc == in.createRevision {
+		return false
+	}
+	old := ownedByLabel(in)
+	if len(old) == 0 {
+		d.state.incarnation = in.createRevision
+		return false
+	}
+	d.stale = true
+	n := min(len(old), in.burst)
+	d.deletes = old[:n]
+	d.requeue(time.Millisecond) // then create the new spec's containers
+	d.event(api.EventNormal, "Recreated", "spec created again: removing %d container(s) of the deleted spec first", len(old))
+	return true
+}
+
+// ownedByLabel returns the containers the controller owns by its labels
+// alone, in name order.
+func ownedByLabel(in planInput) []api.Task {
+	var out []api.Task
+	for _, t := range in.tasks {
+		if claimOf(in.registryID, in.id, nil, t.Labels) == claimOwned {
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// planReplicas is the diff of a valid spec: replace the dead, then create
+// or delete until the count matches.
+func planReplicas(in planInput, d *decision) {
+	rc := in.spec
+	var dead []api.Task
+	taken := make(map[int]bool)     // slots whose name a counted or dying container holds
+	blocked := make(map[int]string) // slots whose name a container outside the set holds
+	for _, t := range in.tasks {
+		switch claimOf(in.registryID, in.id, rc.DesiredState.ReplicasInSet, t.Labels) {
+		case claimNone, claimOutsideSet:
+			if holdsSlot(in.id, t) {
+				blocked[slotOf(t)] = outsider(in, t)
+			}
+		case claimOwned:
+			switch {
+			case t.State == api.StateRemoving:
+				// Docker is removing it already: not ours to touch, but
+				// it may still hold its slot's name
+				if holdsSlot(in.id, t) {
+					taken[slotOf(t)] = true
+				}
+			case t.Active() || pending(t, in.now):
+				d.active = append(d.active, t)
+				taken[slotOf(t)] = true
+			default:
+				dead = append(dead, t)
+			}
+		}
+	}
+	conflicts := make(map[int]slotConflict, len(in.state.conflicts))
+	for slot, c := range in.state.conflicts {
+		if in.now.Sub(c.seen) < conflictTTL {
+			conflicts[slot] = c
+			blocked[slot] = c.holder
+		}
+	}
+	d.state.conflicts = conflicts
+
+	planDead(in, d, dead)
+	desired := rc.DesiredState.Replicas
+	if c := conflictCondition(in.id, blocked, desired); c != nil {
+		d.failure = c
+	}
+	switch diff := len(d.active) - desired; {
+	case diff < 0:
+		planCreates(in, d, -diff, taken, blocked)
+	case diff > 0:
+		n := min(diff, in.burst)
+		d.deletes = append(d.deletes, rankForDeletion(d.active)[:n]...)
+		d.more = n < diff
+	}
+}
+
+// planDead counts the crashes among the dead containers, keeps the newest
+// one that ran for inspection, renamed out of its slot, and removes the
+// others. A container that never started (its creator died between create
+// and start) has nothing to inspect: it goes.
+func planDead(in planInput, d *decision, dead []api.Task) {
+	if len(dead) == 0 {
+		return
+	}
+	var crashes []crash
+	d.state.crash, crashes = d.state.crash.observe(dead)
+	for _, c := range crashes {
+		d.event(api.EventWarning, "Crashed", "container %s exited with code %d after %s", c.name, c.exitCode, c.ranFor.Round(time.Millisecond))
+	}
+	var ran []api.Task
+	for _, t := range dead {
+		if t.State == api.StateCreated {
+			d.deletes = append(d.deletes, t)
+		} else {
+			ran = append(ran, t)
+		}
+	}
+	sort.Slice(ran, func(i, j int) bool { return newerDeath(ran[i], ran[j]) })
+	if len(ran) == 0 {
+		return
+	}
+	d.deletes = append(d.deletes, ran[1:]...)
+	if keep := ran[0]; holdsSlot(in.id, keep) {
+		d.renames = append(d.renames, rename{task: keep, name: deadName(in.id, keep.ID)})
+	}
+}
+
+// planCreates creates up to missing containers in the lowest free slots,
+// within the burst limit and the create and crash backoffs.
+func planCreates(in planInput, d *decision, missing int, taken map[int]bool, blocked map[int]string) {
+	wait := max(d.state.createBackoff.wait(in.now), d.state.crash.backoff.wait(in.now))
+	if wait > 0 {
+		d.keepFailure = d.state.createBackoff.steps > 0
+		d.requeue(wait)
+		return
+	}
+	n := min(missing, in.burst)
+	if d.state.crash.backoff.steps > 0 {
+		n = 1 // crash looping: one probe per backoff step
+	}
+	d.more = n < missing
+	slots := freeSlots(taken, blocked, n, in.spec.DesiredState.Replicas)
+	if len(slots) < n {
+		// slots held by containers on their way out: their destroy event
+		// queues the controller again; the requeue is a backstop
+		d.requeue(time.Second)
+	}
+	if len(slots) == 0 {
+		return
+	}
+	tmpl := &in.spec.DesiredState.TaskTemplate
+	hash := api.TemplateHash(tmpl)
+	d.hash = hash
+	for _, slot := range slots {
+		d.creates = append(d.creates, api.TaskSpec{
+			Name:      taskName(in.id, slot),
+			Labels:    taskLabels(in, slot, hash),
+			Container: tmpl.DesiredState.Manifest.Containers[0],
+		})
+	}
+	if d.state.proven != hash {
+		d.checkImage = tmpl.DesiredState.Manifest.Containers[0].Image
+	}
+	d.slowStart = d.state.createBackoff.steps > 0
+}
+
+// taskLabels are a new container's labels: a copy of the template's, plus
+// the contract's. The template itself is never changed.
+func taskLabels(in planInput, slot int, hash string) map[string]string {
+	labels := make(map[string]string, len(in.spec.DesiredState.TaskTemplate.Labels)+4)
+	maps.Copy(labels, in.spec.DesiredState.TaskTemplate.Labels)
+	labels[api.LabelController] = in.id
+	labels[api.LabelSlot] = strconv.Itoa(slot)
+	labels[api.LabelTemplateHash] = hash
+	labels[api.LabelRegistry] = in.registryID
+	return labels
+}
+
+// pending reports whether t is between its create and its start: it holds
+// its slot and counts as a replica, so that nobody creates a second one.
+func pending(t api.Task, now time.Time) bool {
+	return t.State == api.StateCreated && now.Sub(t.Created) < pendingGrace
+}
+
+// outsider says what a container outside the set that holds a slot name is.
+func outsider(in planInput, t api.Task) string {
+	if reg, ok := t.Labels[api.LabelRegistry]; ok && reg != in.registryID {
+		return fmt.Sprintf("%s (%s), of another registry (%s)", t.Name, shortID(t.ID), reg)
+	}
+	return fmt.Sprintf("%s (%s), outside the selector", t.Name, shortID(t.ID))
+}
+
+// conflictCondition reports the slots of 1..desired whose names containers
+// outside the set hold; nil when there are none.
+func conflictCondition(id string, blocked map[int]string, desired int) *api.Condition {
+	var slots []int
+	for slot := range blocked {
+		if slot <= desired {
+			slots = append(slots, slot)
+		}
+	}
+	if len(slots) == 0 {
+		return nil
+	}
+	sort.Ints(slots)
+	holders := make([]string, len(slots))
+	for i, slot := range slots {
+		holders[i] = blocked[slot]
+	}
+	return &api.Condition{
+		Type:   api.ConditionReplicaFailure,
+		Reason: api.ReasonSlotConflict,
+		Message: fmt.Sprintf("slot name(s) of %s held by container(s) outside its set, so its replicas use other slots: %s",
+			id, strings.Join(holders, "; ")),
+	}
+}
+
+// outcome is what apply did.
+type outcome struct {
+	created []api.Task
+	deleted []api.Task
+	// createErrs are the failed creates (a missing image counts as one);
+	// name conflicts are not among them: they are conflicts.
+	createErrs []error
+	deleteErrs []error
+	// errs are the other failures (a rename), returned with the sync.
+	errs []error
+	// conflicts are slots found held by a container outside the set.
+	conflicts map[int]slotConflict
+	// retry says a create met a container of ours the cache had not seen
+	// yet: look again at once.
+	retry bool
+}
+
+// report is what a sync writes and keeps after apply.
+type report struct {
+	// status to write; nil writes none (a stale or gone controller).
+	status *api.ReplicationControllerStatus
+	// forget: the controller and its last container are gone.
+	forget       bool
+	events       []note
+	requeueAfter time.Duration
+	state        controllerState
+}
+
+// settle turns a decision and what apply did into the status and the
+// record.
+func settle(in planInput, d decision, out outcome) report {
+	if in.invalid != nil {
+		return settleInvalid(in, d)
+	}
+	r := report{state: d.state, events: d.events, requeueAfter: d.requeueAfter}
+	requeue := func(after time.Duration) {
+		if after > 0 && (r.requeueAfter == 0 || after < r.requeueAfter) {
+			r.requeueAfter = after
+		}
+	}
+	if len(out.deleted) > 0 && !d.gone && !d.stale {
+		r.events = append(r.events, note{api.EventNormal, "Deleted",
+			fmt.Sprintf("deleted %d container(s): %s", len(out.deleted), strings.Join(taskNames(out.deleted), ", "))})
+	}
+	if len(out.deleteErrs) > 0 {
+		r.events = append(r.events, note{api.EventWarning, "FailedDelete", out.deleteErrs[0].Error()})
+	}
+	if d.more && len(out.deleteErrs) == 0 && len(out.createErrs) == 0 {
+		requeue(time.Millisecond) // capped by the burst limit: go on at once
+	}
+	if d.gone {
+		r.forget = len(out.deleted) == len(d.deletes) && !d.more
+		return r
+	}
+	if d.stale {
+		return r
+	}
+
+	active := append(withoutTasks(d.active, out.deleted), out.created...)
+	if len(out.created) > 0 {
+		r.events = append(r.events, note{api.EventNormal, "Created",
+			fmt.Sprintf("created %d container(s): %s", len(out.created), strings.Join(taskNames(out.created), ", "))})
+	}
+	if len(out.conflicts) > 0 || out.retry {
+		conflicts := maps.Clone(r.state.conflicts)
+		if conflicts == nil {
+			conflicts = make(map[int]slotConflict)
+		}
+		maps.Copy(conflicts, out.conflicts)
+		r.state.conflicts = conflicts
+		requeue(time.Millisecond) // fill the slots the conflicts left
+	}
+	failure := d.failure
+	switch {
+	case len(out.createErrs) > 0:
+		r.state.createBackoff = r.state.createBackoff.failed(in.now, createBackoffStart, createBackoffMax)
+		r.state.proven = ""
+		delay := r.state.createBackoff.delay
+		requeue(delay)
+		failure = &api.Condition{Type: api.ConditionReplicaFailure, Reason: api.ReasonCreateFailed, Message: out.createErrs[0].Error()}
+		r.events = append(r.events, note{api.EventWarning, "FailedCreate", fmt.Sprintf("%v (next attempt in %s)", out.createErrs[0], delay)})
+	case len(out.created) > 0:
+		r.state.createBackoff = backoff{}
+		r.state.proven = d.hash
+	}
+	if len(out.deleteErrs) > 0 {
+		failure = &api.Condition{Type: api.ConditionReplicaFailure, Reason: api.ReasonDeleteFailed, Message: out.deleteErrs[0].Error()}
+	}
+
+	now := in.now.UTC()
+	st := newStatus(in)
+	st.ObservedRevision = in.revision
+	st.Conditions = clearCondition(st.Conditions, api.ConditionInvalidSpec)
+	var next, settleIn time.Duration
+	st.Replicas = len(active)
+	st.ReadyReplicas, st.AvailableReplicas, next = countReplicas(active, time.Duration(in.spec.DesiredState.MinReadySeconds)*time.Second, now)
+	requeue(next)
+	r.state.crash, settleIn = r.state.crash.settle(active, in.now)
+	requeue(settleIn)
+	switch {
+	case failure != nil:
+		st.Conditions = setCondition(st.Conditions, *failure, now)
+	case !d.keepFailure:
+		st.Conditions = clearCondition(st.Conditions, api.ConditionReplicaFailure)
+	}
+	if c := r.state.crash.condition(in.now); c != nil {
+		st.Conditions = setCondition(st.Conditions, *c, now)
+	} else {
+		st.Conditions = clearCondition(st.Conditions, api.ConditionCrashLoop)
+	}
+	r.status = &st
+	return r
+}
+
+// settleInvalid is the status of a spec that cannot be acted on.
+func settleInvalid(in planInput, d decision) report {
+	st := newStatus(in)
+	reason := api.ReasonInvalidSpec
+	if in.undecodable {
+		reason = api.ReasonUndecodable
+	}
+	st.ObservedRevision = in.revision
+	st.Conditions = setCondition(st.Conditions, api.Condition{
+		Type: api.ConditionInvalidSpec, Reason: reason, Message: in.invalid.Error(),
+	}, in.now.UTC())
+	return report{status: &st, events: d.events, state: d.state}
+}
+
+// newStatus returns a copy of the last status, or a new one.
+func newStatus(in planInput) api.ReplicationControllerStatus {
+	if last := in.state.status; last != nil {
+		st := *last
+		st.Conditions = append([]api.Condition(nil), last.Conditions...)
+		return st
+	}
+	return api.ReplicationControllerStatus{ID: in.id, CreationTimestamp: in.now.UTC()}
+}
