@@ -49,6 +49,9 @@ type harness struct {
 	store  *Store
 	client *clientv3.Client
 	clock  *testClock
+	// stopEvents stops the event writer the harness runs for syncs called
+	// directly; Run has its own.
+	stopEvents func()
 }
 
 // testRegistryID is the registry id of a harness's manager.
@@ -83,16 +86,19 @@ func newHarness(t *testing.T, opts Options) *harness {
 	rm.registryID = testRegistryID
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { // events are written off the sync's path, as in Run
+	go func() { // events are written off the sync's path, as Run does
 		defer close(done)
 		rm.events.run(ctx)
 	}()
-	t.Cleanup(func() {
-		rm.queue.ShutDown()
+	stopEvents := sync.OnceFunc(func() {
 		cancel()
 		<-done
 	})
-	return &harness{rm: rm, fake: fake, store: store, client: client, clock: clock}
+	t.Cleanup(func() {
+		rm.queue.ShutDown()
+		stopEvents()
+	})
+	return &harness{rm: rm, fake: fake, store: store, client: client, clock: clock, stopEvents: stopEvents}
 }
 
 func testLogger(t *testing.T) *slog.Logger {

@@ -19,6 +19,7 @@ import (
 // run starts the manager until the test ends.
 func (h *harness) run(t *testing.T) {
 	t.Helper()
+	h.stopEvents()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.rm.Run(ctx) }()

@@ -287,10 +287,12 @@ func planCreates(in planInput, d *decision, missing int, taken map[int]bool, blo
 		return
 	}
 	n := min(missing, in.burst)
-	if d.state.crash.backoff.steps > 0 {
-		n = 1 // crash looping: one probe per backoff step
-	}
 	d.more = n < missing
+	if d.state.crash.backoff.steps > 0 {
+		// crash looping: one probe, and the next once it has run long
+		// enough to clear the loop (settle requeues for that) or crashed
+		n, d.more = 1, false
+	}
 	slots := freeSlots(taken, blocked, n, in.spec.DesiredState.Replicas)
 	if len(slots) < n {
 		// slots held by containers on their way out: their destroy event

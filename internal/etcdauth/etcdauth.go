@@ -34,7 +34,9 @@ type Permission struct {
 //     never writes a spec, so it can never lose a user's edit);
 //   - readwrite <prefix>/status/controllers/: write and delete statuses;
 //   - readwrite <prefix>/events/: record events, under a lease;
-//   - readwrite <prefix>/election/: campaign, lead and resign.
+//   - readwrite <prefix>/election/: campaign, lead and resign;
+//   - readwrite on the one key <prefix>/meta/registry-id: the first manager
+//     of a registry writes its id there, every later one reads it.
 //
 // Leases need no key permission to be granted; keeping one alive or
 // revoking it needs write permission on the keys attached to it, which are
@@ -49,6 +51,7 @@ func ManagerPermissions(prefix string) []Permission {
 		perm(store.StatusPrefix(), clientv3.PermissionType(clientv3.PermReadWrite)),
 		perm(store.Prefix()+"/events/", clientv3.PermissionType(clientv3.PermReadWrite)),
 		perm(store.Prefix()+"/election/", clientv3.PermissionType(clientv3.PermReadWrite)),
+		{Key: store.RegistryIDKey(), Type: clientv3.PermissionType(clientv3.PermReadWrite)},
 	}
 }
 
