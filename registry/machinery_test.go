@@ -285,10 +285,15 @@ func TestSyncRecordsEventsInEtcd(t *testing.T) {
 	h.setSpec(newController("web", 3), 11)
 	_ = h.sync(t, "web")
 
-	events, err := h.store.ListEvents(context.Background(), "web")
-	if err != nil {
-		t.Fatal(err)
-	}
+	var events []api.Event
+	eventually(t, "two events written", func() bool { // written off the sync's path
+		var err error
+		events, err = h.store.ListEvents(context.Background(), "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(events) >= 2
+	})
 	var reasons []string
 	for _, ev := range events {
 		reasons = append(reasons, ev.Reason)

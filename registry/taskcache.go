@@ -261,7 +261,7 @@ func (c *taskCache) removeLocked(id string) {
 // unchanged container agree on these.
 func sameTask(a, b api.Task) bool {
 	return a.ID == b.ID && a.Name == b.Name && a.State == b.State && a.Health == b.Health &&
-		a.ExitCode == b.ExitCode && a.Labels[api.LabelController] == b.Labels[api.LabelController]
+		a.Labels[api.LabelController] == b.Labels[api.LabelController]
 }
 
 // isSynced reports whether a list has been installed.

@@ -93,11 +93,10 @@ func (d *Docker) Close() error {
 // every pair of selector (all containers when selector is empty); a value
 // of api.AnyLabelValue matches any value of its key.
 //
-// It costs one list call and no inspect, so some fields are read from the
-// list's human-readable status: Health from "Up 3 seconds (healthy)" and
-// ExitCode from "Exited (1) 3 seconds ago". Created has a one-second
-// resolution. StartedAt and FinishedAt are left zero: the list does not
-// report them; use InspectTask for those.
+// It costs one list call and no inspect, so Health is read from the list's
+// human-readable status ("Up 3 seconds (healthy)"), and Created has a
+// one-second resolution. StartedAt, FinishedAt and ExitCode are left zero:
+// the list does not report them; InspectTask does.
 func (d *Docker) ListTasks(ctx context.Context, selector map[string]string) ([]api.Task, error) {
 	args := filters.NewArgs()
 	for k, v := range selector {
@@ -409,14 +408,13 @@ func specHealth(hc *api.HealthCheck) string {
 // taskFromSummary maps one entry of the container list.
 func taskFromSummary(c container.Summary) api.Task {
 	return api.Task{
-		ID:       c.ID,
-		Name:     summaryName(c.Names),
-		Labels:   c.Labels,
-		Image:    c.Image,
-		State:    c.State,
-		Health:   statusHealth(c.Status),
-		Created:  time.Unix(c.Created, 0),
-		ExitCode: statusExitCode(c.Status),
+		ID:      c.ID,
+		Name:    summaryName(c.Names),
+		Labels:  c.Labels,
+		Image:   c.Image,
+		State:   c.State,
+		Health:  statusHealth(c.Status),
+		Created: time.Unix(c.Created, 0),
 	}
 }
 
@@ -446,23 +444,6 @@ func statusHealth(status string) string {
 		return api.HealthUnhealthy
 	}
 	return api.HealthNone
-}
-
-// statusExitCode reads the exit code from the list's status text, such as
-// "Exited (1) 3 seconds ago" or "Restarting (137) 1 second ago"; 0 when
-// there is none.
-func statusExitCode(status string) int {
-	for _, prefix := range []string{"Exited (", "Restarting ("} {
-		if rest, ok := strings.CutPrefix(status, prefix); ok {
-			num, _, _ := strings.Cut(rest, ")")
-			code, err := strconv.Atoi(num)
-			if err != nil {
-				return 0
-			}
-			return code
-		}
-	}
-	return 0
 }
 
 // taskFromInspect maps an inspect response.

@@ -19,27 +19,23 @@ func TestStatusText(t *testing.T) {
 	tests := []struct {
 		status     string
 		wantHealth string
-		wantCode   int
 	}{
-		{"Up 3 seconds", api.HealthNone, 0},
-		{"Up Less than a second (health: starting)", api.HealthStarting, 0},
-		{"Up 3 seconds (healthy)", api.HealthHealthy, 0},
-		{"Up About a minute (unhealthy)", api.HealthUnhealthy, 0},
-		{"Up 2 hours (Paused)", api.HealthNone, 0},
-		{"Exited (0) 2 seconds ago", api.HealthNone, 0},
-		{"Exited (137) About an hour ago", api.HealthNone, 137},
-		{"Restarting (3) Less than a second ago", api.HealthNone, 3},
-		{"Created", api.HealthNone, 0},
-		{"Removal In Progress", api.HealthNone, 0},
-		{"Dead", api.HealthNone, 0},
-		{"Exited (garbage", api.HealthNone, 0},
+		{"Up 3 seconds", api.HealthNone},
+		{"Up Less than a second (health: starting)", api.HealthStarting},
+		{"Up 3 seconds (healthy)", api.HealthHealthy},
+		{"Up About a minute (unhealthy)", api.HealthUnhealthy},
+		{"Up 2 hours (Paused)", api.HealthNone},
+		{"Exited (0) 2 seconds ago", api.HealthNone},
+		{"Exited (137) About an hour ago", api.HealthNone},
+		{"Restarting (3) Less than a second ago", api.HealthNone},
+		{"Created", api.HealthNone},
+		{"Removal In Progress", api.HealthNone},
+		{"Dead", api.HealthNone},
+		{"Exited (garbage", api.HealthNone},
 	}
 	for _, tt := range tests {
 		if got := statusHealth(tt.status); got != tt.wantHealth {
 			t.Errorf("statusHealth(%q): got %q, want %q", tt.status, got, tt.wantHealth)
-		}
-		if got := statusExitCode(tt.status); got != tt.wantCode {
-			t.Errorf("statusExitCode(%q): got %d, want %d", tt.status, got, tt.wantCode)
 		}
 	}
 }

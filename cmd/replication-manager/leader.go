@@ -3,8 +3,12 @@ package main
 // This file runs the manager only while this instance leads: several
 // managers can share one etcd, exactly one acts, and a standby takes over
 // within the session TTL after the leader dies. The Docker side is fenced
-// by the session: once it is lost, no create, rename or delete goes out,
-// even from a sync already in progress.
+// by the session: every create, rename and delete first checks that the
+// session is alive. That check and the call are two steps, so a call that
+// passed the check just before the session ended still reaches Docker; the
+// fence bounds the overlap with the next leader to calls already under
+// way, and the slot names (one container per name, refused by Docker
+// itself) keep even those from doubling a replica.
 
 import (
 	"context"
@@ -176,7 +180,8 @@ func (l *leader) setLeading(v bool) {
 	}
 }
 
-// fencedTasks refuses every change to Docker once the session is gone.
+// fencedTasks refuses every change to Docker once the session is gone;
+// reads (list, inspect, image, events) go through.
 type fencedTasks struct {
 	registry.TaskControlInterface
 	session *concurrency.Session
@@ -200,14 +205,14 @@ func (f *fencedTasks) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Ta
 
 func (f *fencedTasks) DeleteTask(ctx context.Context, id string) error {
 	if err := f.fenced(); err != nil {
-		return err
+		return fmt.Errorf("delete %s: %w", id, err)
 	}
 	return f.TaskControlInterface.DeleteTask(ctx, id)
 }
 
 func (f *fencedTasks) RenameTask(ctx context.Context, id, newName string) error {
 	if err := f.fenced(); err != nil {
-		return err
+		return fmt.Errorf("rename %s to %s: %w", id, newName, err)
 	}
 	return f.TaskControlInterface.RenameTask(ctx, id, newName)
 }
