@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,6 +55,9 @@ type harness struct {
 	stopEvents func()
 }
 
+// harnesses numbers the harnesses of a test binary.
+var harnesses atomic.Int64
+
 // testRegistryID is the registry id of a harness's manager.
 const testRegistryID = "test-registry"
 
@@ -78,7 +82,8 @@ func (c *testClock) Advance(d time.Duration) {
 func newHarness(t *testing.T, opts Options) *harness {
 	t.Helper()
 	client := testClient(t)
-	store := NewStore(client, "/test/"+strings.ReplaceAll(t.Name(), "/", "_"))
+	// a prefix of its own, also when -count runs the test again
+	store := NewStore(client, fmt.Sprintf("/test/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), harnesses.Add(1)))
 	clock := &testClock{now: time.Now()}
 	fake := &taskcontrol.Fake{Now: clock.Now}
 	rm := NewReplicationManager(store, fake, testLogger(t), opts)
