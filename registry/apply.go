@@ -134,6 +134,9 @@ func (rm *ReplicationManager) resolveConflict(ctx context.Context, id string, sp
 // limit allows. It returns the tasks that are gone and the errors of those
 // that are not.
 func (rm *ReplicationManager) deleteTasks(ctx context.Context, tasks []api.Task) (deleted []api.Task, errs []error) {
+	if len(tasks) == 0 {
+		return nil, nil
+	}
 	results := make([]error, len(tasks))
 	slots := make(chan struct{}, rm.opts.BurstReplicas)
 	var wg sync.WaitGroup

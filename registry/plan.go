@@ -197,39 +197,44 @@ func ownedByLabel(in planInput) []api.Task {
 // or delete until the count matches.
 func planReplicas(in planInput, d *decision) {
 	rc := in.spec
-	var dead []api.Task
-	taken := make(map[int]bool)     // slots whose name a counted or dying container holds
-	blocked := make(map[int]string) // slots whose name a container outside the set holds
+	var dead, removing []api.Task
+	var blocked map[int]string // slots whose name a container outside the set holds
+	block := func(slot int, holder string) {
+		if blocked == nil {
+			blocked = make(map[int]string)
+		}
+		blocked[slot] = holder
+	}
+	d.active = make([]api.Task, 0, len(in.tasks))
 	for _, t := range in.tasks {
 		switch claimOf(in.registryID, in.id, rc.DesiredState.ReplicasInSet, t.Labels) {
 		case claimNone, claimOutsideSet:
 			if holdsSlot(in.id, t) {
-				blocked[slotOf(t)] = outsider(in, t)
+				block(slotOf(t), outsider(in, t))
 			}
 		case claimOwned:
 			switch {
 			case t.State == api.StateRemoving:
 				// Docker is removing it already: not ours to touch, but
 				// it may still hold its slot's name
-				if holdsSlot(in.id, t) {
-					taken[slotOf(t)] = true
-				}
+				removing = append(removing, t)
 			case t.Active() || pending(t, in.now):
 				d.active = append(d.active, t)
-				taken[slotOf(t)] = true
 			default:
 				dead = append(dead, t)
 			}
 		}
 	}
-	conflicts := make(map[int]slotConflict, len(in.state.conflicts))
-	for slot, c := range in.state.conflicts {
-		if in.now.Sub(c.seen) < conflictTTL {
-			conflicts[slot] = c
-			blocked[slot] = c.holder
+	if len(in.state.conflicts) > 0 {
+		conflicts := make(map[int]slotConflict, len(in.state.conflicts))
+		for slot, c := range in.state.conflicts {
+			if in.now.Sub(c.seen) < conflictTTL {
+				conflicts[slot] = c
+				block(slot, c.holder)
+			}
 		}
+		d.state.conflicts = conflicts
 	}
-	d.state.conflicts = conflicts
 
 	planDead(in, d, dead)
 	desired := rc.DesiredState.Replicas
@@ -238,6 +243,15 @@ func planReplicas(in planInput, d *decision) {
 	}
 	switch diff := len(d.active) - desired; {
 	case diff < 0:
+		taken := make(map[int]bool, len(d.active)+len(removing))
+		for _, t := range d.active {
+			taken[slotOf(t)] = true
+		}
+		for _, t := range removing {
+			if holdsSlot(in.id, t) {
+				taken[slotOf(t)] = true
+			}
+		}
 		planCreates(in, d, -diff, taken, blocked)
 	case diff > 0:
 		n := min(diff, in.burst)
@@ -427,7 +441,11 @@ func settle(in planInput, d decision, out outcome) report {
 		return r
 	}
 
-	active := append(withoutTasks(d.active, out.deleted), out.created...)
+	active := d.active
+	if len(out.deleted) > 0 {
+		active = withoutTasks(active, out.deleted)
+	}
+	active = append(active, out.created...)
 	if len(out.created) > 0 {
 		r.events = append(r.events, note{api.EventNormal, "Created",
 			fmt.Sprintf("created %d container(s): %s", len(out.created), strings.Join(taskNames(out.created), ", "))})

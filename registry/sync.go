@@ -49,7 +49,7 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 	}
 	record := rm.states.get(id)
 	in := planInput{
-		id: id, tasks: tasks, state: *record, now: rm.now(),
+		id: id, tasks: tasks, now: rm.now(),
 		registryID: rm.registryID, burst: rm.opts.BurstReplicas,
 	}
 	var errs []error
@@ -63,6 +63,9 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 		if in.invalid != nil {
 			result = "invalid"
 		}
+	}
+	in.state = *record // with the validation result
+	if in.spec != nil {
 		in.tasks, errs = rm.inspectDead(ctx, in)
 	}
 
@@ -119,11 +122,8 @@ func (rm *ReplicationManager) validSpec(record *controllerState, spec Spec) (*ap
 // running again (someone ran docker start) is then counted, not replaced;
 // one that is gone is dropped.
 func (rm *ReplicationManager) inspectDead(ctx context.Context, in planInput) ([]api.Task, []error) {
-	if in.spec == nil {
-		return in.tasks, nil
-	}
 	var errs []error
-	out := make([]api.Task, 0, len(in.tasks))
+	out := in.tasks[:0] // the cache's list is this sync's own copy
 	for _, t := range in.tasks {
 		if t.FinishedAt.IsZero() && !t.Active() && t.State != api.StateCreated && t.State != api.StateRemoving &&
 			claimOf(in.registryID, in.id, in.spec.DesiredState.ReplicasInSet, t.Labels) == claimOwned {

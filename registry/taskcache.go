@@ -106,23 +106,26 @@ func (c *taskCache) replace(listed []api.Task, since uint64, now time.Time) []st
 		c.mu.Unlock()
 	}
 
+	// what the list did not see goes, a few controllers per hold of the
+	// lock (a scan of every container under one hold would be the stall
+	// that chunking avoids)
 	c.mu.Lock()
-	ids := make([]string, 0, len(c.tasks))
-	for id := range c.tasks {
-		if _, ok := seen[id]; !ok {
-			ids = append(ids, id)
-		}
+	rcs := make([]string, 0, len(c.byRC))
+	for rc := range c.byRC {
+		rcs = append(rcs, rc)
 	}
 	c.mu.Unlock()
-	for start := 0; start < len(ids); start += replaceChunk {
+	perHold := max(1, replaceChunk/max(1, len(listed)/max(1, len(rcs))))
+	for start := 0; start < len(rcs); start += perHold {
 		c.mu.Lock()
-		for _, id := range ids[start:min(start+replaceChunk, len(ids))] {
-			t, ok := c.tasks[id]
-			if !ok || c.touched[id] > since {
-				continue // gone already, or created after the list started
+		for _, rc := range rcs[start:min(start+perHold, len(rcs))] {
+			for id := range c.byRC[rc] {
+				if _, ok := seen[id]; ok || c.touched[id] > since {
+					continue // listed, or created after the list started
+				}
+				changed[rc] = struct{}{}
+				c.removeLocked(id)
 			}
-			changed[t.Labels[api.LabelController]] = struct{}{}
-			c.removeLocked(id)
 		}
 		c.mu.Unlock()
 	}

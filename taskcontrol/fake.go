@@ -74,8 +74,8 @@ type FakeCounts struct {
 	List, Create, Delete, Rename, Inspect, Image int
 }
 
-// fakeTask is one container. Its Labels map is the fake's own: tasks handed
-// out get a copy.
+// fakeTask is one container. Its Labels map is the fake's own and is never
+// changed once the container exists: tasks handed out get a copy.
 type fakeTask struct {
 	api.Task
 }
@@ -127,12 +127,15 @@ func (f *Fake) ListTasks(ctx context.Context, selector map[string]string) ([]api
 		}
 	}
 
+	// Under the lock, only a copy of each task's fields: a container's
+	// label map is never changed once made, so the copies of the maps are
+	// made after the lock is released, and a long list does not hold up
+	// the creates and deletes that Docker would run alongside it.
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	var tasks []api.Task
 	add := func(t *fakeTask) {
 		if matches(t.Labels, selector) {
-			tasks = append(tasks, t.copy())
+			tasks = append(tasks, t.Task)
 		}
 	}
 	if rc, ok := selector[api.LabelController]; ok && rc != api.AnyLabelValue {
@@ -143,6 +146,10 @@ func (f *Fake) ListTasks(ctx context.Context, selector map[string]string) ([]api
 		for _, t := range f.byID {
 			add(t)
 		}
+	}
+	f.mu.Unlock()
+	for i := range tasks {
+		tasks[i].Labels = maps.Clone(tasks[i].Labels)
 	}
 	sort.Slice(tasks, func(i, j int) bool { return tasks[i].Name < tasks[j].Name })
 	return tasks, nil
