@@ -204,7 +204,7 @@ func (rm *ReplicationManager) prepare(ctx context.Context) error {
 		switch {
 		case err == nil:
 			return nil
-		case permanent(err):
+		case Refused(err):
 			return err
 		}
 		delay := backoff.Step()
@@ -234,8 +234,10 @@ func (rm *ReplicationManager) readRegistry(ctx context.Context) error {
 	return nil
 }
 
-// permanent reports whether an etcd error is one that retrying cannot fix.
-func permanent(err error) bool {
+// Refused reports whether err is etcd refusing the manager for good
+// (permission denied, authentication failed): retrying cannot fix it, so
+// Run returns it, and so should whoever runs Run.
+func Refused(err error) bool {
 	return errors.Is(err, rpctypes.ErrPermissionDenied) || errors.Is(err, rpctypes.ErrAuthFailed)
 }
 

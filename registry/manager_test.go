@@ -11,9 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/etcdtest"
+	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
 // run starts the manager until the test ends.
@@ -204,4 +208,50 @@ func drain(h *harness) []string {
 		out = append(out, id)
 	}
 	return out
+}
+
+func TestRunReturnsWhenEtcdRefusesTheManagerForGood(t *testing.T) {
+	srv := etcdtest.Start(t, func(cfg *embed.Config) { cfg.BcryptCost = 4 })
+	root := srv.Client(t)
+	ctx := t.Context()
+	for _, step := range []func() error{
+		func() error { _, err := root.RoleAdd(ctx, "root"); return err },
+		func() error { _, err := root.UserAdd(ctx, "root", "root-pw"); return err },
+		func() error { _, err := root.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := root.UserAdd(ctx, "nobody", "pw"); return err }, // no role at all
+		func() error { _, err := root.AuthEnable(ctx); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.ClientURL}, DialTimeout: 5 * time.Second, Username: "nobody", Password: "pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	rm := NewReplicationManager(NewStore(client, ""), &taskcontrol.Fake{}, testLogger(t), Options{})
+
+	runCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	err = rm.Run(runCtx)
+	if !errors.Is(err, rpctypes.ErrPermissionDenied) {
+		t.Fatalf("Run = %v, want it to end with etcd's permission denied", err)
+	}
+	if runCtx.Err() != nil {
+		t.Error("Run kept retrying a refusal until the test's deadline")
+	}
+}
+
+func TestRunReturnsNilOnAStop(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.stopEvents()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- h.rm.Run(ctx) }()
+	<-h.rm.specs.listedCh
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run after a stop = %v, want nil", err)
+	}
 }

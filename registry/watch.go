@@ -39,7 +39,7 @@ func (rm *ReplicationManager) WatchControllers(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if permanent(err) {
+		if Refused(err) {
 			return fmt.Errorf("watch controllers: %w", err)
 		}
 		reason := watchRestartReason(err)

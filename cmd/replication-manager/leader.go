@@ -76,6 +76,9 @@ func (l *leader) run(ctx context.Context, tc registry.TaskControlInterface) erro
 			return nil // a stop, not a failure: term has resigned
 		default:
 		}
+		if registry.Refused(err) {
+			return err // etcd refuses this manager: campaigning again cannot help
+		}
 		wait = l.nextWait(wait, led || time.Since(began) >= l.maxWait())
 		l.logger.Warn("leader election: starting over", "retryIn", wait, "err", err)
 		select {
