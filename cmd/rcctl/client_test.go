@@ -13,6 +13,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/replication-manager/replication-manager/internal/certtest"
+	"github.com/replication-manager/replication-manager/internal/etcdtest"
 )
 
 func TestUnreachableEtcdGivesClearTimeoutMessageQuickly(t *testing.T) {
@@ -29,7 +30,7 @@ func TestUnreachableEtcdGivesClearTimeoutMessageQuickly(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			addr := closedAddr(t)
+			addr := etcdtest.FreeAddr(t)
 			start := time.Now()
 			var r result
 			r.err = run(t.Context(), append([]string{"--etcd-servers", addr, "--etcd-dial-timeout", "1s"}, tt.args...), strings.NewReader(""), io.Discard, io.Discard)
@@ -123,7 +124,7 @@ func TestEtcdAuthFlagsAuthenticate(t *testing.T) {
 	// The setup goes over plain http; rcctl, whose auth flags need TLS,
 	// over https with the server's CA.
 	certs := certtest.New(t)
-	tlsURL := url.URL{Scheme: "https", Host: closedAddr(t)}
+	tlsURL := url.URL{Scheme: "https", Host: etcdtest.FreeAddr(t)}
 	srv := startEtcd(t, func(cfg *embed.Config) {
 		cfg.ListenClientUrls = append(cfg.ListenClientUrls, tlsURL)
 		cfg.ClientTLSInfo = transport.TLSInfo{CertFile: certs.ServerCertFile, KeyFile: certs.ServerKeyFile}

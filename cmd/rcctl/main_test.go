@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -336,22 +335,8 @@ func TestErrorsPrintAsOneLine(t *testing.T) {
 func runOffline(t *testing.T, args ...string) result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), append([]string{"--etcd-servers", closedAddr(t), "--etcd-dial-timeout", "1s"}, args...), strings.NewReader(""), &stdout, &stderr)
+	err := run(context.Background(), append([]string{"--etcd-servers", etcdtest.FreeAddr(t), "--etcd-dial-timeout", "1s"}, args...), strings.NewReader(""), &stdout, &stderr)
 	return result{stdout.String(), stderr.String(), err}
-}
-
-// closedAddr is a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }
 
 // assertNoSecret fails when the secret env value shows anywhere.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -35,7 +34,7 @@ func TestManagerDoesItsWorkWithTheLeastPrivilegeRoleAndCannotWriteSpecs(t *testi
 	// The setup and the checks go over plain http; the manager, whose auth
 	// flags need TLS, over https with the server's CA.
 	certs := certtest.New(t)
-	tlsURL := url.URL{Scheme: "https", Host: freeAddr(t)}
+	tlsURL := url.URL{Scheme: "https", Host: etcdtest.FreeAddr(t)}
 	srv := etcdtest.Start(t, fastAuth, func(cfg *embed.Config) {
 		cfg.ListenClientUrls = append(cfg.ListenClientUrls, tlsURL)
 		cfg.ClientTLSInfo = transport.TLSInfo{CertFile: certs.ServerCertFile, KeyFile: certs.ServerKeyFile}
@@ -154,20 +153,6 @@ func TestManagerDoesItsWorkWithTheLeastPrivilegeRoleAndCannotWriteSpecs(t *testi
 	if strings.Contains(logs.String(), "permission denied") || strings.Contains(logs.String(), "level=WARN") {
 		t.Errorf("the manager met a refusal or a warning; its log:\n%s", logs)
 	}
-}
-
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }
 
 // fastAuth makes a test etcd elect itself at once and hash passwords at

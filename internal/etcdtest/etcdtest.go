@@ -122,3 +122,14 @@ func freeAddr() (string, error) {
 	addr := l.Addr().String()
 	return addr, l.Close()
 }
+
+// FreeAddr returns a loopback address whose port was free a moment ago:
+// for a server a test starts, or as an address nothing listens on.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	addr, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
