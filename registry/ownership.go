@@ -33,7 +33,7 @@ const (
 //  3. the selector must match; a nil selector (the controller is gone, so
 //     is its selector: a cascade) skips this step.
 func claimOf(registryID, controller string, selector, labels map[string]string) claim {
-	if reg, ok := labels[api.LabelRegistry]; ok && reg != registryID {
+	if !OfRegistry(registryID, labels) {
 		return claimNone
 	}
 	if labels[api.LabelController] != controller {
@@ -43,4 +43,14 @@ func claimOf(registryID, controller string, selector, labels map[string]string) 
 		return claimOutsideSet
 	}
 	return claimOwned
+}
+
+// OfRegistry is the first step of the ownership rule, for those who show
+// containers (rcctl describe): whether a container with these labels may be
+// of the registry registryID. One without the registry label was made
+// before it existed and may be; so may every container when registryID is
+// empty (a registry whose first manager has not started yet).
+func OfRegistry(registryID string, labels map[string]string) bool {
+	reg, ok := labels[api.LabelRegistry]
+	return !ok || registryID == "" || reg == registryID
 }

@@ -363,6 +363,20 @@ func (s *Store) RegistryID(ctx context.Context) (string, error) {
 	return string(kvs[0].Value), nil
 }
 
+// GetRegistryID returns this registry's id, or ErrNotFound when no manager
+// has made it yet. It writes nothing.
+func (s *Store) GetRegistryID(ctx context.Context) (string, error) {
+	key := s.RegistryIDKey()
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return "", fmt.Errorf("get %s: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return "", fmt.Errorf("get %s: %w", key, ErrNotFound)
+	}
+	return string(resp.Kvs[0].Value), nil
+}
+
 // GrantLease returns a new lease that expires after ttl.
 func (s *Store) GrantLease(ctx context.Context, ttl time.Duration) (clientv3.LeaseID, error) {
 	resp, err := s.client.Grant(ctx, int64(ttl/time.Second))

@@ -8,6 +8,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -20,6 +21,7 @@ import (
 	"github.com/docker/go-units"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
 )
 
 func (c *cli) describeCommand() *command {
@@ -56,7 +58,11 @@ func (c *cli) describe(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	tasks, taskErr := c.listContainers(ctx, id)
+	registryID, err := call(ctx, cn, cn.store.GetRegistryID)
+	if err != nil && !errors.Is(err, registry.ErrNotFound) {
+		return err
+	}
+	tasks, taskErr := c.listContainers(ctx, id, registryID)
 
 	kv := newFieldTable(c.stdout)
 	printSpecFields(kv, v)
@@ -112,9 +118,10 @@ func field(w io.Writer, label, value string) {
 	fmt.Fprintf(w, "%-*s%s\n", fieldWidth, label, value)
 }
 
-// listContainers asks Docker for the controller's containers, by the 2014
-// label alone, so that containers the selector no longer matches show too.
-func (c *cli) listContainers(ctx context.Context, id string) ([]api.Task, error) {
+// listContainers asks Docker for the controller's containers of this
+// registry, by the 2014 label and the registry's, so that containers the
+// selector no longer matches show too and another registry's do not.
+func (c *cli) listContainers(ctx context.Context, id, registryID string) ([]api.Task, error) {
 	lister, closeLister, err := c.dialDocker(c.opts.dockerHost)
 	if err != nil {
 		return nil, fmt.Errorf("docker: %w", err)
@@ -124,7 +131,17 @@ func (c *cli) listContainers(ctx context.Context, id string) ([]api.Task, error)
 	}
 	listCtx, cancel := context.WithTimeout(ctx, c.opts.dialTimeout)
 	defer cancel()
-	return lister.ListTasks(listCtx, map[string]string{api.LabelController: id})
+	tasks, err := lister.ListTasks(listCtx, map[string]string{api.LabelController: id})
+	if err != nil {
+		return nil, err
+	}
+	ours := tasks[:0]
+	for _, t := range tasks {
+		if registry.OfRegistry(registryID, t.Labels) {
+			ours = append(ours, t)
+		}
+	}
+	return ours, nil
 }
 
 func printSpecFields(tw io.Writer, v view) {

@@ -201,3 +201,26 @@ func TestDescribeShowsTheManagersEvents(t *testing.T) {
 		t.Errorf("events not oldest first:\n%s", r.stdout)
 	}
 }
+
+func TestDescribeLeavesOutAnotherRegistrysContainers(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	withStatus(t, e)
+	id, err := e.store.RegistryID(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelled := func(reg string) map[string]string {
+		return map[string]string{"name": "web", api.LabelController: "web", api.LabelSlot: "1", api.LabelRegistry: reg}
+	}
+	addContainer(t, e, "web-1", labelled(id), api.StateRunning, "", e.now)
+	addContainer(t, e, "web-2", labelled("another-registry"), api.StateRunning, "", e.now)
+
+	r := e.runCLI("describe", "web")
+
+	assertOK(t, r)
+	assertContains(t, r.stdout, "  web-1 ")
+	if strings.Contains(r.stdout, "web-2") {
+		t.Errorf("describe lists another registry's container:\n%s", r.stdout)
+	}
+}
