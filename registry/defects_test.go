@@ -19,6 +19,7 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/syncbuf"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -188,7 +189,7 @@ func TestEtcdAwayDoesNotHoldASync(t *testing.T) {
 	if got := fake.Creates(); !slices.Equal(got, []string{"web-1"}) {
 		t.Errorf("creates = %v, want the crashed replica replaced", got)
 	}
-	eventually(t, "events dropped", func() bool { return testutil.ToFloat64(rm.metrics.eventsDropped) >= 1 })
+	testpoll.Until(t, waitTimeout, "events dropped", func() bool { return testutil.ToFloat64(rm.metrics.eventsDropped) >= 1 })
 }
 
 // Defect 8: a dead container someone started again was still renamed or
@@ -242,7 +243,7 @@ func TestASpecCreatedAgainWhileDownReplacesTheOldContainers(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- h.rm.Run(ctx) }()
 	h.waitForNames(t, "web-1", "web-2")
-	eventually(t, "web's status", func() bool { st := h.status(t, "web"); return st != nil && st.Replicas == 2 })
+	testpoll.Until(t, waitTimeout, "web's status", func() bool { st := h.status(t, "web"); return st != nil && st.Replicas == 2 })
 	stop()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -261,7 +262,7 @@ func TestASpecCreatedAgainWhileDownReplacesTheOldContainers(t *testing.T) {
 	h.rm = NewReplicationManager(h.store, h.fake, testLogger(t), Options{})
 	h.run(t)
 	want := api.TemplateHash(&recreated.DesiredState.TaskTemplate)
-	eventually(t, "two containers of the new template", func() bool {
+	testpoll.Until(t, waitTimeout, "two containers of the new template", func() bool {
 		tasks := h.fake.Tasks()
 		if len(tasks) != 2 {
 			return false

@@ -193,14 +193,5 @@ func validateSyncReplication(t *testing.T, fake *taskcontrol.Fake, creates, dele
 	}
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// waitTimeout bounds every wait of the package's tests.
+const waitTimeout = 20 * time.Second

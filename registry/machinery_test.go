@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -286,7 +287,7 @@ func TestSyncRecordsEventsInEtcd(t *testing.T) {
 	_ = h.sync(t, "web")
 
 	var events []api.Event
-	eventually(t, "two events written", func() bool { // written off the sync's path
+	testpoll.Until(t, waitTimeout, "two events written", func() bool { // written off the sync's path
 		var err error
 		events, err = h.store.ListEvents(context.Background(), "web")
 		if err != nil {
@@ -321,7 +322,7 @@ func TestDeadContainerIsReplacedFromItsEventWithoutResync(t *testing.T) {
 		}
 	}
 	h.fake.SetState(victim, api.StateExited, 137)
-	eventually(t, "web-1 replaced", func() bool {
+	testpoll.Until(t, waitTimeout, "web-1 replaced", func() bool {
 		for _, task := range h.fake.Tasks() {
 			if task.Name == "web-1" && task.ID != victim && task.State == api.StateRunning {
 				return true
@@ -515,7 +516,7 @@ func TestAnEventDuringAResyncWaitsBehindABoundedBacklog(t *testing.T) {
 	drain(h)
 	done := make(chan error, 1)
 	go func() { done <- h.rm.Synchronize(ctx) }()
-	eventually(t, "the resync backlog to fill", func() bool { return h.rm.queue.Len() >= resyncBacklog })
+	testpoll.Until(t, waitTimeout, "the resync backlog to fill", func() bool { return h.rm.queue.Len() >= resyncBacklog })
 
 	h.rm.queue.Add("from-an-event")
 	ahead := 0

@@ -17,6 +17,7 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -60,7 +61,7 @@ func (h *harness) waitForNames(t *testing.T, want ...string) {
 	if want == nil {
 		want = []string{}
 	}
-	eventually(t, "containers "+sprint(want), func() bool {
+	testpoll.Until(t, waitTimeout, "containers "+sprint(want), func() bool {
 		return slices.Equal(names(h.fake.Tasks()), want)
 	})
 }
@@ -77,7 +78,7 @@ func TestManagerFollowsSpecWrites(t *testing.T) {
 	h.waitForNames(t, "web-1", "web-2", "web-3", "web-4")
 	h.scale(t, "web", 1)
 	h.waitForNames(t, "web-1")
-	eventually(t, "status with 1 replica", func() bool {
+	testpoll.Until(t, waitTimeout, "status with 1 replica", func() bool {
 		st := h.status(t, "web")
 		return st != nil && st.Replicas == 1
 	})
@@ -86,7 +87,7 @@ func TestManagerFollowsSpecWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitForNames(t)
-	eventually(t, "status deleted", func() bool { return h.status(t, "web") == nil })
+	testpoll.Until(t, waitTimeout, "status deleted", func() bool { return h.status(t, "web") == nil })
 }
 
 func TestManagerInvalidSpecDoesNotStopOthers(t *testing.T) {
@@ -98,7 +99,7 @@ func TestManagerInvalidSpecDoesNotStopOthers(t *testing.T) {
 	}
 	h.create(t, newController("web", 1))
 	h.waitForNames(t, "web-1")
-	eventually(t, "InvalidSpec on broken", func() bool {
+	testpoll.Until(t, waitTimeout, "InvalidSpec on broken", func() bool {
 		st := h.status(t, "broken")
 		return st != nil && st.FindCondition(api.ConditionInvalidSpec) != nil
 	})
@@ -111,7 +112,7 @@ func TestManagerRemovesContainersOfControllerDeletedWhileDown(t *testing.T) {
 	go func() { done <- h.rm.Run(ctx) }()
 	h.create(t, newController("web", 2))
 	h.waitForNames(t, "web-1", "web-2")
-	eventually(t, "status written", func() bool { return h.status(t, "web") != nil })
+	testpoll.Until(t, waitTimeout, "status written", func() bool { return h.status(t, "web") != nil })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 )
 
 func TestMetricsMoveWhenASyncHappens(t *testing.T) {
@@ -15,7 +17,7 @@ func TestMetricsMoveWhenASyncHappens(t *testing.T) {
 	h.create(t, newController("web", 3))
 	h.waitForNames(t, "web-1", "web-2", "web-3")
 
-	eventually(t, "create calls and a finished sync counted", func() bool {
+	testpoll.Until(t, waitTimeout, "create calls and a finished sync counted", func() bool {
 		n, err := testutil.GatherAndCount(reg, "replication_manager_sync_duration_seconds")
 		return err == nil && n > 0 &&
 			testutil.ToFloat64(h.rm.metrics.dockerCalls.WithLabelValues("create", "success")) == 3

@@ -22,6 +22,7 @@ import (
 	"github.com/replication-manager/replication-manager/internal/etcdauth"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 	"github.com/replication-manager/replication-manager/internal/syncbuf"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
@@ -82,11 +83,11 @@ func TestManagerDoesItsWorkWithTheLeastPrivilegeRoleAndCannotWriteSpecs(t *testi
 	}()
 
 	// campaign and lead: the election keys and the session's lease
-	waitFor(t, "the manager to lead", l.leading.Load)
+	testpoll.Until(t, waitTimeout, "the manager to lead", l.leading.Load)
 	// list the specs and act; write the status; record events under a lease
-	waitFor(t, "2 containers", func() bool { return fake.Len() == 2 })
+	testpoll.Until(t, waitTimeout, "2 containers", func() bool { return fake.Len() == 2 })
 	waitForStatus(t, users, "web", 2)
-	waitFor(t, "a Created event", func() bool {
+	testpoll.Until(t, waitTimeout, "a Created event", func() bool {
 		events, err := users.ListEvents(ctx, "web")
 		return err == nil && len(events) > 0 && events[0].Reason == "Created"
 	})
@@ -103,14 +104,14 @@ func TestManagerDoesItsWorkWithTheLeastPrivilegeRoleAndCannotWriteSpecs(t *testi
 	if _, err := users.UpdateController(ctx, spec.Controller, spec.ModRevision); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "3 containers after a scale", func() bool { return fake.Len() == 3 })
+	testpoll.Until(t, waitTimeout, "3 containers after a scale", func() bool { return fake.Len() == 3 })
 	waitForStatus(t, users, "web", 3)
 	// a deleted spec: containers removed, status deleted
 	if err := users.DeleteController(ctx, "web"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "no container after the spec is deleted", func() bool { return fake.Len() == 0 })
-	waitFor(t, "the status to be deleted", func() bool {
+	testpoll.Until(t, waitTimeout, "no container after the spec is deleted", func() bool { return fake.Len() == 0 })
+	testpoll.Until(t, waitTimeout, "the status to be deleted", func() bool {
 		_, err := users.GetStatus(ctx, "web")
 		return errors.Is(err, registry.ErrNotFound)
 	})
@@ -188,7 +189,7 @@ func enableAuth(t *testing.T, srv *etcdtest.Server) *clientv3.Client {
 
 func waitForStatus(t *testing.T, store *registry.Store, id string, replicas int) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("status of %s with %d replicas", id, replicas), func() bool {
+	testpoll.Until(t, waitTimeout, fmt.Sprintf("status of %s with %d replicas", id, replicas), func() bool {
 		st, err := store.GetStatus(t.Context(), id)
 		return err == nil && st.Replicas == replicas
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 	"github.com/replication-manager/replication-manager/internal/syncbuf"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
@@ -50,25 +51,16 @@ func newTestLeader(t *testing.T, srv *etcdtest.Server, name string, opts ...func
 	return l, cancel, done
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return time.Since(start)
-}
+// waitTimeout bounds every wait of the package's tests.
+const waitTimeout = 20 * time.Second
 
 func TestLeaderElectionOneLeadsAndStandbyTakesOverAfterCrash(t *testing.T) {
 	srv := etcdtest.Start(t)
 	a, _, _ := newTestLeader(t, srv, "a")
-	waitFor(t, "a to lead", a.leading.Load)
+	testpoll.Until(t, waitTimeout, "a to lead", a.leading.Load)
 	b, _, _ := newTestLeader(t, srv, "b")
 	observer := srv.Client(t)
-	waitFor(t, "b to campaign behind a", func() bool {
+	testpoll.Until(t, waitTimeout, "b to campaign behind a", func() bool {
 		return slices.Equal(candidates(t, observer), []string{"a", "b"})
 	})
 	if b.leading.Load() {
@@ -79,7 +71,7 @@ func TestLeaderElectionOneLeadsAndStandbyTakesOverAfterCrash(t *testing.T) {
 	if err := a.client.Close(); err != nil {
 		t.Fatal(err)
 	}
-	took := waitFor(t, "b to take over", b.leading.Load)
+	took := testpoll.Until(t, waitTimeout, "b to take over", b.leading.Load)
 	if took > 2*a.ttl+time.Second {
 		t.Errorf("b took over after %s, want within about the TTL (%s)", took, a.ttl)
 	}
@@ -102,7 +94,7 @@ func TestLeaderCampaignsAgainAtOnceAfterEveryTermItLed(t *testing.T) {
 	const terms = 5
 	var lease clientv3.LeaseID
 	for range terms {
-		waitFor(t, "a to lead a new term", func() bool {
+		testpoll.Until(t, waitTimeout, "a to lead a new term", func() bool {
 			id, ok := leaseOf(t, observer, "a")
 			return ok && id != lease && l.leading.Load()
 		})
@@ -112,7 +104,7 @@ func TestLeaderCampaignsAgainAtOnceAfterEveryTermItLed(t *testing.T) {
 			t.Fatalf("revoke a's lease: %v", err)
 		}
 	}
-	waitFor(t, "a to lead again", func() bool {
+	testpoll.Until(t, waitTimeout, "a to lead again", func() bool {
 		id, ok := leaseOf(t, observer, "a")
 		return ok && id != lease && l.leading.Load()
 	})
@@ -196,7 +188,7 @@ func electionEntries(t *testing.T, client *clientv3.Client) []*mvccpb.KeyValue {
 func TestLeaderResignsOnShutdownSoStandbyTakesOverAtOnce(t *testing.T) {
 	srv := etcdtest.Start(t)
 	a, stopA, doneA := newTestLeader(t, srv, "a")
-	waitFor(t, "a to lead", a.leading.Load)
+	testpoll.Until(t, waitTimeout, "a to lead", a.leading.Load)
 	b, _, _ := newTestLeader(t, srv, "b")
 
 	stopA()
@@ -204,7 +196,7 @@ func TestLeaderResignsOnShutdownSoStandbyTakesOverAtOnce(t *testing.T) {
 		t.Fatalf("a stopped with %v", err)
 	}
 	doneA <- nil // for the cleanup
-	took := waitFor(t, "b to take over", b.leading.Load)
+	took := testpoll.Until(t, waitTimeout, "b to take over", b.leading.Load)
 	if took > a.ttl {
 		t.Errorf("b took over after %s, want well under the TTL: a resigned", took)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 	"github.com/replication-manager/replication-manager/internal/syncbuf"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -170,7 +171,7 @@ func expectHTTP(t *testing.T, url string, code int, want string) {
 // waitForMetric polls /metrics until a line equals line.
 func waitForMetric(t *testing.T, base, line string) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%q in /metrics", line), func() bool {
+	testpoll.Until(t, waitTimeout, fmt.Sprintf("%q in /metrics", line), func() bool {
 		code, body, err := getHTTP(base + "/metrics")
 		if err != nil || code != http.StatusOK {
 			return false
