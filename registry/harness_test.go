@@ -17,6 +17,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/demospec"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
@@ -113,23 +114,10 @@ func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-// newController returns the 2014 example controller with id and replicas.
+// newController returns the 2014 example controller with id and replicas,
+// its containers labelled tier=demo too.
 func newController(id string, replicas int) *api.ReplicationController {
-	return &api.ReplicationController{
-		ID:     id,
-		Labels: map[string]string{"name": id},
-		DesiredState: api.ReplicationControllerState{
-			Replicas:      replicas,
-			ReplicasInSet: map[string]string{"name": id},
-			TaskTemplate: api.TaskTemplate{
-				Labels: map[string]string{"name": id, "tier": "demo"},
-				DesiredState: api.TaskState{Manifest: api.ContainerManifest{
-					Version:    "v1beta1",
-					Containers: []api.Container{{Name: id, Image: "demo-task:latest", Command: api.Command{"/task", "--listen", ":8080"}}},
-				}},
-			},
-		},
-	}
+	return demospec.Controller(id, "demo-task:latest", replicas, map[string]string{"tier": "demo"})
 }
 
 // setSpec puts rc into the manager's spec cache at revision rev, as the

@@ -19,6 +19,7 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/certtest"
+	"github.com/replication-manager/replication-manager/internal/demospec"
 	"github.com/replication-manager/replication-manager/internal/etcdauth"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 	"github.com/replication-manager/replication-manager/internal/syncbuf"
@@ -197,19 +198,5 @@ func waitForStatus(t *testing.T, store *registry.Store, id string, replicas int)
 
 // testController returns the 2014 example controller with id and replicas.
 func testController(id string, replicas int) *api.ReplicationController {
-	return &api.ReplicationController{
-		ID:     id,
-		Labels: map[string]string{"name": id},
-		DesiredState: api.ReplicationControllerState{
-			Replicas:      replicas,
-			ReplicasInSet: map[string]string{"name": id},
-			TaskTemplate: api.TaskTemplate{
-				Labels: map[string]string{"name": id},
-				DesiredState: api.TaskState{Manifest: api.ContainerManifest{
-					Version:    "v1beta1",
-					Containers: []api.Container{{Name: id, Image: "demo-task:latest", Command: api.Command{"/task", "--listen", ":8080"}}},
-				}},
-			},
-		},
-	}
+	return demospec.Controller(id, "demo-task:latest", replicas, nil)
 }
