@@ -6,7 +6,6 @@ package registry
 // starts with. They use the package's embedded etcd and the in-memory fake.
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -40,7 +39,7 @@ func BenchmarkSyncReplicationController(b *testing.B) {
 	for _, replicas := range []int{10, 100} {
 		b.Run(fmt.Sprintf("steady/replicas=%d", replicas), func(b *testing.B) {
 			rm, fake := newBenchManager(b)
-			ctx := context.Background()
+			ctx := b.Context()
 			rm.specs.put(Spec{ID: "web", Controller: newController("web", replicas), ModRevision: 1})
 			if err := rm.relistTasks(ctx); err != nil {
 				b.Fatal(err)
@@ -162,7 +161,7 @@ func BenchmarkRelistTasks(b *testing.B) {
 	store := NewStore(etcdServer.Client(b), "/bench/"+b.Name())
 	rm := NewReplicationManager(store, fake, slog.New(slog.DiscardHandler), Options{SyncPeriod: time.Hour})
 	b.Cleanup(rm.queue.ShutDown)
-	ctx := context.Background()
+	ctx := b.Context()
 	if err := rm.relistTasks(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -178,7 +177,7 @@ func BenchmarkRelistTasks(b *testing.B) {
 // BenchmarkTaskCacheReplace is the cache's part of that relist alone:
 // installing a list of 100,000 unchanged containers.
 func BenchmarkTaskCacheReplace(b *testing.B) {
-	listed, err := fakeWithContainers(b, 10000, 10).ListTasks(context.Background(), nil)
+	listed, err := fakeWithContainers(b, 10000, 10).ListTasks(b.Context(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

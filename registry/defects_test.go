@@ -38,7 +38,7 @@ func TestNestedKeyIsNotAController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := h.client.Put(ctx, nested, string(data)); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestRelistsRunOneAtATime(t *testing.T) {
 		<-release
 		return nil
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	errs := make(chan error, 2)
 	go func() { errs <- h.rm.relistTasks(ctx) }()
 	go func() { errs <- h.rm.relistTasks(ctx) }()
@@ -172,7 +172,7 @@ func TestEtcdAwayDoesNotHoldASync(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake.SetState(crashed, api.StateExited, 2)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	if err := rm.relistTasks(ctx); err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func TestADeadContainerStartedAgainIsCounted(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.setSpec(newController("web", 1), 10)
 	id := h.addTask(t, "web", 1, api.StateExited)
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := h.rm.relistTasks(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestASpecCreatedAgainWhileDownReplacesTheOldContainers(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.stopEvents()
 	h.create(t, newController("web", 2))
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- h.rm.Run(ctx) }()
 	h.waitForNames(t, "web-1", "web-2")
@@ -252,7 +252,7 @@ func TestASpecCreatedAgainWhileDownReplacesTheOldContainers(t *testing.T) {
 
 	// while no manager runs, the spec is deleted and created again with
 	// another template
-	if err := h.store.DeleteController(context.Background(), "web"); err != nil {
+	if err := h.store.DeleteController(t.Context(), "web"); err != nil {
 		t.Fatal(err)
 	}
 	recreated := newController("web", 2)

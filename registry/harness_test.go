@@ -90,7 +90,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 	rm := NewReplicationManager(store, fake, testLogger(t), opts)
 	rm.now = clock.Now
 	rm.registryID = testRegistryID
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { // events are written off the sync's path, as Run does
 		defer close(done)
@@ -108,6 +108,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 }
 
 func testLogger(t *testing.T) *slog.Logger {
+	t.Helper()
 	if os.Getenv("REGISTRY_TEST_LOG") != "" { // e.g. REGISTRY_TEST_LOG=1 go test -v
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -132,7 +133,7 @@ func (h *harness) setSpec(rc *api.ReplicationController, rev int64) {
 // sync runs one sync of id.
 func (h *harness) sync(t *testing.T, id string) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	// a resync's list first, as if the cache had seen every change
 	if err := h.rm.relistTasks(ctx); err != nil {
@@ -159,7 +160,7 @@ func (h *harness) addTask(t *testing.T, id string, slot int, state string) strin
 // etcd error fails the test.
 func (h *harness) status(t *testing.T, id string) *api.ReplicationControllerStatus {
 	t.Helper()
-	st, err := h.store.GetStatus(context.Background(), id)
+	st, err := h.store.GetStatus(t.Context(), id)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return nil

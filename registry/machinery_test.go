@@ -196,7 +196,7 @@ func TestInFlightCreatesAreNotRepeatedWhenTheListLags(t *testing.T) {
 	h := newHarness(t, Options{})
 	lag := &laggingTasks{Fake: h.fake}
 	h.rm.taskControl = lag
-	ctx := context.Background()
+	ctx := t.Context()
 	h.setSpec(newController("web", 3), 10)
 	if err := h.rm.relistTasks(ctx); err != nil {
 		t.Fatal(err)
@@ -222,7 +222,7 @@ func TestDeletedContainersAreNotDeletedTwiceWhenTheListLags(t *testing.T) {
 	h := newHarness(t, Options{})
 	lag := &laggingTasks{Fake: h.fake}
 	h.rm.taskControl = lag
-	ctx := context.Background()
+	ctx := t.Context()
 	h.setSpec(newController("web", 5), 10)
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
@@ -289,7 +289,7 @@ func TestSyncRecordsEventsInEtcd(t *testing.T) {
 	var events []api.Event
 	testpoll.Until(t, waitTimeout, "two events written", func() bool { // written off the sync's path
 		var err error
-		events, err = h.store.ListEvents(context.Background(), "web")
+		events, err = h.store.ListEvents(t.Context(), "web")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -377,17 +377,17 @@ func TestStaleInspectOfACreatedContainerIsIgnored(t *testing.T) {
 func TestAPanickingSyncIsRecoveredAndRetried(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.setSpec(newController("web", 1), 10)
-	if err := h.rm.relistTasks(context.Background()); err != nil {
+	if err := h.rm.relistTasks(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	h.fake.CreateErr = func(api.TaskSpec) error { panic("boom") }
 
-	err := h.rm.syncRecovering(context.Background(), "web")
+	err := h.rm.syncRecovering(t.Context(), "web")
 	if err == nil || !strings.Contains(err.Error(), "panic: boom") {
 		t.Fatalf("syncRecovering = %v, want the panic as an error", err)
 	}
 	h.fake.CreateErr = nil
-	if err := h.rm.syncRecovering(context.Background(), "web"); err != nil {
+	if err := h.rm.syncRecovering(t.Context(), "web"); err != nil {
 		t.Errorf("the sync after a panic = %v, want it to work", err)
 	}
 }
@@ -409,7 +409,7 @@ func TestContainerBeingRemovedByDockerIsLeftAloneButHoldsItsSlot(t *testing.T) {
 	}
 
 	// Docker finishes the removal: slot 1 is filled
-	if err := h.fake.DeleteTask(context.Background(), removing); err != nil {
+	if err := h.fake.DeleteTask(t.Context(), removing); err != nil {
 		t.Fatal(err)
 	}
 	h.fake.Reset()
@@ -467,7 +467,7 @@ func TestResyncOfManyControllersCostsOneDockerList(t *testing.T) {
 		rc := newController(fmt.Sprintf("app%d", i), 2)
 		h.setSpec(rc, int64(10+i))
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := h.rm.relistTasks(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -508,7 +508,7 @@ func TestAnEventDuringAResyncWaitsBehindABoundedBacklog(t *testing.T) {
 	for i := range 300 {
 		h.setSpec(newController(fmt.Sprintf("app%d", i), 1), int64(10+i))
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	if err := h.rm.relistTasks(ctx); err != nil { // the start-up list, done
 		t.Fatal(err)

@@ -146,18 +146,8 @@ func (rm *ReplicationManager) Run(ctx context.Context) error {
 	defer cancelWork()
 	runCtx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
-	ended := func() error {
-		if ctx.Err() != nil {
-			return nil // a stop, not a failure
-		}
-		return context.Cause(runCtx)
-	}
-
 	if err := rm.prepare(runCtx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
+		return unlessStopped(ctx, err)
 	}
 
 	var watchers, workers sync.WaitGroup
@@ -191,7 +181,18 @@ func (rm *ReplicationManager) Run(ctx context.Context) error {
 	workers.Wait()
 	stopEvents() // events the last syncs queued are flushed first
 	watchers.Wait()
-	return ended()
+	return unlessStopped(ctx, context.Cause(runCtx))
+}
+
+// unlessStopped returns err, or nil when ctx has ended: what a stop cuts
+// short is not a failure.
+func unlessStopped(ctx context.Context, err error) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	default:
+		return err
+	}
 }
 
 // prepare reads this registry's id, making it if this is the first

@@ -25,7 +25,7 @@ import (
 func (h *harness) run(t *testing.T) {
 	t.Helper()
 	h.stopEvents()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- h.rm.Run(ctx) }()
 	t.Cleanup(func() {
@@ -38,19 +38,19 @@ func (h *harness) run(t *testing.T) {
 
 func (h *harness) create(t *testing.T, rc *api.ReplicationController) {
 	t.Helper()
-	if _, err := h.store.CreateController(context.Background(), rc); err != nil {
+	if _, err := h.store.CreateController(t.Context(), rc); err != nil {
 		t.Fatalf("create %s: %v", rc.ID, err)
 	}
 }
 
 func (h *harness) scale(t *testing.T, id string, replicas int) {
 	t.Helper()
-	spec, err := h.store.GetController(context.Background(), id)
+	spec, err := h.store.GetController(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec.Controller.DesiredState.Replicas = replicas
-	if _, err := h.store.UpdateController(context.Background(), spec.Controller, spec.ModRevision); err != nil {
+	if _, err := h.store.UpdateController(t.Context(), spec.Controller, spec.ModRevision); err != nil {
 		t.Fatalf("scale %s: %v", id, err)
 	}
 }
@@ -83,7 +83,7 @@ func TestManagerFollowsSpecWrites(t *testing.T) {
 		return st != nil && st.Replicas == 1
 	})
 
-	if err := h.store.DeleteController(context.Background(), "web"); err != nil {
+	if err := h.store.DeleteController(t.Context(), "web"); err != nil {
 		t.Fatal(err)
 	}
 	h.waitForNames(t)
@@ -93,7 +93,7 @@ func TestManagerFollowsSpecWrites(t *testing.T) {
 func TestManagerInvalidSpecDoesNotStopOthers(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.run(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := h.client.Put(ctx, h.store.ControllerKey("broken"), `{"id": "broken", "desiredState": {"replicas": "three"}}`); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestManagerInvalidSpecDoesNotStopOthers(t *testing.T) {
 
 func TestManagerRemovesContainersOfControllerDeletedWhileDown(t *testing.T) {
 	h := newHarness(t, Options{})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- h.rm.Run(ctx) }()
 	h.create(t, newController("web", 2))
@@ -118,7 +118,7 @@ func TestManagerRemovesContainersOfControllerDeletedWhileDown(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := h.store.DeleteController(context.Background(), "web"); err != nil {
+	if err := h.store.DeleteController(t.Context(), "web"); err != nil {
 		t.Fatal(err)
 	}
 	restarted := NewReplicationManager(h.store, h.fake, testLogger(t), Options{})
@@ -129,7 +129,7 @@ func TestManagerRemovesContainersOfControllerDeletedWhileDown(t *testing.T) {
 
 func TestManagerRelistsAfterCompactionAndMissesNothing(t *testing.T) {
 	h := newHarness(t, Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	h.create(t, newController("web", 1))
 	h.create(t, newController("db", 1))
 	rev, err := h.rm.relist(ctx, map[string]bool{})
@@ -176,7 +176,7 @@ func TestManagerRelistsAfterCompactionAndMissesNothing(t *testing.T) {
 
 func TestManagerIgnoresStaleRevision(t *testing.T) {
 	h := newHarness(t, Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	h.create(t, newController("web", 1))
 	old, err := h.client.Get(ctx, h.store.ControllerKey("web"))
 	if err != nil {

@@ -56,33 +56,3 @@ func recovered(fn func() error) (err error) {
 	}()
 	return fn()
 }
-
-// provenTemplates remembers the templates whose last creates all
-// succeeded. It holds one short hash per template, and a failure removes
-// it.
-type provenTemplates struct {
-	mu     sync.Mutex
-	hashes map[string]struct{}
-}
-
-func (p *provenTemplates) has(hash string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.hashes[hash]
-	return ok
-}
-
-func (p *provenTemplates) add(hash string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.hashes == nil {
-		p.hashes = make(map[string]struct{})
-	}
-	p.hashes[hash] = struct{}{}
-}
-
-func (p *provenTemplates) forget(hash string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.hashes, hash)
-}

@@ -36,11 +36,8 @@ func (rm *ReplicationManager) WatchControllers(ctx context.Context) error {
 			backoff = retryBackoff()
 			err = rm.watch(ctx, rev+1, ignored)
 		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		if Refused(err) {
-			return fmt.Errorf("watch controllers: %w", err)
+		if ctx.Err() != nil || Refused(err) {
+			return unlessStopped(ctx, fmt.Errorf("watch controllers: %w", err))
 		}
 		reason := watchRestartReason(err)
 		rm.metrics.watchRestarts.WithLabelValues(reason).Inc()

@@ -208,21 +208,25 @@ func TestContainerConfigSecurityFields(t *testing.T) {
 		check func(t *testing.T, hc *container.HostConfig)
 	}{
 		{"privileged", func(c *api.Container) { c.Privileged = true }, func(t *testing.T, hc *container.HostConfig) {
+			t.Helper()
 			if !hc.Privileged {
 				t.Error("Privileged: got false")
 			}
 		}},
 		{"hostNetwork", func(c *api.Container) { c.HostNetwork = true }, func(t *testing.T, hc *container.HostConfig) {
+			t.Helper()
 			if hc.NetworkMode != "host" || !hc.NetworkMode.IsHost() {
 				t.Errorf("NetworkMode: got %q, want host", hc.NetworkMode)
 			}
 		}},
 		{"hostPID", func(c *api.Container) { c.HostPID = true }, func(t *testing.T, hc *container.HostConfig) {
+			t.Helper()
 			if !hc.PidMode.IsHost() {
 				t.Errorf("PidMode: got %q, want host", hc.PidMode)
 			}
 		}},
 		{"hostIPC", func(c *api.Container) { c.HostIPC = true }, func(t *testing.T, hc *container.HostConfig) {
+			t.Helper()
 			if !hc.IpcMode.IsHost() {
 				t.Errorf("IpcMode: got %q, want host", hc.IpcMode)
 			}
@@ -233,6 +237,7 @@ func TestContainerConfigSecurityFields(t *testing.T) {
 				{HostPath: "/etc/a.conf", ContainerPath: "/etc/a.conf", ReadOnly: true},
 			}
 		}, func(t *testing.T, hc *container.HostConfig) {
+			t.Helper()
 			want := []mount.Mount{
 				{Type: mount.TypeBind, Source: "/srv/data", Target: "/data"},
 				{Type: mount.TypeBind, Source: "/etc/a.conf", Target: "/etc/a.conf", ReadOnly: true},
@@ -251,6 +256,7 @@ func TestContainerConfigSecurityFields(t *testing.T) {
 				{HostPath: "/dev/net/tun"},
 			}
 		}, func(t *testing.T, hc *container.HostConfig) {
+			t.Helper()
 			want := []container.DeviceMapping{
 				{PathOnHost: "/dev/fuse", PathInContainer: "/dev/fuse", CgroupPermissions: "rwm"},
 				{PathOnHost: "/dev/sdb", PathInContainer: "/dev/xvda", CgroupPermissions: "r"},
@@ -261,6 +267,7 @@ func TestContainerConfigSecurityFields(t *testing.T) {
 			}
 		}},
 		{"capAdd", func(c *api.Container) { c.CapAdd = []string{"NET_ADMIN", "CAP_SYS_PTRACE"} }, func(t *testing.T, hc *container.HostConfig) {
+			t.Helper()
 			if want := (strslice.StrSlice{"NET_ADMIN", "CAP_SYS_PTRACE"}); !reflect.DeepEqual(hc.CapAdd, want) {
 				t.Errorf("CapAdd: got %q, want %q", hc.CapAdd, want)
 			}

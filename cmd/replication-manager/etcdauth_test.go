@@ -73,7 +73,7 @@ func TestManagerDoesItsWorkWithTheLeastPrivilegeRoleAndCannotWriteSpecs(t *testi
 			return registry.NewReplicationManager(store, tc, logger, registry.Options{SyncPeriod: time.Second})
 		},
 	}
-	runCtx, stop := context.WithCancel(context.Background())
+	runCtx, stop := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- l.run(runCtx, fake) }()
 	defer func() {

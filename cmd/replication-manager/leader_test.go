@@ -39,7 +39,7 @@ func newTestLeader(t *testing.T, srv *etcdtest.Server, name string, opts ...func
 	for _, o := range opts {
 		o(l)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- l.run(ctx, &taskcontrol.Fake{}) }()
 	t.Cleanup(func() {
@@ -205,7 +205,7 @@ func TestLeaderResignsOnShutdownSoStandbyTakesOverAtOnce(t *testing.T) {
 func TestFencedTasksRefuseChangesOnceSessionIsLost(t *testing.T) {
 	srv := etcdtest.Start(t)
 	client := srv.Client(t)
-	sessionCtx, cancel := context.WithCancel(context.Background())
+	sessionCtx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	fake := &taskcontrol.Fake{}
 	session, err := newSessionForTest(sessionCtx, client)
@@ -213,16 +213,16 @@ func TestFencedTasksRefuseChangesOnceSessionIsLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	fenced := &fencedTasks{TaskControlInterface: fake, session: session}
-	if _, err := fenced.CreateTask(context.Background(), api.TaskSpec{Name: "web-1"}); err != nil {
+	if _, err := fenced.CreateTask(t.Context(), api.TaskSpec{Name: "web-1"}); err != nil {
 		t.Fatalf("create while the session lives: %v", err)
 	}
 	if err := session.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fenced.CreateTask(context.Background(), api.TaskSpec{Name: "web-2"}); !errors.Is(err, errNotLeader) {
+	if _, err := fenced.CreateTask(t.Context(), api.TaskSpec{Name: "web-2"}); !errors.Is(err, errNotLeader) {
 		t.Errorf("create after the session ended = %v, want errNotLeader", err)
 	}
-	if err := fenced.DeleteTask(context.Background(), "x"); !errors.Is(err, errNotLeader) {
+	if err := fenced.DeleteTask(t.Context(), "x"); !errors.Is(err, errNotLeader) {
 		t.Errorf("delete after the session ended = %v, want errNotLeader", err)
 	}
 	if got := fake.Creates(); len(got) != 1 {

@@ -28,13 +28,20 @@ func main() {
 	}
 }
 
-// run parses the flags and runs the daemon until ctx ends.
+// run parses the flags and runs the daemon until ctx ends. --help prints
+// the flags on stdout; a flag mistake prints them on stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	opts := newOptions()
 	fs := pflag.NewFlagSet("replication-manager", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	opts.AddFlags(fs)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
+		out := stderr
+		if errors.Is(err, pflag.ErrHelp) {
+			out = stdout
+		}
+		fmt.Fprintf(out, "Usage of replication-manager:\n%s", fs.FlagUsages())
 		return err
 	}
 	if err := opts.Validate(); err != nil {

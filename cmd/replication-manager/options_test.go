@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -210,4 +211,21 @@ func parseForTest(opts *options, args []string) error {
 	flags.SetOutput(io.Discard)
 	opts.AddFlags(flags)
 	return flags.Parse(args)
+}
+
+func TestHelpGoesToStdoutAndAFlagMistakeToStderr(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := run(t.Context(), []string{"--help"}, &stdout, &stderr); !errors.Is(err, pflag.ErrHelp) {
+		t.Fatalf("run --help = %v, want pflag.ErrHelp", err)
+	}
+	if !strings.Contains(stdout.String(), "--etcd-servers") || stderr.Len() != 0 {
+		t.Errorf("--help: stdout %q, stderr %q; want the flags on stdout only", stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	if err := run(t.Context(), []string{"--no-such-flag"}, &stdout, &stderr); err == nil {
+		t.Fatal("run --no-such-flag succeeded")
+	}
+	if !strings.Contains(stderr.String(), "--etcd-servers") || stdout.Len() != 0 {
+		t.Errorf("a flag mistake: stdout %q, stderr %q; want the flags on stderr only", stdout.String(), stderr.String())
+	}
 }

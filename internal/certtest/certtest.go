@@ -40,14 +40,14 @@ type Files struct {
 // New makes a new authority and its two certificates, valid for an hour,
 // in t.TempDir(). Every call makes a different authority, so the files of
 // one call do not verify against another's CAFile.
-func New(t testing.TB) Files {
-	t.Helper()
-	dir := t.TempDir()
+func New(tb testing.TB) Files {
+	tb.Helper()
+	dir := tb.TempDir()
 	now := time.Now()
 
-	caKey := newKey(t)
+	caKey := newKey(tb)
 	caTmpl := &x509.Certificate{
-		SerialNumber:          serial(t),
+		SerialNumber:          serial(tb),
 		Subject:               pkix.Name{CommonName: "certtest CA"},
 		NotBefore:             now.Add(-time.Minute),
 		NotAfter:              now.Add(time.Hour),
@@ -57,17 +57,17 @@ func New(t testing.TB) Files {
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		t.Fatalf("certtest: create CA certificate: %v", err)
+		tb.Fatalf("certtest: create CA certificate: %v", err)
 	}
 	ca, err := x509.ParseCertificate(caDER)
 	if err != nil {
-		t.Fatalf("certtest: parse CA certificate: %v", err)
+		tb.Fatalf("certtest: parse CA certificate: %v", err)
 	}
 
 	leaf := func(name string, usage x509.ExtKeyUsage, ips []net.IP, dnsNames []string) (certFile, keyFile string) {
-		key := newKey(t)
+		key := newKey(tb)
 		tmpl := &x509.Certificate{
-			SerialNumber: serial(t),
+			SerialNumber: serial(tb),
 			Subject:      pkix.Name{CommonName: name},
 			NotBefore:    now.Add(-time.Minute),
 			NotAfter:     now.Add(time.Hour),
@@ -78,55 +78,55 @@ func New(t testing.TB) Files {
 		}
 		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 		if err != nil {
-			t.Fatalf("certtest: create %s certificate: %v", name, err)
+			tb.Fatalf("certtest: create %s certificate: %v", name, err)
 		}
-		return writeCert(t, dir, name, der), writeKey(t, dir, name, key)
+		return writeCert(tb, dir, name, der), writeKey(tb, dir, name, key)
 	}
 
 	var f Files
-	f.CAFile = writeCert(t, dir, "ca", caDER)
+	f.CAFile = writeCert(tb, dir, "ca", caDER)
 	f.ServerCertFile, f.ServerKeyFile = leaf("server", x509.ExtKeyUsageServerAuth,
 		[]net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, []string{"localhost"})
 	f.ClientCertFile, f.ClientKeyFile = leaf(ClientCommonName, x509.ExtKeyUsageClientAuth, nil, nil)
 	return f
 }
 
-func newKey(t testing.TB) *ecdsa.PrivateKey {
-	t.Helper()
+func newKey(tb testing.TB) *ecdsa.PrivateKey {
+	tb.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatalf("certtest: generate key: %v", err)
+		tb.Fatalf("certtest: generate key: %v", err)
 	}
 	return key
 }
 
-func serial(t testing.TB) *big.Int {
-	t.Helper()
+func serial(tb testing.TB) *big.Int {
+	tb.Helper()
 	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
 	if err != nil {
-		t.Fatalf("certtest: serial number: %v", err)
+		tb.Fatalf("certtest: serial number: %v", err)
 	}
 	return n
 }
 
-func writeCert(t testing.TB, dir, name string, der []byte) string {
-	t.Helper()
-	return writePEM(t, filepath.Join(dir, name+".pem"), &pem.Block{Type: "CERTIFICATE", Bytes: der})
+func writeCert(tb testing.TB, dir, name string, der []byte) string {
+	tb.Helper()
+	return writePEM(tb, filepath.Join(dir, name+".pem"), &pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
 
-func writeKey(t testing.TB, dir, name string, key *ecdsa.PrivateKey) string {
-	t.Helper()
+func writeKey(tb testing.TB, dir, name string, key *ecdsa.PrivateKey) string {
+	tb.Helper()
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
-		t.Fatalf("certtest: encode %s key: %v", name, err)
+		tb.Fatalf("certtest: encode %s key: %v", name, err)
 	}
-	return writePEM(t, filepath.Join(dir, name+"-key.pem"), &pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	return writePEM(tb, filepath.Join(dir, name+"-key.pem"), &pem.Block{Type: "PRIVATE KEY", Bytes: der})
 }
 
-func writePEM(t testing.TB, path string, block *pem.Block) string {
-	t.Helper()
+func writePEM(tb testing.TB, path string, block *pem.Block) string {
+	tb.Helper()
 	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
-		t.Fatalf("certtest: %v", err)
+		tb.Fatalf("certtest: %v", err)
 	}
 	return path
 }

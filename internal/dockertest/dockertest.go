@@ -99,7 +99,7 @@ func RequireDocker(tb testing.TB) {
 			return
 		}
 		defer cli.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(tb.Context()), pingTimeout) // shared by every test
 		defer cancel()
 		_, pingErr = cli.Ping(ctx)
 	})
@@ -138,7 +138,7 @@ func Labels(tb testing.TB) map[string]string {
 	cli := Client(tb)
 	value := fmt.Sprintf("%s-%d-%s", RunID(), testSeq.Add(1), labelSafe(tb.Name()))
 	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(tb.Context()), cleanupTimeout) // tb.Context() ends before cleanups run
 		defer cancel()
 		if err := RemoveContainers(ctx, cli, TestLabel, value); err != nil {
 			tb.Errorf("cleanup: %v", err)
@@ -232,7 +232,7 @@ func DemoImage(tb testing.TB) string {
 	RequireDocker(tb)
 	demoOnce.Do(func() {
 		tag := "demo-task:test-" + RunID()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(tb.Context()), 5*time.Minute) // shared by every test
 		defer cancel()
 		if demoErr = BuildImage(ctx, "--cmd", "demo-task", "--bin-name", "task", tag); demoErr == nil {
 			demoImage = tag

@@ -28,13 +28,13 @@ type Server struct {
 
 // Start runs an embedded etcd in t.TempDir() until the test ends. Options
 // may adjust the configuration before it starts (auth, TLS, ...).
-func Start(t testing.TB, opts ...func(*embed.Config)) *Server {
-	t.Helper()
-	s, err := New(t.TempDir(), opts...)
+func Start(tb testing.TB, opts ...func(*embed.Config)) *Server {
+	tb.Helper()
+	s, err := New(tb.TempDir(), opts...)
 	if err != nil {
-		t.Fatalf("start embedded etcd: %v", err)
+		tb.Fatalf("start embedded etcd: %v", err)
 	}
-	t.Cleanup(s.Close)
+	tb.Cleanup(s.Close)
 	return s
 }
 
@@ -102,13 +102,13 @@ func (s *Server) Close() {
 }
 
 // Client returns a client of the server, closed when the test ends.
-func (s *Server) Client(t testing.TB) *clientv3.Client {
-	t.Helper()
+func (s *Server) Client(tb testing.TB) *clientv3.Client {
+	tb.Helper()
 	c, err := clientv3.New(clientv3.Config{Endpoints: []string{s.ClientURL}, DialTimeout: 5 * time.Second})
 	if err != nil {
-		t.Fatalf("etcd client: %v", err)
+		tb.Fatalf("etcd client: %v", err)
 	}
-	t.Cleanup(func() { _ = c.Close() })
+	tb.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
@@ -125,11 +125,11 @@ func freeAddr() (string, error) {
 
 // FreeAddr returns a loopback address whose port was free a moment ago:
 // for a server a test starts, or as an address nothing listens on.
-func FreeAddr(t testing.TB) string {
-	t.Helper()
+func FreeAddr(tb testing.TB) string {
+	tb.Helper()
 	addr, err := freeAddr()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return addr
 }
