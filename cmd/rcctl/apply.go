@@ -15,35 +15,38 @@ import (
 	"io"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
-func (c *cli) applyCommand() *command {
-	fs := newFlagSet("apply")
-	filename := fs.StringP("filename", "f", "", "file with the controller spec, JSON or YAML; - reads stdin")
-	wait := addWaitFlags(fs)
-	return &command{
-		name:  "apply",
-		usage: "apply -f FILE|-",
-		short: "create or update controllers from a JSON or YAML file",
-		long: `Apply creates the controller if it does not exist and replaces its spec if it
+func (c *cli) applyCommand() *cobra.Command {
+	var filename string
+	var wait waitFlags
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE|-",
+		Short: "create or update controllers from a JSON or YAML file",
+		Long: `Apply creates the controller if it does not exist and replaces its spec if it
 does. The spec is validated first; an invalid spec writes nothing. If someone
 changes the controller between apply's read and its write, nothing is written.
 The file holds one controller, or {"items": [...]} as printed by 'rcctl get -o json',
 each item as strictly decoded as one controller; at most 256 KiB in all.
 With --wait it then shows progress until every replica is ready or --timeout passes.`,
-		flags: fs,
-		run: func(ctx context.Context, args []string) error {
-			if *filename == "" {
+		ValidArgsFunction: cobra.NoFileCompletions, // the file is -f's
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if filename == "" {
 				return usageErrorf("apply: -f FILE or -f - is required")
 			}
 			if len(args) > 0 {
 				return usageErrorf("apply: unexpected arguments %q (the spec comes from -f)", args)
 			}
-			return c.apply(ctx, *filename, wait)
+			return c.apply(cmd.Context(), filename, wait)
 		},
 	}
+	cmd.Flags().StringVarP(&filename, "filename", "f", "", "file with the controller spec, JSON or YAML; - reads stdin")
+	wait = addWaitFlags(cmd.Flags())
+	return cmd
 }
 
 func (c *cli) apply(ctx context.Context, filename string, wait waitFlags) error {

@@ -9,22 +9,23 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/spf13/cobra"
+
 	"github.com/replication-manager/replication-manager/registry"
 )
 
-func (c *cli) deleteCommand() *command {
-	return &command{
-		name:  "delete",
-		usage: "delete ID",
-		short: "delete a controller (the manager then removes its containers)",
-		long: `Delete removes the controller's spec from etcd. The replication manager then
+func (c *cli) deleteCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete ID",
+		Short: "delete a controller (the manager then removes its containers)",
+		Long: `Delete removes the controller's spec from etcd. The replication manager then
 removes the controller's containers and its status.`,
-		flags: newFlagSet("delete"),
-		run: func(ctx context.Context, args []string) error {
+		ValidArgsFunction: c.completeID,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("delete: want exactly one ID, got %d", len(args))
 			}
-			return c.delete(ctx, args[0])
+			return c.delete(cmd.Context(), args[0])
 		},
 	}
 }

@@ -19,25 +19,25 @@ import (
 	"time"
 
 	"github.com/docker/go-units"
+	"github.com/spf13/cobra"
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
-func (c *cli) describeCommand() *command {
-	return &command{
-		name:  "describe",
-		usage: "describe ID",
-		short: "show a controller's spec, status, conditions and containers",
-		long: `Describe prints the spec of one controller (environment variable names only:
+func (c *cli) describeCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "describe ID",
+		Short: "show a controller's spec, status, conditions and containers",
+		Long: `Describe prints the spec of one controller (environment variable names only:
 values are never printed), the status and conditions the manager last wrote,
 and the controller's containers as Docker reports them.`,
-		flags: newFlagSet("describe"),
-		run: func(ctx context.Context, args []string) error {
+		ValidArgsFunction: c.completeID,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("describe: want exactly one ID, got %d", len(args))
 			}
-			return c.describe(ctx, args[0])
+			return c.describe(cmd.Context(), args[0])
 		},
 	}
 }

@@ -11,36 +11,41 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
-func (c *cli) getCommand() *command {
-	fs := newFlagSet("get")
-	output := fs.StringP("output", "o", "", "output format: wide, json or yaml (default: a table)")
-	return &command{
-		name:  "get",
-		usage: "get [ID] [-o wide|json|yaml]",
-		short: "list controllers, or show one",
-		long: `Get prints a table of every controller, or of the one named, with the replicas
+// outputFormats are the values of get -o.
+var outputFormats = []string{"wide", "json", "yaml"}
+
+func (c *cli) getCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "get [ID] [-o wide|json|yaml]",
+		Short: "list controllers, or show one",
+		Long: `Get prints a table of every controller, or of the one named, with the replicas
 the manager last reported. -o json and -o yaml print the specs as stored, in
 the form 'rcctl apply -f' reads back; without an ID they print {"items": [...]}.`,
-		flags: fs,
-		run: func(ctx context.Context, args []string) error {
-			switch *output {
-			case "", "wide", "json", "yaml":
-			default:
-				return usageErrorf("get: unknown output format %q (want wide, json or yaml)", *output)
+		ValidArgsFunction: c.completeID,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "" && !slices.Contains(outputFormats, output) {
+				return usageErrorf("get: unknown output format %q (want wide, json or yaml)", output)
 			}
 			if len(args) > 1 {
 				return usageErrorf("get: at most one ID, got %d", len(args))
 			}
-			return c.get(ctx, args, *output)
+			return c.get(cmd.Context(), args, output)
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: wide, json or yaml (default: a table)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
 }
 
 // view is one controller as get and describe show it: the spec and the

@@ -1,9 +1,10 @@
 // Command rcctl reads and writes replication controller specs in etcd, with
 // kubectl habits: apply, get, describe, scale, delete and the 2014 run.
 //
-// This file holds main, run and the dispatch to subcommands; each subcommand
-// lives in its own file, the etcd and Docker connections in client.go and
-// the table helpers in print.go.
+// This file holds main, run and the command tree, built on cobra as
+// kubectl's is; each subcommand lives in its own file, the etcd and Docker
+// connections in client.go, shell completion in completion.go and the table
+// helpers in print.go.
 package main
 
 import (
@@ -17,10 +18,16 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/replication-manager/replication-manager/api"
 )
+
+func init() {
+	// "rcctl help" lists the commands in the order of a controller's life,
+	// as commands() gives them, not by name.
+	cobra.EnableCommandSorting = false
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -58,6 +65,9 @@ type cli struct {
 	dialDocker func(host string) (taskLister, func(), error)
 	// now is the clock ages are measured against.
 	now func() time.Time
+	// accepted is set once cobra has accepted the command line (command,
+	// flags, arguments): an error before that is a usage mistake.
+	accepted bool
 }
 
 // validate checks a spec as the manager will, before anything is written
@@ -72,19 +82,9 @@ func (c *cli) validate(rc *api.ReplicationController, id string) error {
 	})
 }
 
-// command is one subcommand: its synopsis, its own flags and what it does
-// with the remaining arguments.
-type command struct {
-	name  string
-	usage string // synopsis after "rcctl "
-	short string // one line for "rcctl help"
-	long  string // paragraph for "rcctl help <name>"
-	flags *pflag.FlagSet
-	run   func(ctx context.Context, args []string) error
-}
-
-func (c *cli) commands() []*command {
-	return []*command{
+// commands are rcctl's subcommands, in the order "rcctl help" lists them.
+func (c *cli) commands() []*cobra.Command {
+	return []*cobra.Command{
 		c.applyCommand(),
 		c.getCommand(),
 		c.describeCommand(),
@@ -94,96 +94,208 @@ func (c *cli) commands() []*command {
 	}
 }
 
-func (c *cli) lookup(name string) *command {
-	for _, cmd := range c.commands() {
-		if cmd.name == name {
-			return cmd
-		}
-	}
-	return nil
-}
-
-// run parses the global flags up to the subcommand, then the subcommand's
-// flags, which include the global ones, so that both
+// run executes one command line. Cobra prints nothing of its own: help
+// goes to stdout, and every error is returned for main to print as one
+// line. The global flags are persistent flags of the root, so that both
 // "rcctl --etcd-servers X get" and "rcctl get --etcd-servers X" work.
 func (c *cli) run(ctx context.Context, args []string) error {
-	global := newFlagSet("rcctl")
-	global.SetInterspersed(false)
-	c.opts.addFlags(global)
-	if err := global.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			c.printUsage(c.stdout, global)
+	root := c.rootCommand()
+	if args == nil {
+		args = []string{} // nil would make cobra read os.Args
+	}
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	var u *usageError
+	if err != nil && !c.accepted && !errors.As(err, &u) {
+		// cobra's own refusals: an unknown flag or subcommand, a wrong
+		// argument count of a command it provides (completion)
+		return &usageError{msg: err.Error()}
+	}
+	return err
+}
+
+// rootCommand builds the command tree of one invocation.
+func (c *cli) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "rcctl",
+		Long:          "rcctl reads and writes replication controller specs in etcd.",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// An argument that is not a subcommand reaches the root.
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return unknownCommand(args[0])
+			}
 			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(c.stderr, "%s\n\n%s", cmd.Long, cmd.UsageString())
+			return usageErrorf("no command given (see rcctl help)")
+		},
+	}
+	root.SetIn(c.stdin)
+	root.SetOut(c.stdout)
+	root.SetErr(c.stderr)
+	root.SetUsageFunc(usage)
+	root.SetFlagErrorFunc(flagError)
+	c.opts.addFlags(root.PersistentFlags())
+
+	help := c.helpCommand(root)
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		// cobra checks these after this hook; checked here too, every
+		// refusal of cobra's comes before accepted is set
+		for _, check := range []func() error{cmd.ValidateRequiredFlags, cmd.ValidateFlagGroups} {
+			if err := check(); err != nil {
+				name := commandName(cmd)
+				return usageErrorf("%s: %v (see rcctl %s -h)", name, err, name)
+			}
+		}
+		c.accepted = true
+		if cmd == help || cmd == root {
+			return nil // neither connects; the root only reports that no command was given
+		}
+		if err := c.opts.validate(); err != nil {
+			return usageErrorf("%v", err)
+		}
+		return nil
+	}
+	root.AddCommand(c.commands()...)
+	root.SetHelpCommand(help)
+	root.InitDefaultCompletionCmd()
+	for _, cmd := range root.Commands() {
+		if cmd.Name() == "completion" {
+			adaptCompletionCommand(cmd)
+		}
+	}
+	unsortFlags(root)
+	return root
+}
+
+// adaptCompletionCommand makes cobra's "completion", whose subcommands
+// print the scripts, refuse a missing or unknown shell as a usage error
+// (cobra would print its help and succeed), and gives it a one-line
+// description in the style of the others.
+func adaptCompletionCommand(cmd *cobra.Command) {
+	cmd.Short = "print a shell completion script: bash, zsh, fish or powershell"
+	cmd.Args = func(_ *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageErrorf("completion: unknown shell %q (want bash, zsh, fish or powershell)", args[0])
+		}
+		return nil
+	}
+	cmd.RunE = func(*cobra.Command, []string) error {
+		return usageErrorf("completion: name a shell: bash, zsh, fish or powershell (see rcctl completion -h)")
+	}
+}
+
+// helpCommand serves "rcctl help" and "rcctl help <command>". It is cobra's
+// help command, except that an unknown command is a usage error.
+func (c *cli) helpCommand(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "show help for rcctl or one command",
+		Long:  "Help shows the commands and global flags of rcctl, or the usage and flags of one command.",
+		ValidArgsFunction: func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var names []cobra.Completion
+			for _, cmd := range root.Commands() {
+				if cmd.IsAvailableCommand() && strings.HasPrefix(cmd.Name(), toComplete) {
+					names = append(names, cobra.CompletionWithDesc(cmd.Name(), cmd.Short))
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			target, _, err := root.Find(args)
+			if err != nil {
+				return usageErrorf("%v (see rcctl help)", err)
+			}
+			if target == root && len(args) > 0 {
+				return unknownCommand(args[0])
+			}
+			target.InitDefaultHelpFlag() // so that its -h shows, as with "rcctl CMD -h"
+			return target.Help()
+		},
+	}
+}
+
+func unknownCommand(name string) error {
+	return usageErrorf("unknown command %q (see rcctl help)", name)
+}
+
+// flagError is the error for a flag cobra could not parse.
+func flagError(cmd *cobra.Command, err error) error {
+	if !cmd.HasParent() {
+		if cmd.Flags().NArg() > 0 {
+			// "rcctl frobnicate --bogus": the command is the first mistake
+			return unknownCommand(cmd.Flags().Arg(0))
 		}
 		return usageErrorf("%v (see rcctl help)", err)
 	}
-	rest := global.Args()
-	if len(rest) == 0 {
-		c.printUsage(c.stderr, global)
-		return usageErrorf("no command given (see rcctl help)")
+	name := commandName(cmd)
+	return usageErrorf("%s: %v (see rcctl %s -h)", name, err, name)
+}
+
+// commandName is the command's path without "rcctl ": "scale", or
+// "completion bash".
+func commandName(cmd *cobra.Command) string {
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+}
+
+// unsortFlags makes every command list its flags in the order they are
+// declared, which keeps related flags (the etcd TLS ones, --wait and
+// --timeout) together.
+func unsortFlags(cmd *cobra.Command) {
+	cmd.Flags().SortFlags = false
+	cmd.PersistentFlags().SortFlags = false
+	for _, sub := range cmd.Commands() {
+		unsortFlags(sub)
 	}
-	name, rest := rest[0], rest[1:]
-	if name == "help" {
-		return c.help(rest, global)
+}
+
+// usage prints a command's synopsis, subcommands and flags in the layout of
+// cobra's default, with the flags in declaration order and the root's flags
+// named global flags, which they are.
+func usage(cmd *cobra.Command) error {
+	var b strings.Builder
+	b.WriteString("Usage:\n")
+	switch {
+	case !cmd.HasParent():
+		b.WriteString("  rcctl [global flags] <command> [flags] [args]\n")
+	case cmd.Runnable() && !cmd.HasAvailableSubCommands():
+		// a command with subcommands runs only to report a mistake
+		fmt.Fprintf(&b, "  %s\n", cmd.UseLine())
 	}
-	cmd := c.lookup(name)
-	if cmd == nil {
-		return usageErrorf("unknown command %q (see rcctl help)", name)
+	if cmd.HasParent() && cmd.HasAvailableSubCommands() {
+		fmt.Fprintf(&b, "  %s [command]\n", cmd.CommandPath())
 	}
-	fs := newFlagSet(cmd.name)
-	fs.AddFlagSet(cmd.flags)
-	fs.AddFlagSet(global)
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			c.printCommandUsage(c.stdout, cmd, global)
-			return nil
+	if cmd.HasAvailableSubCommands() {
+		b.WriteString("\nAvailable Commands:\n")
+		for _, sub := range cmd.Commands() {
+			if sub.IsAvailableCommand() || sub.Name() == "help" {
+				fmt.Fprintf(&b, "  %-*s %s\n", sub.NamePadding(), sub.Name(), sub.Short)
+			}
 		}
-		return usageErrorf("%s: %v (see rcctl %s -h)", cmd.name, err, cmd.name)
 	}
-	if err := c.opts.validate(); err != nil {
-		return usageErrorf("%v", err)
+	local, inherited := cmd.LocalFlags(), cmd.InheritedFlags()
+	inherited.SortFlags = false
+	if cmd.HasAvailableLocalFlags() {
+		title := "Flags"
+		if !cmd.HasParent() {
+			title = "Global Flags"
+		}
+		fmt.Fprintf(&b, "\n%s:\n%s", title, local.FlagUsages())
 	}
-	return cmd.run(ctx, fs.Args())
-}
-
-// help serves "rcctl help" and "rcctl help <command>".
-func (c *cli) help(args []string, global *pflag.FlagSet) error {
-	if len(args) == 0 {
-		c.printUsage(c.stdout, global)
-		return nil
+	if cmd.HasAvailableInheritedFlags() {
+		fmt.Fprintf(&b, "\nGlobal Flags:\n%s", inherited.FlagUsages())
 	}
-	cmd := c.lookup(args[0])
-	if cmd == nil {
-		return usageErrorf("unknown command %q (see rcctl help)", args[0])
+	if cmd.HasAvailableSubCommands() {
+		fmt.Fprintf(&b, "\nUse \"%s [command] --help\" for more information about a command.\n", cmd.CommandPath())
 	}
-	c.printCommandUsage(c.stdout, cmd, global)
-	return nil
-}
-
-func (c *cli) printUsage(w io.Writer, global *pflag.FlagSet) {
-	fmt.Fprint(w, "rcctl reads and writes replication controller specs in etcd.\n\nUsage:\n  rcctl [global flags] <command> [flags] [args]\n\nCommands:\n")
-	for _, cmd := range c.commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", cmd.name, cmd.short)
-	}
-	fmt.Fprintf(w, "  %-9s %s\n", "help", "show help for rcctl or one command")
-	fmt.Fprintf(w, "\nGlobal flags:\n%s\nRun 'rcctl help <command>' for a command's flags.\n", global.FlagUsages())
-}
-
-func (c *cli) printCommandUsage(w io.Writer, cmd *command, global *pflag.FlagSet) {
-	fmt.Fprintf(w, "Usage:\n  rcctl %s\n\n%s\n", cmd.usage, cmd.long)
-	if local := cmd.flags.FlagUsages(); local != "" {
-		fmt.Fprintf(w, "\nFlags:\n%s", local)
-	}
-	fmt.Fprintf(w, "\nGlobal flags:\n%s", global.FlagUsages())
-}
-
-// newFlagSet returns a flag set that reports errors instead of printing
-// them or exiting: run decides what the user sees.
-func newFlagSet(name string) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.SortFlags = false
-	return fs
+	_, err := io.WriteString(cmd.OutOrStderr(), b.String())
+	return err
 }
 
 // usageError is a mistake in the command line; main exits 2 for it.

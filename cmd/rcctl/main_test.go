@@ -356,3 +356,76 @@ func assertNoSecretIn(t *testing.T, r result, secret string) {
 		t.Errorf("the secret %q was printed: %q", secret, all)
 	}
 }
+
+func TestHelpListsEveryCommand(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	c := newCLI(strings.NewReader(""), &stdout, &stderr)
+
+	err := c.run(t.Context(), []string{"help"})
+
+	assertOK(t, result{stdout.String(), stderr.String(), err})
+	var names []string
+	for _, cmd := range c.commands() {
+		names = append(names, cmd.Name())
+	}
+	for _, name := range append(names, "completion", "help") {
+		if !strings.Contains(stdout.String(), "\n  "+name+" ") {
+			t.Errorf("rcctl help does not list %q:\n%s", name, stdout.String())
+		}
+	}
+}
+
+func TestHelpOfACommandShowsItsFlagsThenTheGlobalOnes(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"help", "scale"}, {"scale", "--help"}, {"scale", "web", "-h"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(t.Context(), args, strings.NewReader(""), &stdout, &stderr)
+			assertOK(t, result{stdout.String(), stderr.String(), err})
+			out := stdout.String()
+			assertContains(t, out, "Usage:\n  rcctl scale ID --replicas N [flags]\n", "Flags:\n", "--replicas int", "--timeout duration", "Global Flags:\n")
+			if strings.Index(out, "--replicas int") > strings.Index(out, "--etcd-servers") {
+				t.Errorf("the global flags come before scale's own:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestHelpOfAnUnknownCommandIsAUsageError(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+
+	err := run(t.Context(), []string{"help", "frobnicate"}, strings.NewReader(""), &stdout, &stderr)
+
+	assertFails(t, result{stdout.String(), stderr.String(), err}, `unknown command "frobnicate" (see rcctl help)`)
+	if got := exitCode(err); got != 2 {
+		t.Errorf("exit code %d, want 2", got)
+	}
+}
+
+func TestUsageErrorsNameTheCommandAndItsHelp(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "--bogus"}, "get: unknown flag: --bogus (see rcctl get -h)"},
+		{[]string{"--bogus", "get"}, "unknown flag: --bogus (see rcctl help)"},
+		{[]string{"frobnicate", "--bogus"}, `unknown command "frobnicate" (see rcctl help)`},
+		{[]string{"scale", "web", "--replicas", "many"}, `scale: invalid argument "many" for "--replicas" flag`},
+		{[]string{"completion", "bash", "--bogus"}, "completion bash: unknown flag: --bogus (see rcctl completion bash -h)"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(t.Context(), tt.args, strings.NewReader(""), &stdout, &stderr)
+			assertFails(t, result{stdout.String(), stderr.String(), err}, tt.want)
+			if got := exitCode(err); got != 2 {
+				t.Errorf("exit code %d, want 2", got)
+			}
+			if stdout.Len()+stderr.Len() != 0 {
+				t.Errorf("printed %q and %q, want nothing (main prints the error)", stdout.String(), stderr.String())
+			}
+		})
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
 )
@@ -28,25 +30,17 @@ type runOptions struct {
 	command  string
 }
 
-func (c *cli) runCommand() *command {
-	fs := newFlagSet("run")
+func (c *cli) runCommand() *cobra.Command {
 	var o runOptions
-	fs.StringVar(&o.image, "image", "", "the container image (required)")
-	fs.IntVar(&o.replicas, "replicas", 1, "the number of replicas to run")
-	fs.StringArrayVar(&o.ports, "port", nil, "publish a port, HOST:CONTAINER, IP:HOST:CONTAINER or CONTAINER, with an optional /tcp or /udp (repeatable; a host port needs a manager started with --allow-host-ports)")
-	fs.StringArrayVar(&o.env, "env", nil, "set an environment variable, NAME=VALUE (repeatable)")
-	fs.StringArrayVar(&o.labels, "label", nil, "a label of the controller, its selector and its tasks, KEY=VALUE (repeatable; default name=ID)")
-	fs.StringVar(&o.command, "command", "", "the container command, split on spaces (default: the image's)")
-	return &command{
-		name:  "run",
-		usage: "run ID --image IMAGE [--replicas N] [--port HOST:CONTAINER]... [--env NAME=VALUE]... [--label KEY=VALUE]... [--command \"...\"]",
-		short: "create a controller from an image (the 2014 run)",
-		long: `Run creates a controller that keeps N containers of IMAGE running. Its labels,
+	cmd := &cobra.Command{
+		Use:   "run ID --image IMAGE [--replicas N] [--port HOST:CONTAINER]... [--env NAME=VALUE]... [--label KEY=VALUE]... [--command \"...\"]",
+		Short: "create a controller from an image (the 2014 run)",
+		Long: `Run creates a controller that keeps N containers of IMAGE running. Its labels,
 its selector and its task labels are name=ID unless --label is given. It
 fails if the controller exists: change an existing one with rcctl scale or
 rcctl apply.`,
-		flags: fs,
-		run: func(ctx context.Context, args []string) error {
+		ValidArgsFunction: cobra.NoFileCompletions, // the ID is a new one
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("run: want exactly one ID, got %d", len(args))
 			}
@@ -57,9 +51,17 @@ rcctl apply.`,
 			if err != nil {
 				return usageErrorf("run: %v", err)
 			}
-			return c.create(ctx, rc)
+			return c.create(cmd.Context(), rc)
 		},
 	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.image, "image", "", "the container image (required)")
+	fs.IntVar(&o.replicas, "replicas", 1, "the number of replicas to run")
+	fs.StringArrayVar(&o.ports, "port", nil, "publish a port, HOST:CONTAINER, IP:HOST:CONTAINER or CONTAINER, with an optional /tcp or /udp (repeatable; a host port needs a manager started with --allow-host-ports)")
+	fs.StringArrayVar(&o.env, "env", nil, "set an environment variable, NAME=VALUE (repeatable)")
+	fs.StringArrayVar(&o.labels, "label", nil, "a label of the controller, its selector and its tasks, KEY=VALUE (repeatable; default name=ID)")
+	fs.StringVar(&o.command, "command", "", "the container command, split on spaces (default: the image's)")
+	return cmd
 }
 
 func (c *cli) create(ctx context.Context, rc *api.ReplicationController) error {

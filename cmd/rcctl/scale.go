@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/spf13/cobra"
+
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
 )
@@ -17,29 +19,32 @@ import (
 // scaleAttempts bounds the read-modify-write retries on conflict.
 const scaleAttempts = 3
 
-func (c *cli) scaleCommand() *command {
-	fs := newFlagSet("scale")
-	replicas := fs.Int("replicas", 0, "the number of replicas to run (required)")
-	wait := addWaitFlags(fs)
-	return &command{
-		name:  "scale",
-		usage: "scale ID --replicas N",
-		short: "set the number of replicas of a controller",
-		long: `Scale sets desiredState.replicas of one controller and leaves the rest of its
+func (c *cli) scaleCommand() *cobra.Command {
+	var replicas int
+	var wait waitFlags
+	cmd := &cobra.Command{
+		Use:   "scale ID --replicas N",
+		Short: "set the number of replicas of a controller",
+		Long: `Scale sets desiredState.replicas of one controller and leaves the rest of its
 spec as it is. If someone changes the spec at the same moment, scale reads it
 again and retries (up to 3 times). With --wait it then shows progress until
 every replica is ready or --timeout passes.`,
-		flags: fs,
-		run: func(ctx context.Context, args []string) error {
-			if !fs.Changed("replicas") {
+		ValidArgsFunction: c.completeID,
+		// --replicas is checked here, not marked required, so that its
+		// absence is reported before a wrong argument count, as ever
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("replicas") {
 				return usageErrorf("scale: --replicas is required")
 			}
 			if len(args) != 1 {
 				return usageErrorf("scale: want exactly one ID, got %d", len(args))
 			}
-			return c.scale(ctx, args[0], *replicas, wait)
+			return c.scale(cmd.Context(), args[0], replicas, wait)
 		},
 	}
+	cmd.Flags().IntVar(&replicas, "replicas", 0, "the number of replicas to run (required)")
+	wait = addWaitFlags(cmd.Flags())
+	return cmd
 }
 
 func (c *cli) scale(ctx context.Context, id string, replicas int, wait waitFlags) error {

@@ -1,0 +1,70 @@
+package main
+
+// Shell completion of controller ids. "rcctl completion bash|zsh|fish|
+// powershell" (cobra's) prints a script that asks rcctl itself, through the
+// hidden "rcctl __complete ...", what may follow the words typed so far;
+// for the commands that take an ID, the answer is the controllers in etcd.
+// A completion runs while someone waits at a prompt: it gives up after a
+// short timeout, and when etcd cannot be asked it offers nothing rather
+// than an error.
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// completionTimeout bounds the etcd requests of one completion, and
+// --etcd-dial-timeout bounds it further.
+const completionTimeout = 2 * time.Second
+
+// completeID is the ValidArgsFunction of the commands that take one
+// controller ID: the ids starting with what has been typed, and no file
+// names.
+func (c *cli) completeID(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp // the ID is given
+	}
+	ids, err := c.controllerIDs(cmd.Context())
+	if err != nil {
+		// seen only with BASH_COMP_DEBUG_FILE set: stderr would show in
+		// the shell
+		cobra.CompDebugln("rcctl: complete controller ids: "+err.Error(), false)
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, id := range ids {
+		if strings.HasPrefix(id, toComplete) {
+			out = append(out, id)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// controllerIDs lists the ids of the stored controllers, in key order,
+// with the connection the global flags describe.
+func (c *cli) controllerIDs(ctx context.Context) ([]string, error) {
+	if err := c.opts.validate(); err != nil {
+		return nil, err
+	}
+	short := *c
+	short.opts.dialTimeout = min(c.opts.dialTimeout, completionTimeout)
+	ctx, cancel := context.WithTimeout(ctx, short.opts.dialTimeout)
+	defer cancel()
+	cn, err := short.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cn.close()
+	specs, err := cn.listControllers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(specs))
+	for i, s := range specs {
+		ids[i] = s.ID
+	}
+	return ids, nil
+}
