@@ -3,7 +3,13 @@ package api
 // This file is the one decoder every program uses for specs, and the encoders
 // that write them back. It decides what a well-formed document is (syntax,
 // field names, types, one document, a size limit); whether the values make
-// sense is Validate's job (validation.go).
+// sense is Validate's job (validation.go). The strict checks are those of
+// sigs.k8s.io/json, the Kubernetes API server's decoder: field names match
+// case-sensitively, unknown and duplicate fields are refused with their
+// paths, and so is data after the document. What this file adds is said
+// where it is: list indices and map keys in the path of a value of the
+// wrong type, the path of an error of Command or Duration, and the field
+// meant by one written in the wrong case.
 
 import (
 	"bytes"
@@ -12,11 +18,10 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"strconv"
 	"strings"
 
-	yamlv2 "go.yaml.in/yaml/v2"
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v2"
+	kjson "sigs.k8s.io/json"
 )
 
 // MaxSpecBytes is the largest spec Decode accepts. A controller spec is a
@@ -81,11 +86,11 @@ func EncodeYAML(rc *ReplicationController) ([]byte, error) {
 		return nil, err
 	}
 	// JSON is YAML; decoding into a MapSlice keeps the key order.
-	var doc yamlv2.MapSlice
-	if err := yamlv2.Unmarshal(data, &doc); err != nil {
+	var doc yaml.MapSlice
+	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("encode controller: %w", err)
 	}
-	out, err := yamlv2.Marshal(doc)
+	out, err := yaml.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("encode controller: %w", err)
 	}
@@ -114,7 +119,8 @@ func ToJSON(data []byte) ([]byte, error) {
 }
 
 // decodeStrict decodes one JSON or YAML document into v, a pointer to a
-// struct.
+// struct. Every unknown or duplicate field is reported (sigs.k8s.io/json
+// keeps the first 100), once the document has no other error.
 func decodeStrict(data []byte, v any) error {
 	data, err := ToJSON(data)
 	if err != nil {
@@ -123,55 +129,122 @@ func decodeStrict(data []byte, v any) error {
 	if bytes.Equal(data, []byte("null")) {
 		return errors.New("empty input")
 	}
-
-	// The walk gives unknown, duplicated and mistyped fields their full path
-	// (with list indices). The decoder below is the backstop and does the
-	// work; it only reports what the walk cannot see, such as syntax errors.
-	if err := checkFields(data, reflect.TypeOf(v).Elem()); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return fmt.Errorf("invalid JSON at offset %d: unexpected end of input", len(data))
-		}
+	strict, err := kjson.UnmarshalStrict(data, v)
+	if err != nil {
 		return jsonError(data, err)
 	}
-	end := int(dec.InputOffset())
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		for end < len(data) && isSpace(data[end]) {
-			end++
-		}
-		return fmt.Errorf("invalid JSON at offset %d: unexpected data after the top-level object", end)
+	if len(strict) == 0 {
+		return nil
 	}
-	return nil
+	msgs := make([]string, len(strict))
+	for i, err := range strict {
+		msgs[i] = err.Error()
+		var field kjson.FieldError
+		if errors.As(err, &field) && strings.HasPrefix(msgs[i], "unknown field") {
+			msgs[i] += caseHint(reflect.TypeOf(v), field.FieldPath())
+		}
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// caseHint returns ` (did you mean "replicas"?)` for the path of an unknown
+// field whose name differs only in case from a field of its struct.
+// sigs.k8s.io/json matches names exactly, as a spec must be read (other
+// readers of the stored spec would not take "Replicas" for "replicas", as
+// encoding/json does), but it only says the field is unknown.
+func caseHint(t reflect.Type, path string) string {
+	names := strings.Split(path, ".")
+	for i, name := range names {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return ""
+		}
+		name, _, _ = strings.Cut(name, "[") // containers[0]
+		var next reflect.Type
+		for _, f := range reflect.VisibleFields(t) {
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if tag == "" {
+				tag = f.Name
+			}
+			switch {
+			case i < len(names)-1 && tag == name:
+				next = f.Type
+			case i == len(names)-1 && strings.EqualFold(tag, name):
+				return fmt.Sprintf(" (did you mean %q?)", tag)
+			}
+		}
+		if next == nil {
+			return ""
+		}
+		t = next
+	}
+	return ""
 }
 
 // yamlToJSON converts one YAML document to JSON. Duplicate keys and a second
-// non-empty document are errors: sigs.k8s.io/yaml would silently read only
-// the first document.
+// non-empty document are errors.
 func yamlToJSON(data []byte) ([]byte, error) {
-	dec := yamlv2.NewDecoder(bytes.NewReader(data))
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.SetStrict(true) // duplicate keys
+	var doc any
 	for n := 0; ; n++ {
-		var doc any
-		err := dec.Decode(&doc)
+		var next any
+		err := dec.Decode(&next)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return nil, yamlError(err)
 		}
-		if n > 0 && doc != nil {
+		if n == 0 {
+			doc = next
+		} else if next != nil {
 			return nil, errors.New("invalid YAML: more than one document; a spec is one document")
 		}
 	}
-	out, err := yaml.YAMLToJSONStrict(data)
+	doc, err := jsonValue(doc)
 	if err != nil {
-		return nil, yamlError(err)
+		return nil, fmt.Errorf("invalid YAML: %w", err)
+	}
+	out, err := json.Marshal(doc)
+	if err != nil { // such as .inf, which JSON has no number for
+		return nil, fmt.Errorf("invalid YAML: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return out, nil
+}
+
+// jsonValue makes a decoded YAML value one that encoding/json writes: a
+// map key that YAML reads as a number or a bool (1, true) is its text, as
+// the name of a field or a label.
+func jsonValue(v any) (any, error) {
+	switch v := v.(type) {
+	case map[any]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			if k == nil {
+				return nil, errors.New("a map key is null")
+			}
+			key := fmt.Sprint(k)
+			if _, dup := m[key]; dup {
+				return nil, fmt.Errorf("key %q is in a map twice", key)
+			}
+			var err error
+			if m[key], err = jsonValue(e); err != nil {
+				return nil, err
+			}
+		}
+		return m, nil
+	case []any:
+		for i, e := range v {
+			var err error
+			if v[i], err = jsonValue(e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return v, nil
 }
 
 func yamlError(err error) error {
@@ -181,47 +254,140 @@ func yamlError(err error) error {
 	return fmt.Errorf("invalid YAML: %s", msg)
 }
 
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
+// A valueError is an error of an UnmarshalJSON method of this package
+// (Command, Duration). Decoders name the path only of the errors they make
+// themselves, so it keeps the value it was given, a part of the document
+// being decoded (not a copy), for jsonError to find; Decode's error does
+// not keep it.
+type valueError struct {
+	value []byte
+	// typ, when the value is of the wrong kind, says which, and where in
+	// value (Offset: after a wrong element of a list).
+	typ *json.UnmarshalTypeError
+	err error // what Error says
 }
 
-// jsonError rewrites encoding/json's errors in the field-path style of the
-// rest of the package. Offsets are 0-based byte offsets into data of the
-// offending byte (encoding/json counts the bytes read, including it).
+func (e *valueError) Error() string { return e.err.Error() }
+
+// jsonError rewrites the errors of sigs.k8s.io/json and encoding/json in
+// the field-path style of the rest of the package. Offsets are 0-based byte
+// offsets into data of the offending byte (the decoders count the bytes
+// read, including it).
 func jsonError(data []byte, err error) error {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syntax):
-		offset := syntax.Offset
-		if offset > 0 && offset <= int64(len(data)) && !strings.Contains(syntax.Error(), "end of JSON input") {
+	if ok, offset := kjson.SyntaxErrorOffset(err); ok {
+		msg := strings.TrimPrefix(err.Error(), "json: ")
+		if offset > 0 && offset <= int64(len(data)) && !strings.Contains(msg, "end of JSON input") {
 			offset--
 		}
-		return fmt.Errorf("invalid JSON at offset %d: %s", offset, strings.TrimPrefix(syntax.Error(), "json: "))
+		return fmt.Errorf("invalid JSON at offset %d: %s", offset, msg)
+	}
+	var typ *json.UnmarshalTypeError
+	var val *valueError
+	switch {
 	case errors.As(err, &typ):
-		if typ.Field == "" {
-			return fmt.Errorf("cannot unmarshal %s into %s", typ.Value, typeName(typ.Type))
+		path, ok := pathAt(data, typ.Offset, strings.Split(typ.Field, "."))
+		if !ok {
+			path = typ.Field
 		}
-		return fmt.Errorf("%s: cannot unmarshal %s into %s", typ.Field, typ.Value, typeName(typ.Type))
+		if path == "" {
+			return fmt.Errorf("must be an object, got %s", typ.Value)
+		}
+		return fmt.Errorf("%s: cannot unmarshal %s into %s", path, typ.Value, typeName(typ.Type))
+	case errors.As(err, &val):
+		msg, at := val.err.Error(), int64(len(val.value)) // the end of a literal
+		if val.typ != nil {
+			msg, at = fmt.Sprintf("cannot unmarshal %s into %s", val.typ.Value, typeName(val.typ.Type)), val.typ.Offset
+		}
+		// val.value is a part of data: the decoder hands each value to its
+		// UnmarshalJSON without copying it.
+		start := cap(data) - cap(val.value)
+		if len(val.value) == 0 || start < 0 || start >= len(data) || &data[start] != &val.value[0] {
+			return errors.New(msg)
+		}
+		if path, ok := pathAt(data, int64(start)+at, nil); ok && path != "" {
+			return fmt.Errorf("%s: %s", path, msg)
+		}
+		return errors.New(msg)
 	}
 	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 }
 
-var (
-	commandType     = reflect.TypeFor[Command]()
-	durationType    = reflect.TypeFor[Duration]()
-	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-)
+// pathAt returns the path, with list indices and map keys, of the value of
+// the JSON document data whose first token ends at offset: where the
+// decoders put the Offset of a type error (after a literal, after the '{' or
+// '[' of an object or a list). The decoders' own path (Field) has neither
+// list indices nor map keys; fields are its struct field names, which tell
+// the keys on the path that name fields from map keys, written as
+// labels["name"]. With fields nil, every key names a field.
+func pathAt(data []byte, offset int64, fields []string) (string, bool) {
+	type level struct {
+		object  bool
+		wantKey bool   // in an object: the next token is a key (or '}')
+		key     string // in an object: the key of the value being read
+		index   int    // in a list: the index of the value being read
+	}
+	var stack []level
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		n := len(stack)
+		switch tok {
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:n-1]
+		default:
+			if n > 0 && stack[n-1].wantKey {
+				stack[n-1].key, stack[n-1].wantKey = tok.(string), false
+				continue
+			}
+			if dec.InputOffset() == offset {
+				var b strings.Builder
+				for _, l := range stack {
+					switch {
+					case !l.object:
+						fmt.Fprintf(&b, "[%d]", l.index)
+					case fields != nil && (len(fields) == 0 || l.key != fields[0]):
+						fmt.Fprintf(&b, "[%q]", l.key)
+					default:
+						if b.Len() > 0 {
+							b.WriteByte('.')
+						}
+						b.WriteString(l.key)
+						if fields != nil {
+							fields = fields[1:]
+						}
+					}
+				}
+				// A type error from inside an UnmarshalJSON (such as
+				// intstr's) has an offset in that value, not in data: the
+				// path found must then be the decoder's.
+				return b.String(), len(fields) == 0
+			}
+			if d, ok := tok.(json.Delim); ok { // '{' or '['
+				stack = append(stack, level{object: d == '{', wantKey: d == '{'})
+				continue
+			}
+		}
+		if n := len(stack); n > 0 { // a value has ended
+			stack[n-1].wantKey = stack[n-1].object
+			if !stack[n-1].object {
+				stack[n-1].index++
+			}
+		}
+	}
+}
 
 // typeName names a Go type the way a spec author thinks of it.
 func typeName(t reflect.Type) string {
 	if t == nil {
 		return "value"
 	}
-	if t == commandType {
+	switch t {
+	case reflect.TypeFor[Command]():
 		return "string or array of strings"
-	}
-	if t == durationType {
+	case reflect.TypeFor[Duration]():
 		return `duration string such as "2s"`
 	}
 	switch t.Kind() {
@@ -233,281 +399,4 @@ func typeName(t reflect.Type) string {
 		return typeName(t.Elem())
 	}
 	return t.Kind().String()
-}
-
-// fieldError is a decoding problem at a field path, found by checkFields.
-type fieldError struct {
-	path, msg string
-}
-
-func (e *fieldError) Error() string {
-	if e.path == "" {
-		return e.msg
-	}
-	return e.path + ": " + e.msg
-}
-
-// errSyntax stops checkFields at a syntax error, which the decoder then
-// reports with its offset.
-var errSyntax = errors.New("syntax")
-
-// checkFields walks one JSON value against the Go type it will be decoded
-// into and returns the first unknown, duplicated or mistyped field in
-// document order. Field names must match exactly: encoding/json would
-// accept "Replicas" for "replicas", but other readers of the stored spec
-// would not. It returns nil on a syntax error, which the decoder reports.
-func checkFields(data []byte, t reflect.Type) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	err := walkValue(dec, t, "")
-	if errors.Is(err, errSyntax) {
-		return nil
-	}
-	return err
-}
-
-func walkValue(dec *json.Decoder, t reflect.Type, path string) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return errSyntax
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if tok == nil { // null leaves any field as it is
-		return nil
-	}
-	mismatch := func(value string) error {
-		if path == "" {
-			return &fieldError{msg: fmt.Sprintf("must be an object, got %s", value)}
-		}
-		return &fieldError{path: path, msg: fmt.Sprintf("cannot unmarshal %s into %s", value, typeName(t))}
-	}
-	if t == commandType {
-		return walkCommand(dec, tok, path)
-	}
-	if t == durationType {
-		return walkDuration(tok, path)
-	}
-	if t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(unmarshalerType) {
-		return skipRest(dec, tok)
-	}
-	switch tok := tok.(type) {
-	case json.Delim:
-		switch {
-		case tok == '{' && t.Kind() == reflect.Struct:
-			return walkStruct(dec, t, path)
-		case tok == '{' && t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
-			return walkMap(dec, t, path)
-		case tok == '[' && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
-			for i := 0; dec.More(); i++ {
-				if err := walkValue(dec, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-					return err
-				}
-			}
-			_, err := dec.Token() // ']'
-			return syntaxOr(err)
-		case tok == '{':
-			return mismatch("object")
-		default:
-			return mismatch("array")
-		}
-	case string:
-		if t.Kind() != reflect.String {
-			return mismatch("string")
-		}
-	case bool:
-		if t.Kind() != reflect.Bool {
-			return mismatch("bool")
-		}
-	case json.Number:
-		switch t.Kind() {
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			if _, err := strconv.ParseInt(tok.String(), 10, t.Bits()); err != nil {
-				return mismatch("number " + tok.String())
-			}
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			if _, err := strconv.ParseUint(tok.String(), 10, t.Bits()); err != nil {
-				return mismatch("number " + tok.String())
-			}
-		case reflect.Float32, reflect.Float64:
-		default:
-			return mismatch("number")
-		}
-	}
-	return nil
-}
-
-func walkStruct(dec *json.Decoder, t reflect.Type, path string) error {
-	fields := jsonFields(t)
-	seen := make(map[string]bool)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return errSyntax
-		}
-		key, _ := tok.(string)
-		ft, ok := fields[key]
-		if !ok {
-			msg := fmt.Sprintf("unknown field %q", join(path, key))
-			for name := range fields {
-				if strings.EqualFold(name, key) {
-					msg += fmt.Sprintf(" (did you mean %q?)", name)
-				}
-			}
-			return &fieldError{msg: msg}
-		}
-		if seen[key] {
-			return &fieldError{msg: fmt.Sprintf("duplicate field %q", join(path, key))}
-		}
-		seen[key] = true
-		if err := walkValue(dec, ft, join(path, key)); err != nil {
-			return err
-		}
-	}
-	_, err := dec.Token() // '}'
-	return syntaxOr(err)
-}
-
-func walkMap(dec *json.Decoder, t reflect.Type, path string) error {
-	seen := make(map[string]bool)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return errSyntax
-		}
-		key, _ := tok.(string)
-		if seen[key] {
-			return &fieldError{path: path, msg: fmt.Sprintf("duplicate key %q", key)}
-		}
-		seen[key] = true
-		if err := walkValue(dec, t.Elem(), fmt.Sprintf("%s[%q]", path, key)); err != nil {
-			return err
-		}
-	}
-	_, err := dec.Token() // '}'
-	return syntaxOr(err)
-}
-
-// walkCommand checks a command: a string, or an array of strings.
-func walkCommand(dec *json.Decoder, tok json.Token, path string) error {
-	switch tok {
-	case json.Delim('['):
-		for i := 0; dec.More(); i++ {
-			if err := walkValue(dec, reflect.TypeFor[string](), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-		_, err := dec.Token() // ']'
-		return syntaxOr(err)
-	case json.Delim('{'):
-		return &fieldError{path: path, msg: "cannot unmarshal object into string or array of strings"}
-	}
-	if _, ok := tok.(string); !ok {
-		return &fieldError{path: path, msg: fmt.Sprintf("cannot unmarshal %s into string or array of strings", tokenKind(tok))}
-	}
-	return nil
-}
-
-// walkDuration checks a duration: a string that time.ParseDuration reads.
-// It stops at the first token, because any error ends the walk.
-func walkDuration(tok json.Token, path string) error {
-	s, ok := tok.(string)
-	if !ok {
-		kind := tokenKind(tok)
-		switch tok {
-		case json.Delim('{'):
-			kind = "object"
-		case json.Delim('['):
-			kind = "array"
-		}
-		return &fieldError{path: path, msg: fmt.Sprintf("cannot unmarshal %s into %s", kind, typeName(durationType))}
-	}
-	if _, err := parseDuration(s); err != nil {
-		return &fieldError{path: path, msg: err.Error()}
-	}
-	return nil
-}
-
-// skipRest consumes the rest of a value whose first token was tok.
-func skipRest(dec *json.Decoder, tok json.Token) error {
-	if d, ok := tok.(json.Delim); !ok || (d != '{' && d != '[') {
-		return nil
-	}
-	for depth := 1; depth > 0; {
-		tok, err := dec.Token()
-		if err != nil {
-			return errSyntax
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-	}
-	return nil
-}
-
-// jsonFields maps the JSON names of a struct's fields to their types,
-// following encoding/json's tags. Embedded structs without a tag are
-// flattened, as encoding/json does.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	fields := make(map[string]reflect.Type)
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		ft := f.Type
-		if f.Anonymous && name == "" {
-			for ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				for n, typ := range jsonFields(ft) {
-					if _, ok := fields[n]; !ok {
-						fields[n] = typ
-					}
-				}
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		fields[name] = ft
-	}
-	return fields
-}
-
-func tokenKind(tok json.Token) string {
-	switch tok.(type) {
-	case json.Number:
-		return "number"
-	case bool:
-		return "bool"
-	case string:
-		return "string"
-	}
-	return "value"
-}
-
-func syntaxOr(err error) error {
-	if err != nil {
-		return errSyntax
-	}
-	return nil
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
 }

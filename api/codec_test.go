@@ -127,12 +127,17 @@ func TestDecodeRejects(t *testing.T) {
 			`decode controller: unknown field "` + container + `.workdir"`},
 		{"field name in the wrong case", []byte(`{"id": "web", "desiredState": {"Replicas": 3}}`),
 			`decode controller: unknown field "desiredState.Replicas" (did you mean "replicas"?)`},
+		{"every unknown field", []byte(`{"id": "web", "foo": 1, "desiredState": {"Replicas": 3, "bar": 2}}`),
+			`decode controller: unknown field "foo"; unknown field "desiredState.Replicas" (did you mean "replicas"?); unknown field "desiredState.bar"`},
 		{"duplicate field", []byte(`{"id": "web", "desiredState": {"replicas": 3, "replicas": 3000}}`),
 			`decode controller: duplicate field "desiredState.replicas"`},
 		{"duplicate label key", []byte(`{"id": "web", "labels": {"a": "1", "a": "2"}}`),
-			`decode controller: labels: duplicate key "a"`},
+			`decode controller: duplicate field "labels.a"`},
 		{"duplicate key in YAML", []byte("id: web\nid: api\n"),
 			`decode controller: invalid YAML: unmarshal errors: line 2: key "id" already set in map`},
+		{"YAML number key and string key alike", []byte("id: web\nlabels:\n  1: a\n  \"1\": b\n"),
+			`decode controller: invalid YAML: key "1" is in a map twice`},
+		{"YAML null key", []byte("id: web\nlabels:\n  ~: a\n"), "decode controller: invalid YAML: a map key is null"},
 
 		{"string for an int", []byte(`{"id": "web", "desiredState": {"replicas": "3"}}`),
 			"decode controller: desiredState.replicas: cannot unmarshal string into int"},
@@ -155,11 +160,11 @@ func TestDecodeRejects(t *testing.T) {
 
 		{"trailing comma", []byte(`{"id": "web",}`),
 			"decode controller: invalid JSON at offset 13: invalid character '}' looking for beginning of object key string"},
-		{"truncated", []byte(`{"id": "web"`), "decode controller: invalid JSON at offset 12: unexpected end of input"},
+		{"truncated", []byte(`{"id": "web"`), "decode controller: invalid JSON at offset 12: unexpected end of JSON input"},
 		{"second object", []byte(`{"id": "web"} {"id": "api"}`),
-			"decode controller: invalid JSON at offset 14: unexpected data after the top-level object"},
+			"decode controller: invalid JSON at offset 14: invalid character '{' after top-level value"},
 		{"stray brace", []byte(`{"id": "web"}}`),
-			"decode controller: invalid JSON at offset 13: unexpected data after the top-level object"},
+			"decode controller: invalid JSON at offset 13: invalid character '}' after top-level value"},
 		{"broken YAML", []byte("id: [web\n"), "decode controller: invalid YAML: line 1: did not find expected ',' or ']'"},
 		{"YAML flow mapping at the top, which is read as JSON", []byte("{id: web}"),
 			"decode controller: invalid JSON at offset 1: invalid character 'i' looking for beginning of object key string"},
@@ -205,6 +210,16 @@ func TestDecodeAccepts(t *testing.T) {
 				t.Errorf("id = %q, want %q", rc.ID, tt.want)
 			}
 		})
+	}
+}
+
+func TestDecodeYAMLKeysAreText(t *testing.T) {
+	rc, err := Decode([]byte("id: web\nlabels:\n  1: a\n  true: b\n  1.5: c\n"))
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	if want := map[string]string{"1": "a", "true": "b", "1.5": "c"}; !reflect.DeepEqual(rc.Labels, want) {
+		t.Errorf("labels = %q, want %q", rc.Labels, want)
 	}
 }
 

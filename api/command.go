@@ -2,7 +2,8 @@ package api
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
+	"reflect"
 	"strings"
 )
 
@@ -20,7 +21,11 @@ func (c *Command) UnmarshalJSON(data []byte) error {
 	}
 	var list []string
 	if err := json.Unmarshal(data, &list); err != nil {
-		return fmt.Errorf("command must be a string or an array of strings")
+		e := &valueError{value: data, err: errors.New("command must be a string or an array of strings")}
+		if errors.As(err, &e.typ) && e.typ.Type.Kind() == reflect.Slice {
+			e.typ.Type = reflect.TypeFor[Command]() // not an array of strings: neither form
+		}
+		return e
 	}
 	*c = list
 	return nil

@@ -2,7 +2,9 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"time"
 )
 
@@ -26,11 +28,15 @@ func (d *Duration) UnmarshalJSON(data []byte) error {
 	}
 	var s string
 	if err := json.Unmarshal(data, &s); err != nil {
-		return fmt.Errorf("duration must be a string such as %q, got %s", "2s", data)
+		e := &valueError{value: data, err: fmt.Errorf("duration must be a string such as %q, got %s", "2s", data)}
+		if errors.As(err, &e.typ) {
+			e.typ.Type = reflect.TypeFor[Duration]()
+		}
+		return e
 	}
 	parsed, err := parseDuration(s)
 	if err != nil {
-		return err
+		return &valueError{value: data, err: err}
 	}
 	*d = Duration(parsed)
 	return nil
