@@ -7,6 +7,14 @@ const (
 	ConditionReplicaFailure = "ReplicaFailure"
 	ConditionInvalidSpec    = "InvalidSpec"
 	ConditionCrashLoop      = "CrashLoop"
+	// ConditionProgressing is a rollout's state: True with reason
+	// ReasonRollingUpdate while it rolls, True with ReasonRolloutComplete
+	// when done, False with ReasonProgressDeadlineExceeded when it stalled.
+	ConditionProgressing = "Progressing"
+
+	ReasonRollingUpdate            = "RollingUpdate"
+	ReasonRolloutComplete          = "RolloutComplete"
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 
 	ReasonCreateFailed = "CreateFailed"
 	ReasonDeleteFailed = "DeleteFailed"
@@ -29,6 +37,9 @@ type ReplicationControllerStatus struct {
 	ReadyReplicas int `json:"readyReplicas"`
 	// AvailableReplicas counts those ready for at least minReadySeconds.
 	AvailableReplicas int `json:"availableReplicas"`
+	// UpdatedReplicas counts the active containers of the current
+	// template.
+	UpdatedReplicas int `json:"updatedReplicas"`
 	// ObservedRevision is the etcd ModRevision of the spec this status
 	// reflects.
 	ObservedRevision int64       `json:"observedRevision"`

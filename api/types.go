@@ -22,12 +22,22 @@ type ReplicationControllerState struct {
 	MinReadySeconds int `json:"minReadySeconds,omitempty"`
 	// TaskTemplate is what each replica is made from.
 	TaskTemplate TaskTemplate `json:"taskTemplate"`
+	// UpdateStrategy says how containers of an older template are
+	// replaced; nil is a RollingUpdate with the defaults (DESIGN.md
+	// section 10).
+	UpdateStrategy *UpdateStrategy `json:"updateStrategy,omitempty"`
+	// Paused holds a rollout where it is; scaling still works.
+	Paused bool `json:"paused,omitempty"`
 }
 
 // TaskTemplate describes the tasks a controller creates.
 type TaskTemplate struct {
 	Labels       map[string]string `json:"labels,omitempty"`
 	DesiredState TaskState         `json:"desiredState"`
+	// RestartedAt is when `rcctl rollout restart` last asked for every
+	// container to be replaced (RFC 3339): a change of it changes the
+	// template's hash, and so outdates every container.
+	RestartedAt string `json:"restartedAt,omitempty"`
 }
 
 // TaskState is the desired state of one task.

@@ -114,6 +114,12 @@ func Validate(rc *ReplicationController, opts ValidateOptions) error {
 	v.labels(pathTemplateLabels, ds.TaskTemplate.Labels)
 	v.selector(ds.ReplicasInSet, ds.TaskTemplate.Labels)
 	v.manifest(&ds.TaskTemplate.DesiredState.Manifest)
+	v.updateStrategy(ds)
+	if ds.TaskTemplate.RestartedAt != "" {
+		if _, err := time.Parse(time.RFC3339, ds.TaskTemplate.RestartedAt); err != nil {
+			v.add("desiredState.taskTemplate.restartedAt", "must be an RFC 3339 time, got %q", shorten(ds.TaskTemplate.RestartedAt))
+		}
+	}
 
 	if len(v.errs) == 0 {
 		return nil

@@ -104,7 +104,7 @@ func BenchmarkRankForDeletion(b *testing.B) {
 			tasks := benchTasks(n)
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = rankForDeletion(tasks)
+				_ = rankForDeletion(tasks, "")
 			}
 		})
 	}

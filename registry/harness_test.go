@@ -142,13 +142,17 @@ func (h *harness) sync(t *testing.T, id string) error {
 	return h.rm.syncReplicationController(ctx, id)
 }
 
-// addTask starts a container in the fake as if the manager had made it.
+// addTask starts a container in the fake as if the manager had made it
+// from newController's template.
 func (h *harness) addTask(t *testing.T, id string, slot int, state string) string {
 	t.Helper()
 	cid, err := h.fake.Add(api.Task{
 		Name:   taskName(id, slot),
-		Labels: map[string]string{"name": id, api.LabelController: id, api.LabelSlot: strconv.Itoa(slot)},
-		State:  state,
+		Labels: map[string]string{
+			"name": id, api.LabelController: id, api.LabelSlot: strconv.Itoa(slot),
+			api.LabelTemplateHash: api.TemplateHash(&newController(id, 1).DesiredState.TaskTemplate),
+		},
+		State: state,
 	})
 	if err != nil {
 		t.Fatalf("add %s-%d: %v", id, slot, err)

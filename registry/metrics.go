@@ -19,6 +19,8 @@ type metrics struct {
 	dockerDuration      *prometheus.HistogramVec
 	queue               *queueMetrics
 	syncPanics          prometheus.Counter
+	rolloutSteps    prometheus.Counter
+	rolloutDuration prometheus.Histogram
 	// eventsDropped counts events that were never written: the queue was
 	// full, or etcd did not take them in time.
 	eventsDropped prometheus.Counter
@@ -57,6 +59,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "replication_manager_sync_panics_total",
 			Help: "Syncs that panicked; each is logged with its stack and retried. Any is a bug: please report it.",
 		}),
+		rolloutSteps: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "replication_manager_rollout_steps_total",
+			Help: "Outdated containers a rolling update replaced (stopped first, or started first under a surge).",
+		}),
+		rolloutDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "replication_manager_rollout_duration_seconds",
+			Help:    "Time from the manager's first look at a new template until every replica runs it and is available.",
+			Buckets: prometheus.ExponentialBuckets(0.25, 2, 14),
+		}),
 		eventsDropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "replication_manager_events_dropped_total",
 			Help: "Controller events not written to etcd (queue full, or etcd away); syncs never wait for events.",
@@ -71,6 +82,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.dockerDuration = register(reg, m.dockerDuration)
 		m.syncPanics = register(reg, m.syncPanics)
 		m.eventsDropped = register(reg, m.eventsDropped)
+		m.rolloutSteps = register(reg, m.rolloutSteps)
+		m.rolloutDuration = register(reg, m.rolloutDuration)
 	}
 	return m
 }

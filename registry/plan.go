@@ -31,6 +31,8 @@ type planInput struct {
 	undecodable    bool
 	revision       int64 // the spec's ModRevision
 	createRevision int64 // the spec's CreateRevision
+	// hash is the spec's template hash.
+	hash string
 	// tasks are the cached containers labelled with the controller's id,
 	// whoever made them; dead ones have been inspected.
 	tasks      []api.Task
@@ -76,6 +78,8 @@ type decision struct {
 	events       []note
 	requeueAfter time.Duration
 	state        controllerState
+	// rolloutSteps counts the outdated containers this plan replaces.
+	rolloutSteps int
 }
 
 // rename moves a dead container kept for inspection out of its slot.
@@ -193,8 +197,9 @@ func ownedByLabel(in planInput) []api.Task {
 	return out
 }
 
-// planReplicas is the diff of a valid spec: replace the dead, then create
-// or delete until the count matches.
+// planReplicas is the diff of a valid spec: replace the dead, then roll
+// outdated containers and create or delete until the count matches
+// (rollout.go).
 func planReplicas(in planInput, d *decision) {
 	rc := in.spec
 	var dead, removing []api.Task
@@ -241,23 +246,7 @@ func planReplicas(in planInput, d *decision) {
 	if c := conflictCondition(in.id, blocked, desired); c != nil {
 		d.failure = c
 	}
-	switch diff := len(d.active) - desired; {
-	case diff < 0:
-		taken := make(map[int]bool, len(d.active)+len(removing))
-		for _, t := range d.active {
-			taken[slotOf(t)] = true
-		}
-		for _, t := range removing {
-			if holdsSlot(in.id, t) {
-				taken[slotOf(t)] = true
-			}
-		}
-		planCreates(in, d, -diff, taken, blocked)
-	case diff > 0:
-		n := min(diff, in.burst)
-		d.deletes = append(d.deletes, rankForDeletion(d.active)[:n]...)
-		d.more = n < diff
-	}
+	planCount(in, d, removing, blocked)
 }
 
 // planDead counts the crashes among the dead containers, keeps the newest
@@ -291,11 +280,16 @@ func planDead(in planInput, d *decision, dead []api.Task) {
 	}
 }
 
+// createWait is how long creates must still wait out the create and crash
+// backoffs; 0 means go.
+func createWait(d *decision, now time.Time) time.Duration {
+	return max(d.state.createBackoff.wait(now), d.state.crash.backoff.wait(now))
+}
+
 // planCreates creates up to missing containers in the lowest free slots,
 // within the burst limit and the create and crash backoffs.
 func planCreates(in planInput, d *decision, missing int, taken map[int]bool, blocked map[int]string) {
-	wait := max(d.state.createBackoff.wait(in.now), d.state.crash.backoff.wait(in.now))
-	if wait > 0 {
+	if wait := createWait(d, in.now); wait > 0 {
 		d.keepFailure = d.state.createBackoff.steps > 0
 		d.requeue(wait)
 		return
@@ -317,7 +311,7 @@ func planCreates(in planInput, d *decision, missing int, taken map[int]bool, blo
 		return
 	}
 	tmpl := &in.spec.DesiredState.TaskTemplate
-	hash := api.TemplateHash(tmpl)
+	hash := in.hash
 	d.hash = hash
 	for _, slot := range slots {
 		d.creates = append(d.creates, api.TaskSpec{
@@ -409,6 +403,9 @@ type report struct {
 	events       []note
 	requeueAfter time.Duration
 	state        controllerState
+	// rolledOut is how long the rollout that completed in this sync took;
+	// 0 when none did.
+	rolledOut time.Duration
 }
 
 // settle turns a decision and what apply did into the status and the
@@ -497,6 +494,19 @@ func settle(in planInput, d decision, out outcome) report {
 	} else {
 		st.Conditions = clearCondition(st.Conditions, api.ConditionCrashLoop)
 	}
+	st.UpdatedReplicas = 0
+	for _, t := range active {
+		if t.Labels[api.LabelTemplateHash] == in.hash {
+			st.UpdatedReplicas++
+		}
+	}
+	prog, rollout, deadlineIn := progressing(in, active, r.state.rollout)
+	if rollout.done && !r.state.rollout.done && r.state.rollout.hash == in.hash {
+		r.rolledOut = in.now.Sub(rollout.started)
+	}
+	r.state.rollout = rollout
+	requeue(deadlineIn)
+	st.Conditions = setCondition(st.Conditions, prog, now)
 	r.status = &st
 	return r
 }

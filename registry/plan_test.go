@@ -16,10 +16,13 @@ import (
 
 var planNow = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
+// webHash is the template hash of newController("web", n).
+var webHash = api.TemplateHash(&newController("web", 1).DesiredState.TaskTemplate)
+
 // ctr is a container of controller id in slot, made by registry reg ("" for
 // one made before the registry label), with the user label name=id.
 func ctr(id string, slot int, state, reg string) api.Task {
-	labels := map[string]string{"name": id, api.LabelController: id, api.LabelSlot: strconv.Itoa(slot)}
+	labels := map[string]string{"name": id, api.LabelController: id, api.LabelSlot: strconv.Itoa(slot), api.LabelTemplateHash: webHash}
 	if reg != "" {
 		labels[api.LabelRegistry] = reg
 	}
@@ -259,6 +262,9 @@ func TestPlan(t *testing.T) {
 				id: "web", spec: tt.spec, invalid: tt.invalid, revision: 30, createRevision: createAt,
 				tasks: tt.tasks, state: tt.state, now: planNow, registryID: testRegistryID, burst: burst,
 			}
+			if tt.spec != nil {
+				in.hash = hash
+			}
 			d := plan(in)
 			if got := createNames(d); !slices.Equal(got, tt.creates) {
 				t.Errorf("creates = %v, want %v", got, tt.creates)
@@ -310,7 +316,7 @@ func TestPlanRecordsAnInvalidSpecOncePerRevision(t *testing.T) {
 
 func TestSettle(t *testing.T) {
 	spec := newController("web", 3)
-	in := planInput{id: "web", spec: spec, revision: 30, createRevision: 1, now: planNow, registryID: testRegistryID, burst: 50}
+	in := planInput{id: "web", spec: spec, hash: webHash, revision: 30, createRevision: 1, now: planNow, registryID: testRegistryID, burst: 50}
 
 	t.Run("created containers count, and the template is proven", func(t *testing.T) {
 		d := plan(in)

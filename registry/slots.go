@@ -57,20 +57,24 @@ func freeSlots(taken map[int]bool, blocked map[int]string, n, limit int) []int {
 //  1. a task that is not running goes before a running one;
 //  2. then a task that is not ready (unhealthy, or its health check still
 //     starting) before a ready one;
-//  3. then the higher slot before the lower one (a task without a valid
+//  3. then a task of an older template (its hash is not current) before
+//     one of the current template, so that a scale-down during a rollout
+//     removes outdated containers first;
+//  4. then the higher slot before the lower one (a task without a valid
 //     slot counts as the highest), so that the slots left stay 1..replicas;
-//  4. then the newer task before the older one, and finally by name, so the
+//  5. then the newer task before the older one, and finally by name, so the
 //     order never depends on the order the runtime listed them in.
-func rankForDeletion(tasks []api.Task) []api.Task {
+func rankForDeletion(tasks []api.Task, current string) []api.Task {
 	type ranked struct {
-		task           api.Task
-		running, ready bool
-		slot           int
+		task                     api.Task
+		running, ready, outdated bool
+		slot                     int
 	}
 	// sort small keys, not the tasks themselves: a task is a large struct
 	rs := make([]*ranked, len(tasks))
 	for i, t := range tasks {
-		rs[i] = &ranked{task: t, running: t.State == api.StateRunning, ready: t.Ready(), slot: slotOf(t)}
+		rs[i] = &ranked{task: t, running: t.State == api.StateRunning, ready: t.Ready(),
+			outdated: t.Labels[api.LabelTemplateHash] != current, slot: slotOf(t)}
 	}
 	sort.SliceStable(rs, func(i, j int) bool {
 		a, b := rs[i], rs[j]
@@ -79,6 +83,9 @@ func rankForDeletion(tasks []api.Task) []api.Task {
 		}
 		if a.ready != b.ready {
 			return !a.ready
+		}
+		if a.outdated != b.outdated {
+			return a.outdated
 		}
 		if a.slot != b.slot {
 			return a.slot > b.slot
@@ -106,6 +113,13 @@ func shortID(containerID string) string {
 		return containerID[:12]
 	}
 	return containerID
+}
+
+// outdatedName is the name an outdated container is renamed to when its
+// successor is started first (a surge): its slot's name goes to the
+// successor while it still runs.
+func outdatedName(id string, slot int, containerID string) string {
+	return fmt.Sprintf("%s-%d-old-%s", id, slot, shortID(containerID))
 }
 
 // holdsSlot reports whether a container still has its slot's name.

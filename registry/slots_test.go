@@ -37,7 +37,7 @@ func TestRankForDeletionOrder(t *testing.T) {
 		task("noslot", 0, api.StateRunning, api.HealthNone),
 		task("restarting-1", 1, api.StateRestarting, api.HealthNone),
 	}
-	got := names(rankForDeletion(tasks))
+	got := names(rankForDeletion(tasks, ""))
 	want := []string{
 		"paused-4", "restarting-1", // not running, highest slot first
 		"starting-5", "unhealthy-2", // running but not ready
@@ -56,7 +56,7 @@ func TestRankForDeletionBreaksTiesByAgeThenName(t *testing.T) {
 	old.Created = time.Unix(100, 0)
 	young.Created = time.Unix(200, 0)
 	same1, same2 := task("d", 1, api.StateRunning, ""), task("c", 1, api.StateRunning, "")
-	got := names(rankForDeletion([]api.Task{old, same1, young, same2}))
+	got := names(rankForDeletion([]api.Task{old, same1, young, same2}, ""))
 	want := []string{"a", "b", "c", "d"}
 	if !slices.Equal(got, want) {
 		t.Errorf("rankForDeletion = %v, want %v", got, want)

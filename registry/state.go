@@ -38,12 +38,16 @@ type controllerState struct {
 	// conflicts holds the slots whose name a container outside the set
 	// holds, learned from a create that Docker refused with a conflict.
 	conflicts map[int]slotConflict
+	// rollout tracks the progress towards the current template.
+	rollout rolloutProgress
 }
 
-// validation is the result of validating one spec revision.
+// validation is the result of validating one spec revision, and its
+// template hash.
 type validation struct {
-	rev int64
-	err error
+	rev  int64
+	err  error
+	hash string
 }
 
 // slotConflict is a container outside the controller's set that holds the

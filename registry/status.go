@@ -36,11 +36,14 @@ func countReplicas(tasks []api.Task, minReady time.Duration, now time.Time) (rea
 	return ready, available, next
 }
 
-// setCondition sets a condition of the given type to True, keeping its
-// transition time when it was already True. It returns a new slice.
+// setCondition sets a condition (its Status "True" unless it says
+// otherwise), keeping its transition time when its status did not change.
+// It returns a new slice.
 func setCondition(conds []api.Condition, c api.Condition, now time.Time) []api.Condition {
 	out := make([]api.Condition, 0, len(conds)+1)
-	c.Status = "True"
+	if c.Status == "" {
+		c.Status = "True"
+	}
 	c.LastTransitionTime = now
 	for _, old := range conds {
 		if old.Type != c.Type {

@@ -66,6 +66,7 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 	}
 	in.state = *record // with the validation result
 	if in.spec != nil {
+		in.hash = record.validated.hash
 		in.tasks, errs = rm.inspectDead(ctx, in)
 	}
 
@@ -77,6 +78,11 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 	errs = append(errs, out.deleteErrs...)
 
 	*record = r.state
+	rm.metrics.rolloutSteps.Add(float64(d.rolloutSteps))
+	if r.rolledOut > 0 {
+		rm.metrics.rolloutDuration.Observe(r.rolledOut.Seconds())
+		rm.logger.Info("rollout complete", "controller", id, "revision", in.revision, "took", r.rolledOut.Round(time.Millisecond))
+	}
 	for _, ev := range r.events {
 		rm.record(id, ev)
 	}
@@ -109,6 +115,9 @@ func (rm *ReplicationManager) validSpec(record *controllerState, spec Spec) (*ap
 	if record.validated.rev != spec.ModRevision {
 		opts := api.ValidateOptions{Key: spec.ID, MaxReplicas: rm.opts.MaxReplicas, Policy: rm.opts.Policy}
 		record.validated = validation{rev: spec.ModRevision, err: api.Validate(spec.Controller, opts)}
+		if record.validated.err == nil {
+			record.validated.hash = api.TemplateHash(&spec.Controller.DesiredState.TaskTemplate)
+		}
 	}
 	if record.validated.err != nil {
 		return nil, record.validated.err
