@@ -147,7 +147,7 @@ func (h *harness) sync(t *testing.T, id string) error {
 func (h *harness) addTask(t *testing.T, id string, slot int, state string) string {
 	t.Helper()
 	cid, err := h.fake.Add(api.Task{
-		Name:   taskName(id, slot),
+		Name: taskName(id, slot),
 		Labels: map[string]string{
 			"name": id, api.LabelController: id, api.LabelSlot: strconv.Itoa(slot),
 			api.LabelTemplateHash: api.TemplateHash(&newController(id, 1).DesiredState.TaskTemplate),

@@ -19,8 +19,8 @@ type metrics struct {
 	dockerDuration      *prometheus.HistogramVec
 	queue               *queueMetrics
 	syncPanics          prometheus.Counter
-	rolloutSteps    prometheus.Counter
-	rolloutDuration prometheus.Histogram
+	rolloutSteps        prometheus.Counter
+	rolloutDuration     prometheus.Histogram
 	// eventsDropped counts events that were never written: the queue was
 	// full, or etcd did not take them in time.
 	eventsDropped prometheus.Counter
