@@ -23,7 +23,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
-	"github.com/replication-manager/replication-manager/internal/etcdtest"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
@@ -41,11 +40,11 @@ type convergenceProfiles struct {
 // profileConvergence runs the profiled round.
 func (e *dockerEnv) profileConvergence(ctx context.Context, n int, window time.Duration, runDir string) (_ *convergenceProfiles, err error) {
 	p := &convergenceProfiles{Manager: filepath.Join(runDir, "convergence-manager.pprof")}
-	etcd, err := etcdtest.New("")
+	etcd, err := startEtcd()
 	if err != nil {
-		return nil, fmt.Errorf("profile: embedded etcd: %w", err)
+		return nil, fmt.Errorf("profile: %w", err)
 	}
-	defer etcd.Close()
+	defer func() { err = errors.Join(err, etcd.Close()) }()
 	client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.ClientURL}, DialTimeout: 5 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("profile: etcd client: %w", err)

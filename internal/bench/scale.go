@@ -9,29 +9,27 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strconv"
-
-	"github.com/replication-manager/replication-manager/internal/etcdtest"
 )
 
 // runScale measures every controller count of cfg in turn. The etcd data
 // lives in a temporary directory that is removed at the end.
-func runScale(ctx context.Context, cfg Config, runDir string, progress io.Writer) ([]ScaleResult, error) {
+func runScale(ctx context.Context, cfg Config, runDir string, progress io.Writer) (out []ScaleResult, err error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("scale: find this program: %w", err)
 	}
-	etcd, err := etcdtest.New("")
+	etcd, err := startEtcd()
 	if err != nil {
-		return nil, fmt.Errorf("scale: embedded etcd: %w", err)
+		return nil, fmt.Errorf("scale: %w", err)
 	}
-	defer etcd.Close()
+	defer func() { err = errors.Join(err, etcd.Close()) }()
 
-	var out []ScaleResult
 	for _, n := range cfg.ScaleCounts {
 		res, err := runWorker(ctx, self, "fake", etcd.ClientURL, n, cfg, runDir, progress)
 		if err != nil {
