@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -9,7 +8,7 @@ import (
 )
 
 func TestBareTasksBehavesLikeATaskControl(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	b := newBareTasks()
 	spec := func(name, slot string) api.TaskSpec {
 		return api.TaskSpec{Name: name, Labels: map[string]string{"name": "web", api.LabelController: "web", api.LabelSlot: slot}}

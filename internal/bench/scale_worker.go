@@ -275,8 +275,8 @@ func (m *managerRun) stop() error {
 	return m.err
 }
 
-// syncs returns how many syncs have finished, by result ("" for all).
-func (m *managerRun) syncs(result string) (uint64, error) {
+// syncs returns how many syncs have finished, whatever their result.
+func (m *managerRun) syncs() (uint64, error) {
 	families, err := m.reg.Gather()
 	if err != nil {
 		return 0, fmt.Errorf("gather metrics: %w", err)
@@ -287,26 +287,10 @@ func (m *managerRun) syncs(result string) (uint64, error) {
 			continue
 		}
 		for _, metric := range f.GetMetric() {
-			if result != "" && !hasLabel(metric.GetLabel(), "result", result) {
-				continue
-			}
 			n += metric.GetHistogram().GetSampleCount()
 		}
 	}
 	return n, nil
-}
-
-// hasLabel reports whether a gathered metric's labels hold name=value.
-func hasLabel[L interface {
-	GetName() string
-	GetValue() string
-}](labels []L, name, value string) bool {
-	for _, l := range labels {
-		if l.GetName() == name && l.GetValue() == value {
-			return true
-		}
-	}
-	return false
 }
 
 // waitSyncs waits until at least n syncs have finished.
@@ -314,7 +298,7 @@ func (m *managerRun) waitSyncs(ctx context.Context, n uint64) error {
 	var got uint64
 	var err error
 	waitErr := waitUntil(ctx, scaleTimeout, time.Millisecond, func() bool {
-		got, err = m.syncs("")
+		got, err = m.syncs()
 		return err != nil || got >= n
 	})
 	if err != nil {
@@ -329,7 +313,7 @@ func (m *managerRun) waitSyncs(ctx context.Context, n uint64) error {
 // waitQuiet waits until no sync has finished for quietFor.
 func (m *managerRun) waitQuiet(ctx context.Context) error {
 	deadline := time.Now().Add(scaleTimeout)
-	last, err := m.syncs("")
+	last, err := m.syncs()
 	if err != nil {
 		return err
 	}
@@ -339,7 +323,7 @@ func (m *managerRun) waitQuiet(ctx context.Context) error {
 			return ctx.Err()
 		case <-time.After(quietFor):
 		}
-		n, err := m.syncs("")
+		n, err := m.syncs()
 		if err != nil {
 			return err
 		}
@@ -358,7 +342,7 @@ func (m *managerRun) waitQuiet(ctx context.Context) error {
 // has synced. Nothing changed, so no sync writes to etcd.
 func (w *scaleWorker) timeResyncs(ctx context.Context, m *managerRun, res *ScaleResult, n int) error {
 	for range n {
-		before, err := m.syncs("")
+		before, err := m.syncs()
 		if err != nil {
 			return err
 		}
@@ -396,7 +380,7 @@ func (w *scaleWorker) timeBusyProbes(ctx context.Context, m *managerRun, res *Sc
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for busyCtx.Err() == nil {
-			before, err := m.syncs("")
+			before, err := m.syncs()
 			if err != nil || m.rm.Synchronize(busyCtx) != nil {
 				return
 			}
@@ -423,7 +407,7 @@ func (w *scaleWorker) busyProbes() int { return max(1, w.probes/2) }
 func (w *scaleWorker) probeLoop(ctx context.Context, m *managerRun, prefix string, count int, fromWrite, fromAck *Durations) error {
 	for i := range count {
 		id := fmt.Sprintf("%s%04d", prefix, i)
-		before, err := m.syncs("")
+		before, err := m.syncs()
 		if err != nil {
 			return err
 		}
