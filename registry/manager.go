@@ -33,6 +33,9 @@ type Options struct {
 	// DrainTimeout is how long syncs in progress may go on after Run's
 	// context ends, so that a create is not cut between create and start.
 	DrainTimeout time.Duration
+	// RevisionHistoryLimit is how many recorded templates are kept per
+	// controller.
+	RevisionHistoryLimit int
 	// Policy says which security-sensitive template fields are allowed.
 	Policy api.SecurityPolicy
 	// Registerer receives the manager's metrics; nil registers nowhere.
@@ -46,6 +49,8 @@ const (
 	DefaultBurstReplicas = 50
 	DefaultDrainTimeout  = 10 * time.Second
 	DefaultEtcdTimeout   = 5 * time.Second
+	// DefaultRevisionHistoryLimit is --revision-history-limit's default.
+	DefaultRevisionHistoryLimit = 10
 )
 
 func (o Options) withDefaults() Options {
@@ -60,6 +65,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxReplicas <= 0 {
 		o.MaxReplicas = api.DefaultMaxReplicas
+	}
+	if o.RevisionHistoryLimit <= 0 {
+		o.RevisionHistoryLimit = DefaultRevisionHistoryLimit
 	}
 	if o.EtcdTimeout <= 0 {
 		o.EtcdTimeout = DefaultEtcdTimeout
@@ -196,7 +204,8 @@ func unlessStopped(ctx context.Context, err error) error {
 }
 
 // prepare reads this registry's id, making it if this is the first
-// manager, and the stored statuses, retrying while etcd is away. It fails
+// manager, the stored statuses and the newest recorded template of every
+// controller, retrying while etcd is away. It fails
 // when ctx ends or etcd refuses the manager for good.
 func (rm *ReplicationManager) prepare(ctx context.Context) error {
 	backoff := retryBackoff()
@@ -229,9 +238,13 @@ func (rm *ReplicationManager) readRegistry(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	history, err := rm.store.newestRevisions(ctx)
+	if err != nil {
+		return err
+	}
 	rm.registryID = id
-	rm.states.load(statuses)
-	rm.logger.Info("registry read", "registry", id, "statuses", len(statuses))
+	rm.states.load(statuses, history)
+	rm.logger.Info("registry read", "registry", id, "statuses", len(statuses), "histories", len(history))
 	return nil
 }
 

@@ -40,6 +40,9 @@ type controllerState struct {
 	conflicts map[int]slotConflict
 	// rollout tracks the progress towards the current template.
 	rollout rolloutProgress
+	// recorded is the hash of the newest template recorded in the
+	// controller's history.
+	recorded string
 }
 
 // validation is the result of validating one spec revision, and its
@@ -135,13 +138,20 @@ func (s *states) ids() []string {
 	return out
 }
 
-// load installs the statuses read at start, one record each.
-func (s *states) load(statuses map[string]*api.ReplicationControllerStatus) {
+// load installs what was read at start: the statuses and the newest
+// recorded templates, one record per controller that has either.
+func (s *states) load(statuses map[string]*api.ReplicationControllerStatus, history map[string]api.Revision) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.records = make(map[string]*controllerState, len(statuses))
 	for id, st := range statuses {
 		s.records[id] = &controllerState{status: st}
+	}
+	for id, rev := range history {
+		if s.records[id] == nil {
+			s.records[id] = &controllerState{}
+		}
+		s.records[id].recorded = rev.TemplateHash
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -384,4 +386,84 @@ func (s *Store) GrantLease(ctx context.Context, ttl time.Duration) (clientv3.Lea
 		return 0, fmt.Errorf("grant lease: %w", err)
 	}
 	return resp.ID, nil
+}
+
+// HistoryPrefix is where the recorded templates of controller id live,
+// with its trailing slash.
+func (s *Store) HistoryPrefix(id string) string { return s.prefix + "/history/controllers/" + id + "/" }
+
+// historyRoot is the prefix of every controller's history.
+func (s *Store) historyRoot() string { return s.prefix + "/history/controllers/" }
+
+// PutRevision records a template of controller id, unless its revision is
+// recorded already.
+func (s *Store) PutRevision(ctx context.Context, id string, rev *api.Revision) error {
+	key := s.HistoryPrefix(id) + strconv.FormatInt(rev.Revision, 10)
+	data, err := json.Marshal(rev)
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	_, err = s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(data))).
+		Commit()
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return nil
+}
+
+// ListRevisions returns the recorded templates of controller id, oldest
+// first. A record that does not decode is skipped.
+func (s *Store) ListRevisions(ctx context.Context, id string) ([]api.Revision, error) {
+	var out []api.Revision
+	_, err := s.listPrefix(ctx, s.HistoryPrefix(id), func(_ string, value []byte, _, _ int64) {
+		var r api.Revision
+		if json.Unmarshal(value, &r) == nil {
+			out = append(out, r)
+		}
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
+	return out, err
+}
+
+// newestRevisions returns, for every controller with a history, its newest
+// recorded template hash.
+func (s *Store) newestRevisions(ctx context.Context) (map[string]api.Revision, error) {
+	out := make(map[string]api.Revision)
+	root := s.historyRoot()
+	_, err := s.listPrefix(ctx, root, func(key string, value []byte, _, _ int64) {
+		id, _, ok := strings.Cut(strings.TrimPrefix(key, root), "/")
+		var r api.Revision
+		if !ok || json.Unmarshal(value, &r) != nil {
+			return
+		}
+		if cur, seen := out[id]; !seen || r.Revision > cur.Revision {
+			out[id] = r
+		}
+	})
+	return out, err
+}
+
+// DeleteRevisions removes recorded templates of controller id: all of
+// them, or those older than the newest keep.
+func (s *Store) DeleteRevisions(ctx context.Context, id string, keep int) error {
+	if keep <= 0 {
+		prefix := s.HistoryPrefix(id)
+		if _, err := s.client.Delete(ctx, prefix, clientv3.WithPrefix()); err != nil {
+			return fmt.Errorf("delete %s: %w", prefix, err)
+		}
+		return nil
+	}
+	revs, err := s.ListRevisions(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, r := range revs[:max(0, len(revs)-keep)] {
+		key := s.HistoryPrefix(id) + strconv.FormatInt(r.Revision, 10)
+		if _, err := s.client.Delete(ctx, key); err != nil {
+			return fmt.Errorf("delete %s: %w", key, err)
+		}
+	}
+	return nil
 }

@@ -90,6 +90,9 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 	case r.forget:
 		errs = append(errs, rm.forget(ctx, id))
 	case r.status != nil:
+		if in.spec != nil && in.hash != record.recorded {
+			errs = append(errs, rm.recordRevision(ctx, record, in))
+		}
 		errs = append(errs, rm.writeStatus(ctx, record, *r.status))
 	}
 	if r.requeueAfter > 0 {
@@ -154,17 +157,34 @@ func (rm *ReplicationManager) inspectDead(ctx context.Context, in planInput) ([]
 }
 
 // forget removes what is known of a controller that is gone, once its
-// last container is: its status, its record and the spec cache's
-// tombstone.
+// last container is: its recorded templates, its status, its record and
+// the spec cache's tombstone.
 func (rm *ReplicationManager) forget(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
+	if err := rm.store.DeleteRevisions(ctx, id, 0); err != nil {
+		return err
+	}
 	if err := rm.store.DeleteStatus(ctx, id); err != nil {
 		return err
 	}
 	rm.states.forget(id)
 	rm.specs.forget(id)
 	return nil
+}
+
+// recordRevision records the template the manager acts on for the first
+// time in the controller's history, and keeps the newest
+// RevisionHistoryLimit.
+func (rm *ReplicationManager) recordRevision(ctx context.Context, record *controllerState, in planInput) error {
+	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
+	defer cancel()
+	rev := &api.Revision{Revision: in.revision, FirstSeen: in.now.UTC(), TemplateHash: in.hash, TaskTemplate: in.spec.DesiredState.TaskTemplate}
+	if err := rm.store.PutRevision(ctx, in.id, rev); err != nil {
+		return err
+	}
+	record.recorded = in.hash
+	return rm.store.DeleteRevisions(ctx, in.id, rm.opts.RevisionHistoryLimit)
 }
 
 func (rm *ReplicationManager) record(id string, ev note) {
