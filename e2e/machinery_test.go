@@ -19,7 +19,9 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/dockertest"
+	"github.com/replication-manager/replication-manager/internal/etcdtest"
 	"github.com/replication-manager/replication-manager/internal/syncbuf"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 )
 
 func TestRemovedReplicaIsReplacedWellWithinTheResyncPeriod(t *testing.T) {
@@ -33,10 +35,10 @@ func TestRemovedReplicaIsReplacedWellWithinTheResyncPeriod(t *testing.T) {
 	before := waitForReplicas(t, cli, id, 3)
 	victim := before[id+"-2"]
 	start := time.Now()
-	if err := cli.ContainerRemove(context.Background(), victim.ID, container.RemoveOptions{Force: true}); err != nil {
+	if err := cli.ContainerRemove(t.Context(), victim.ID, container.RemoveOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	dockertest.Eventually(t, 30*time.Second, func() error {
+	testpoll.Eventually(t, 30*time.Second, func() error {
 		c, ok := containers(t, cli, id)[id+"-2"]
 		if !ok || c.ID == victim.ID || c.State != "running" {
 			return fmt.Errorf("%s-2 not replaced yet", id)
@@ -52,7 +54,7 @@ func TestStoppedReplicasAreReplacedAndDeadOnesDoNotPileUp(t *testing.T) {
 	labels := dockertest.Labels(t)
 	d := startDaemon(t, "--sync-period", "5m")
 	id := newID("stop")
-	ctx := context.Background()
+	ctx := t.Context()
 
 	d.rcctl(t, controllerJSON(t, id, image, 2, labels), "apply", "-f", "-")
 	for round := range 3 {
@@ -62,7 +64,7 @@ func TestStoppedReplicasAreReplacedAndDeadOnesDoNotPileUp(t *testing.T) {
 		if err := cli.ContainerStop(ctx, victim.ID, container.StopOptions{Timeout: &timeout}); err != nil {
 			t.Fatal(err)
 		}
-		dockertest.Eventually(t, 30*time.Second, func() error {
+		testpoll.Eventually(t, 30*time.Second, func() error {
 			for _, c := range containers(t, cli, id) {
 				if c.ID == victim.ID && c.State == "running" {
 					return fmt.Errorf("victim still running")
@@ -89,7 +91,7 @@ func TestKillNineMidScaleUpThenRestartLeavesExactlyTwelve(t *testing.T) {
 	id := newID("kill9")
 
 	d.rcctl(t, controllerJSON(t, id, image, 12, labels), "apply", "-f", "-")
-	dockertest.Eventually(t, 60*time.Second, func() error {
+	testpoll.Eventually(t, 60*time.Second, func() error {
 		if n := len(containers(t, cli, id)); n < 3 {
 			return fmt.Errorf("%d containers so far", n)
 		}
@@ -115,7 +117,7 @@ func TestTwoManagersNeverExceedTheDesiredCount(t *testing.T) {
 	a := startDaemon(t, "--leader-elect=false")
 	// the second shares the first's etcd; without leader election both
 	// act, so only the slot names fence them
-	b := &daemon{etcdURL: a.etcdURL, metricsAddr: freeAddr(t), logs: &syncbuf.Buffer{}}
+	b := &daemon{etcdURL: a.etcdURL, metricsAddr: etcdtest.FreeAddr(t), logs: &syncbuf.Buffer{}}
 	b.startShared(t, "--leader-elect=false")
 	id := newID("two")
 
@@ -182,7 +184,7 @@ func TestMissingImageGivesReplicaFailureNamingIt(t *testing.T) {
 	image := "no-such-image-" + dockertest.RunID() + ":latest"
 
 	d.rcctl(t, controllerJSON(t, id, image, 3, labels), "apply", "-f", "-")
-	dockertest.Eventually(t, 30*time.Second, func() error {
+	testpoll.Eventually(t, 30*time.Second, func() error {
 		st := d.status(t, id)
 		if st == nil {
 			return fmt.Errorf("no status yet")
@@ -219,14 +221,14 @@ func TestHealthCheckGatesReadiness(t *testing.T) {
 
 	waitForReplicas(t, cli, good, 2)
 	waitForReplicas(t, cli, bad, 2)
-	dockertest.Eventually(t, 30*time.Second, func() error {
+	testpoll.Eventually(t, 30*time.Second, func() error {
 		st := d.status(t, good)
 		if st == nil || st.ReadyReplicas != 2 {
 			return fmt.Errorf("healthy controller status %+v, want 2 ready", st)
 		}
 		return nil
 	})
-	dockertest.Eventually(t, 30*time.Second, func() error {
+	testpoll.Eventually(t, 30*time.Second, func() error {
 		for name, c := range containers(t, cli, bad) {
 			if !strings.Contains(c.Status, "(unhealthy)") {
 				return fmt.Errorf("%s is %q, not unhealthy yet", name, c.Status)
@@ -234,7 +236,7 @@ func TestHealthCheckGatesReadiness(t *testing.T) {
 		}
 		return nil
 	})
-	dockertest.Eventually(t, 10*time.Second, func() error {
+	testpoll.Eventually(t, 10*time.Second, func() error {
 		st := d.status(t, bad)
 		if st == nil || st.Replicas != 2 || st.ReadyReplicas != 0 {
 			return fmt.Errorf("unhealthy controller status %+v, want 2 replicas, 0 ready", st)
@@ -247,7 +249,7 @@ func TestHealthCheckGatesReadiness(t *testing.T) {
 func waitForRunning(t *testing.T, cli dockerClient, id string, n int) []container.Summary {
 	t.Helper()
 	var out []container.Summary
-	dockertest.Eventually(t, 60*time.Second, func() error {
+	testpoll.Eventually(t, 60*time.Second, func() error {
 		out = runningOf(containers(t, cli, id))
 		if len(out) != n {
 			return fmt.Errorf("%d running, want %d", len(out), n)
@@ -271,7 +273,7 @@ func runningOf(all map[string]container.Summary) []container.Summary {
 // reports it to see, until the returned function is called.
 func watchCount(t *testing.T, cli dockerClient, id string, see func(int)) func() {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for ctx.Err() == nil {
@@ -290,7 +292,7 @@ func watchCount(t *testing.T, cli dockerClient, id string, see func(int)) func()
 // countEvents counts Docker events of one action for id's containers.
 func countEvents(t *testing.T, cli dockerClient, id, action string, n *atomic.Int64) func() {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	msgs, errs := cli.Events(ctx, events.ListOptions{Filters: filters.NewArgs(
 		filters.Arg("type", "container"),
 		filters.Arg("label", api.LabelController+"="+id),

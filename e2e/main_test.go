@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,7 +25,9 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/demospec"
 	"github.com/replication-manager/replication-manager/internal/dockertest"
+	"github.com/replication-manager/replication-manager/internal/etcdtest"
 	"github.com/replication-manager/replication-manager/internal/syncbuf"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -86,9 +87,9 @@ type daemon struct {
 func startDaemon(t *testing.T, extra ...string) *daemon {
 	t.Helper()
 	d := &daemon{
-		etcdURL:     "http://" + freeAddr(t),
-		peerURL:     "http://" + freeAddr(t),
-		metricsAddr: freeAddr(t),
+		etcdURL:     "http://" + etcdtest.FreeAddr(t),
+		peerURL:     "http://" + etcdtest.FreeAddr(t),
+		metricsAddr: etcdtest.FreeAddr(t),
 		dataDir:     filepath.Join(t.TempDir(), "etcd"),
 		logs:        &syncbuf.Buffer{},
 	}
@@ -133,7 +134,7 @@ func (d *daemon) exec(t *testing.T, args []string) {
 	}
 	d.done = make(chan error, 1)
 	go func() { d.done <- d.cmd.Wait() }()
-	dockertest.Eventually(t, 60*time.Second, func() error {
+	testpoll.Eventually(t, 60*time.Second, func() error {
 		select {
 		case err := <-d.done:
 			d.done <- err
@@ -202,7 +203,7 @@ func (d *daemon) status(t *testing.T, id string) *api.ReplicationControllerStatu
 		t.Fatal(err)
 	}
 	defer client.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	st, err := registry.NewStore(client, "").GetStatus(ctx, id)
 	if errors.Is(err, registry.ErrNotFound) {
@@ -246,7 +247,7 @@ type dockerClient = *client.Client
 // containers returns the names and states of the controller's containers.
 func containers(t *testing.T, cli *client.Client, id string) map[string]container.Summary {
 	t.Helper()
-	list, err := cli.ContainerList(context.Background(), container.ListOptions{
+	list, err := cli.ContainerList(t.Context(), container.ListOptions{
 		All: true, Filters: filters.NewArgs(filters.Arg("label", api.LabelController+"="+id)),
 	})
 	if err != nil {
@@ -269,7 +270,7 @@ func waitForReplicas(t *testing.T, cli *client.Client, id string, n int) map[str
 	}
 	sort.Strings(want)
 	var got map[string]container.Summary
-	dockertest.Eventually(t, 90*time.Second, func() error {
+	testpoll.Eventually(t, 90*time.Second, func() error {
 		got = containers(t, cli, id)
 		var names []string
 		for name, c := range got {
@@ -285,14 +286,4 @@ func waitForReplicas(t *testing.T, cli *client.Client, id string, n int) map[str
 		return nil
 	})
 	return got
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/replication-manager/replication-manager/internal/dockertest"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 	"github.com/replication-manager/replication-manager/internal/syncbuf"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -54,7 +55,7 @@ func TestNestedKeyIsNotAController(t *testing.T) {
 		t.Fatal(err)
 	}
 	holdFor(t, 3*time.Second, func() error { return sameContainers(containers(t, cli, id), before) })
-	dockertest.Eventually(t, 10*time.Second, func() error {
+	testpoll.Eventually(t, 10*time.Second, func() error {
 		if n := ignoredWarnings(d.logs, nested); n != 1 {
 			return fmt.Errorf("%d warnings naming %s, want 1", n, nested)
 		}
@@ -238,7 +239,7 @@ func TestRecreatedWhileManagerDownRunsOnlyTheNewTemplate(t *testing.T) {
 	// an etcd of the test's, so that specs can be written while the
 	// manager is down; it stops after the daemon
 	server := etcdtest.Start(t)
-	d := &daemon{etcdURL: server.ClientURL, metricsAddr: freeAddr(t), logs: &syncbuf.Buffer{}}
+	d := &daemon{etcdURL: server.ClientURL, metricsAddr: etcdtest.FreeAddr(t), logs: &syncbuf.Buffer{}}
 	d.startShared(t)
 	id := newID("recreate")
 	etcd := etcdClient(t, d.etcdURL)
@@ -333,7 +334,7 @@ func waitForTemplate(t *testing.T, cli dockerClient, d *daemon, id, image string
 	t.Helper()
 	hash := api.TemplateHash(&modeController(id, image, labels, mode).DesiredState.TaskTemplate)
 	var got map[string]container.Summary
-	dockertest.Eventually(t, 60*time.Second, func() error {
+	testpoll.Eventually(t, 60*time.Second, func() error {
 		got = containers(t, cli, id)
 		if names := slices.Sorted(maps.Keys(got)); !slices.Equal(names, []string{id + "-1", id + "-2"}) {
 			return fmt.Errorf("containers %v, want %s-1 and %s-2", names, id, id)
@@ -399,7 +400,7 @@ func registryID(t *testing.T, d *daemon) string {
 func waitForStatus(t *testing.T, d *daemon, id string, ok func(*api.ReplicationControllerStatus) error) *api.ReplicationControllerStatus {
 	t.Helper()
 	var st *api.ReplicationControllerStatus
-	dockertest.Eventually(t, 30*time.Second, func() error {
+	testpoll.Eventually(t, 30*time.Second, func() error {
 		st = d.status(t, id)
 		if st == nil {
 			return fmt.Errorf("no status of %s yet", id)
@@ -434,7 +435,7 @@ func waitForNames(t *testing.T, cli dockerClient, match map[string]string, names
 	t.Helper()
 	want := slices.Sorted(slices.Values(names))
 	var got map[string]container.Summary
-	dockertest.Eventually(t, 90*time.Second, func() error {
+	testpoll.Eventually(t, 90*time.Second, func() error {
 		got = labelled(t, cli, match)
 		for name, c := range got {
 			if c.State != "running" {
@@ -484,7 +485,7 @@ var errHolding = errors.New("window not over yet")
 func holdFor(t *testing.T, window time.Duration, cond func() error) {
 	t.Helper()
 	end := time.Now().Add(window)
-	dockertest.Eventually(t, window+30*time.Second, func() error {
+	testpoll.Eventually(t, window+30*time.Second, func() error {
 		if err := cond(); err != nil {
 			t.Fatalf("within %s: %v", window, err)
 		}

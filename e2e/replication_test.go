@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 
 	"github.com/replication-manager/replication-manager/internal/dockertest"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 )
 
 // newID is a controller id unique to the test run.
@@ -53,10 +53,10 @@ func TestContainerRemovedOutOfBandIsReplaced(t *testing.T) {
 	d.rcctl(t, controllerJSON(t, id, image, 2, labels), "apply", "-f", "-")
 	before := waitForReplicas(t, cli, id, 2)
 	victim := before[id+"-1"]
-	if err := cli.ContainerRemove(context.Background(), victim.ID, container.RemoveOptions{Force: true}); err != nil {
+	if err := cli.ContainerRemove(t.Context(), victim.ID, container.RemoveOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	dockertest.Eventually(t, 60*time.Second, func() error {
+	testpoll.Eventually(t, 60*time.Second, func() error {
 		after := containers(t, cli, id)
 		c, ok := after[id+"-1"]
 		if !ok || c.ID == victim.ID || c.State != "running" {
@@ -89,7 +89,7 @@ func TestHandStartedContainerWithSameLabelsIsNeverTouched(t *testing.T) {
 	labels := dockertest.Labels(t)
 	d := startDaemon(t)
 	id := newID("byhand")
-	ctx := context.Background()
+	ctx := t.Context()
 
 	// the same user labels as the controller's template, but no
 	// replicationController label

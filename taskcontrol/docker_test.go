@@ -22,6 +22,7 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/dockertest"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -92,7 +93,7 @@ func freePort(t *testing.T) int {
 func waitListed(t *testing.T, d *taskcontrol.Docker, selector map[string]string, id string, ok func(api.Task) error) api.Task {
 	t.Helper()
 	var found api.Task
-	dockertest.Eventually(t, waitTimeout, func() error {
+	testpoll.Eventually(t, waitTimeout, func() error {
 		tasks, err := d.ListTasks(t.Context(), selector)
 		if err != nil {
 			return err
@@ -334,7 +335,7 @@ func TestDockerListTasksInEveryState(t *testing.T) {
 		crashed.ID: {api.StateExited, 0}, // a list does not say; the inspect below does
 		created.ID: {api.StateCreated, 0},
 	}
-	dockertest.Eventually(t, waitTimeout, func() error {
+	testpoll.Eventually(t, waitTimeout, func() error {
 		tasks, err := d.ListTasks(t.Context(), selectorOf(base))
 		if err != nil {
 			return err

@@ -213,7 +213,9 @@ func decodeApply(data []byte) ([]*api.ReplicationController, error) {
 // and JSON items are passed on as written, so that api.Decode sees and
 // refuses their duplicate fields; "items" twice is an error. isList is
 // false for any other document, including one ToJSON refuses: api.Decode
-// then reports on it as on one spec.
+// then reports on it as on one spec, which is why errors here are absorbed.
+//
+//nolint:nilerr // a document that is not a list is reported by api.Decode
 func listItems(data []byte) (items []json.RawMessage, isList bool, err error) {
 	js, err := api.ToJSON(data)
 	if err != nil {

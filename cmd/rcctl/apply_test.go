@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -165,7 +164,7 @@ func TestApplyRefusesInvalidSpecsAndWritesNothing(t *testing.T) {
 func TestApplyReportsConflictWhenChangedSinceRead(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e.create(newController("web", 3))
 	read := e.get("web") // what apply read
 	other := newController("web", 7)
@@ -189,7 +188,7 @@ func TestApplyReportsConflictWhenChangedSinceRead(t *testing.T) {
 func TestApplyReportsConflictWhenCreatedSinceRead(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e.create(newController("web", 7)) // created after apply found no key
 
 	_, err := applyAt(ctx, e.conn(), newController("web", 5), nil)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -178,7 +177,7 @@ func TestDescribeShowsTheManagersEvents(t *testing.T) {
 	e := newTestEnv(t)
 	e.create(newController("web", 3))
 	cn := e.conn()
-	lease, err := cn.store.GrantLease(context.Background(), time.Hour)
+	lease, err := cn.store.GrantLease(t.Context(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +185,7 @@ func TestDescribeShowsTheManagersEvents(t *testing.T) {
 		{Controller: "web", Type: api.EventNormal, Reason: "Created", Message: "created 2 container(s): web-1, web-2", Time: e.now.Add(-2 * time.Minute)},
 		{Controller: "web", Type: api.EventWarning, Reason: "FailedCreate", Message: "create web-3: no such image: demo-task:latest", Time: e.now.Add(-time.Minute)},
 	} {
-		if err := cn.store.PutEvent(context.Background(), strconv.Itoa(i), &ev, lease); err != nil {
+		if err := cn.store.PutEvent(t.Context(), strconv.Itoa(i), &ev, lease); err != nil {
 			t.Fatal(err)
 		}
 	}

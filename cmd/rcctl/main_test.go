@@ -267,7 +267,7 @@ func assertContains(t *testing.T, got string, wants ...string) {
 
 func assertNotFound(t *testing.T, e *testEnv, id string) {
 	t.Helper()
-	_, err := e.store.GetController(context.Background(), id)
+	_, err := e.store.GetController(t.Context(), id)
 	if !errors.Is(err, registry.ErrNotFound) {
 		t.Fatalf("controller %q: got err %v, want not found", id, err)
 	}
@@ -278,7 +278,7 @@ func TestHelpPrintsUsageAndSucceeds(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"help", "scale"}, {"scale", "-h"}, {"apply", "--help"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+			err := run(t.Context(), args, strings.NewReader(""), &stdout, &stderr)
 			if err != nil {
 				t.Fatalf("run %q: %v", args, err)
 			}
@@ -306,7 +306,7 @@ func TestUsageMistakesExitTwo(t *testing.T) {
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+			err := run(t.Context(), args, strings.NewReader(""), &stdout, &stderr)
 			if err == nil {
 				t.Fatalf("run %q succeeded, want a usage error", args)
 			}
@@ -335,7 +335,7 @@ func TestErrorsPrintAsOneLine(t *testing.T) {
 func runOffline(t *testing.T, args ...string) result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), append([]string{"--etcd-servers", etcdtest.FreeAddr(t), "--etcd-dial-timeout", "1s"}, args...), strings.NewReader(""), &stdout, &stderr)
+	err := run(t.Context(), append([]string{"--etcd-servers", etcdtest.FreeAddr(t), "--etcd-dial-timeout", "1s"}, args...), strings.NewReader(""), &stdout, &stderr)
 	return result{stdout.String(), stderr.String(), err}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"testing"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -86,7 +85,7 @@ func TestScaleUnknownControllerFails(t *testing.T) {
 func TestScaleRetriesOnConflictAndKeepsTheOtherEdit(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e.create(newController("web", 3))
 	calls := 0
 
@@ -119,7 +118,7 @@ func TestScaleRetriesOnConflictAndKeepsTheOtherEdit(t *testing.T) {
 func TestScaleGivesUpAfterThreeConflicts(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	e.create(newController("web", 3))
 	calls := 0
 

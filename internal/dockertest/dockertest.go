@@ -46,7 +46,6 @@ const (
 
 	pingTimeout    = 5 * time.Second
 	cleanupTimeout = time.Minute
-	pollInterval   = 100 * time.Millisecond
 )
 
 var (
@@ -283,21 +282,4 @@ func cleanupRun(tags []string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// Eventually calls cond until it returns nil, every pollInterval, and fails
-// the test with cond's last error when timeout passes first.
-func Eventually(tb testing.TB, timeout time.Duration, cond func() error) {
-	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("not after %s: %v", timeout, err)
-		}
-		time.Sleep(pollInterval)
-	}
 }

@@ -4,6 +4,7 @@ package etcdtest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"os"
@@ -113,8 +114,17 @@ func (s *Server) Client(tb testing.TB) *clientv3.Client {
 }
 
 // freeAddr returns a loopback address with a port that was free a moment
-// ago. etcd binds it again right away; a clash is possible but rare.
+// ago. The port is drawn below Linux's ephemeral range (32768 and up),
+// which the kernel hands to outgoing connections: a port from there could
+// be taken by any client's connection before the server binds it. A clash
+// is still possible, but only with another test's server.
 func freeAddr() (string, error) {
+	for range 50 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if l, err := net.Listen("tcp", addr); err == nil {
+			return addr, l.Close()
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("find a free port: %w", err)

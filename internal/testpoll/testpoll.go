@@ -9,16 +9,20 @@ import (
 	"time"
 )
 
-// Interval is how often a condition is checked.
-const Interval = 10 * time.Millisecond
+// A condition is checked after 10ms, then less and less often, up to every
+// 100ms: quick for what is quick, and not a flood of calls to Docker or
+// etcd for what takes seconds.
+const (
+	firstInterval = 10 * time.Millisecond
+	maxInterval   = 100 * time.Millisecond
+)
 
-// Eventually calls cond every Interval until it returns nil, and returns how
-// long that took. When timeout passes first, it fails tb with cond's last
-// error.
+// Eventually calls cond until it returns nil, and returns how long that
+// took. When timeout passes first, it fails tb with cond's last error.
 func Eventually(tb testing.TB, timeout time.Duration, cond func() error) time.Duration {
 	tb.Helper()
 	start := time.Now()
-	for {
+	for interval := firstInterval; ; interval = min(2*interval, maxInterval) {
 		err := cond()
 		if err == nil {
 			return time.Since(start)
@@ -26,7 +30,7 @@ func Eventually(tb testing.TB, timeout time.Duration, cond func() error) time.Du
 		if time.Since(start) > timeout {
 			tb.Fatalf("not after %s: %v", timeout, err)
 		}
-		time.Sleep(Interval)
+		time.Sleep(interval)
 	}
 }
 
