@@ -34,6 +34,7 @@ type options struct {
 	SyncPeriod               time.Duration
 	Workers                  int
 	BurstReplicas            int
+	RevisionHistoryLimit     int
 	MaxReplicas              int
 	ShutdownGracePeriod      time.Duration
 	MetricsBindAddress       string
@@ -64,6 +65,7 @@ func newOptions() *options {
 		SyncPeriod:               registry.DefaultSyncPeriod,
 		Workers:                  registry.DefaultWorkers,
 		BurstReplicas:            registry.DefaultBurstReplicas,
+		RevisionHistoryLimit:     registry.DefaultRevisionHistoryLimit,
 		MaxReplicas:              api.DefaultMaxReplicas,
 		ShutdownGracePeriod:      registry.DefaultDrainTimeout,
 		MetricsBindAddress:       "127.0.0.1:10252",
@@ -94,6 +96,7 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "how often every controller is synced even without an event")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "how many controllers sync in parallel")
 	fs.IntVar(&o.BurstReplicas, "burst-replicas", o.BurstReplicas, "most containers created or deleted by one sync of one controller")
+	fs.IntVar(&o.RevisionHistoryLimit, "revision-history-limit", o.RevisionHistoryLimit, "templates kept per controller under <prefix>/history/controllers/<id>/, for rcctl rollout history and undo")
 	fs.IntVar(&o.MaxReplicas, "max-replicas", o.MaxReplicas, "highest replica count a spec may ask for")
 	fs.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", o.ShutdownGracePeriod, "how long syncs in progress may go on after SIGTERM")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of /metrics, /healthz and /readyz; empty or 0 turns them off")
@@ -122,6 +125,9 @@ func (o *options) Validate() error {
 	}
 	if o.Workers < 1 {
 		bad("--workers: must be at least 1, got %d", o.Workers)
+	}
+	if o.RevisionHistoryLimit < 1 {
+		bad("--revision-history-limit: must be at least 1, got %d", o.RevisionHistoryLimit)
 	}
 	if o.BurstReplicas < 1 {
 		bad("--burst-replicas: must be at least 1, got %d", o.BurstReplicas)

@@ -67,13 +67,14 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 	reg.MustRegister(isLeader)
 	store := registry.NewStore(client, opts.RegistryPrefix)
 	managerOpts := registry.Options{
-		SyncPeriod:    opts.SyncPeriod,
-		Workers:       opts.Workers,
-		BurstReplicas: opts.BurstReplicas,
-		MaxReplicas:   opts.MaxReplicas,
-		DrainTimeout:  opts.ShutdownGracePeriod,
-		Policy:        opts.policy(),
-		Registerer:    reg,
+		SyncPeriod:           opts.SyncPeriod,
+		Workers:              opts.Workers,
+		BurstReplicas:        opts.BurstReplicas,
+		RevisionHistoryLimit: opts.RevisionHistoryLimit,
+		MaxReplicas:          opts.MaxReplicas,
+		DrainTimeout:         opts.ShutdownGracePeriod,
+		Policy:               opts.policy(),
+		Registerer:           reg,
 	}
 	lead := &leader{
 		client: client, store: store, logger: logger,

@@ -35,6 +35,8 @@ type Permission struct {
 //   - readwrite <prefix>/status/controllers/: write and delete statuses;
 //   - readwrite <prefix>/events/: record events, under a lease;
 //   - readwrite <prefix>/election/: campaign, lead and resign;
+//   - readwrite <prefix>/history/: record each template it rolls to, and
+//     remove them with their controller;
 //   - readwrite on the one key <prefix>/meta/registry-id: the first manager
 //     of a registry writes its id there, every later one reads it.
 //
@@ -51,6 +53,7 @@ func ManagerPermissions(prefix string) []Permission {
 		perm(store.StatusPrefix(), clientv3.PermissionType(clientv3.PermReadWrite)),
 		perm(store.Prefix()+"/events/", clientv3.PermissionType(clientv3.PermReadWrite)),
 		perm(store.Prefix()+"/election/", clientv3.PermissionType(clientv3.PermReadWrite)),
+		perm(store.Prefix()+"/history/", clientv3.PermissionType(clientv3.PermReadWrite)),
 		{Key: store.RegistryIDKey(), Type: clientv3.PermissionType(clientv3.PermReadWrite)},
 	}
 }

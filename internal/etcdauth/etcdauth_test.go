@@ -16,7 +16,7 @@ import (
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 )
 
-func TestManagerPermissionsAreTheFourPrefixesAndTheRegistryID(t *testing.T) {
+func TestManagerPermissionsAreTheFivePrefixesAndTheRegistryID(t *testing.T) {
 	for _, prefix := range []string{"", "/registry", "/registry/"} {
 		got := etcdauth.ManagerPermissions(prefix)
 		want := []etcdauth.Permission{
@@ -24,6 +24,7 @@ func TestManagerPermissionsAreTheFourPrefixesAndTheRegistryID(t *testing.T) {
 			{"/registry/status/controllers/", "/registry/status/controllers0", clientv3.PermissionType(clientv3.PermReadWrite)},
 			{"/registry/events/", "/registry/events0", clientv3.PermissionType(clientv3.PermReadWrite)},
 			{"/registry/election/", "/registry/election0", clientv3.PermissionType(clientv3.PermReadWrite)},
+			{"/registry/history/", "/registry/history0", clientv3.PermissionType(clientv3.PermReadWrite)},
 			{"/registry/meta/registry-id", "", clientv3.PermissionType(clientv3.PermReadWrite)},
 		}
 		if !slices.Equal(got, want) {
