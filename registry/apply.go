@@ -19,24 +19,30 @@ import (
 func (rm *ReplicationManager) apply(ctx context.Context, id string, d decision) outcome {
 	var out outcome
 	deletes := d.deletes
+	held := make(map[string]bool) // slot names a failed rename or delete left taken
 	for _, r := range d.renames {
-		if err := rm.taskControl.RenameTask(ctx, r.task.ID, r.name); err != nil {
+		err := rm.taskControl.RenameTask(ctx, r.task.ID, r.name)
+		switch {
+		case err != nil && r.dead:
 			// free the slot anyway: the replacement needs its name
 			out.errs = append(out.errs, fmt.Errorf("keep dead container %s for inspection: %w", r.task.Name, err))
 			deletes = append(deletes, r.task)
-			continue
+		case err != nil:
+			// a live container keeps its slot, and its successor waits
+			out.errs = append(out.errs, fmt.Errorf("rename %s out of its slot for its successor: %w", r.task.Name, err))
+			held[r.task.Name] = true
+		case r.dead:
+			rm.tasks.renamed(r.task.ID, r.name)
+			rm.logger.Info("dead container kept for inspection", "controller", id, "container", r.name)
+		default:
+			rm.tasks.renamed(r.task.ID, r.name)
+			rm.logger.Info("outdated container renamed out of its slot; its successor starts first", "controller", id, "container", r.name)
 		}
-		rm.tasks.renamed(r.task.ID, r.name)
-		rm.logger.Info("dead container kept for inspection", "controller", id, "container", r.name)
 	}
 
-	var held map[string]bool // slot names a failed delete left taken
 	out.deleted, out.deleteErrs = rm.deleteTasks(ctx, deletes)
-	if len(out.deleteErrs) > 0 {
-		held = make(map[string]bool)
-		for _, t := range withoutTasks(deletes, out.deleted) {
-			held[t.Name] = true
-		}
+	for _, t := range withoutTasks(deletes, out.deleted) {
+		held[t.Name] = true
 	}
 
 	creates := make([]api.TaskSpec, 0, len(d.creates))

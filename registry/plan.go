@@ -80,12 +80,20 @@ type decision struct {
 	state        controllerState
 	// rolloutSteps counts the outdated containers this plan replaces.
 	rolloutSteps int
+	// rolled says the plan moves a rollout (a step, or an outdated
+	// container removed after its successor): the next step may be due as
+	// soon as this one is done.
+	rolled bool
 }
 
 // rename moves a dead container kept for inspection out of its slot.
 type rename struct {
 	task api.Task
 	name string
+	// dead: the container is dead and kept for inspection; if the rename
+	// fails it is deleted instead, to free the slot. A live one (renamed
+	// out for a successor started first) is never deleted for that.
+	dead bool
 }
 
 // note is an event to record for people.
@@ -276,7 +284,7 @@ func planDead(in planInput, d *decision, dead []api.Task) {
 	}
 	d.deletes = append(d.deletes, ran[1:]...)
 	if keep := ran[0]; holdsSlot(in.id, keep) {
-		d.renames = append(d.renames, rename{task: keep, name: deadName(in.id, keep.ID)})
+		d.renames = append(d.renames, rename{task: keep, name: deadName(in.id, keep.ID), dead: true})
 	}
 }
 
@@ -427,8 +435,11 @@ func settle(in planInput, d decision, out outcome) report {
 	if len(out.deleteErrs) > 0 {
 		r.events = append(r.events, note{api.EventWarning, "FailedDelete", out.deleteErrs[0].Error()})
 	}
-	if d.more && len(out.deleteErrs) == 0 && len(out.createErrs) == 0 {
-		requeue(time.Millisecond) // capped by the burst limit: go on at once
+	if (d.more || d.rolled) && len(out.deleteErrs) == 0 && len(out.createErrs) == 0 {
+		// capped by the burst limit, or a rollout step done: go on at
+		// once; a plan that cannot move yet requeues nothing, and waits
+		// for an event or for minReadySeconds instead
+		requeue(time.Millisecond)
 	}
 	if d.gone {
 		r.forget = len(out.deleted) == len(d.deletes) && !d.more

@@ -111,6 +111,7 @@ func planRenamedCleanup(in planInput, d *decision, renamed, named []api.Task, de
 	for _, t := range renamed {
 		if slot := slotOf(t); successorReady[slot] || slot > desired {
 			d.deletes = append(d.deletes, t)
+			d.rolled = true
 			deleted++
 			if avail(t) {
 				tookAvailable++
@@ -157,6 +158,7 @@ func planReplacements(in planInput, d *decision, named []api.Task, room, budget 
 		freed[slot] = true
 		steps++
 		d.rolloutSteps++
+		d.rolled = true
 		d.event(api.EventNormal, "RollingUpdate", "replacing %s (template %s) with template %s", t.Name, t.Labels[api.LabelTemplateHash], in.hash)
 	}
 }
