@@ -109,6 +109,10 @@ type ReplicationManager struct {
 	// registryID is this registry's id (DESIGN.md section 5), read or
 	// made once by Run before anything syncs.
 	registryID string
+	// published holds the last status written per controller id
+	// (*api.ReplicationControllerStatus, never changed once stored), for
+	// readers outside the workers (view.go).
+	published sync.Map
 
 	// now is the clock; tests replace it.
 	now func() time.Time
@@ -244,6 +248,9 @@ func (rm *ReplicationManager) readRegistry(ctx context.Context) error {
 	}
 	rm.registryID = id
 	rm.states.load(statuses, history)
+	for id, st := range statuses {
+		rm.published.Store(id, st)
+	}
 	rm.logger.Info("registry read", "registry", id, "statuses", len(statuses), "histories", len(history))
 	return nil
 }

@@ -256,3 +256,21 @@ func TestRunReturnsNilOnAStop(t *testing.T) {
 		t.Errorf("Run after a stop = %v, want nil", err)
 	}
 }
+
+func TestTheViewShowsWhatTheManagerKnows(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.run(t)
+	h.create(t, newController("web", 2))
+	h.waitForNames(t, "web-1", "web-2")
+	testpoll.Until(t, waitTimeout, "web's view with its status", func() bool {
+		v, ok := h.rm.Controller("web")
+		return ok && v.Status != nil && v.Status.Replicas == 2 && len(v.Containers) == 2
+	})
+	views := h.rm.Controllers()
+	if len(views) != 1 || views[0].ID != "web" || views[0].Spec.DesiredState.Replicas != 2 || views[0].Containers[0].Name != "web-1" {
+		t.Errorf("views = %+v, want web with 2 replicas, its containers by name", views)
+	}
+	if _, ok := h.rm.Controller("nope"); ok {
+		t.Error("a view of an unknown controller")
+	}
+}

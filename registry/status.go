@@ -84,6 +84,7 @@ func (rm *ReplicationManager) writeStatus(ctx context.Context, record *controlle
 		return err
 	}
 	record.status = &st
+	rm.published.Store(st.ID, &st)
 	return nil
 }
 

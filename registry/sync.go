@@ -170,6 +170,7 @@ func (rm *ReplicationManager) forget(ctx context.Context, id string) error {
 	}
 	rm.states.forget(id)
 	rm.specs.forget(id)
+	rm.published.Delete(id)
 	return nil
 }
 
