@@ -4,10 +4,10 @@ package registry
 // the spec, the controller's containers, its record and the time, it
 // returns the actions (create these slots from this template, rename or
 // delete these containers, look again after a delay) and the record as the
-// plan leaves it. settle, also pure, turns what apply did into the status
-// to write and the record to keep. Neither does I/O, takes a lock or reads
-// a clock; apply (apply.go) carries the actions out. Dry runs, updates and
-// placement reuse them.
+// plan leaves it. It does no I/O, takes no lock and reads no clock; apply
+// (apply.go) carries the actions out, and settle (settle.go, pure too)
+// turns what apply did into the status to write. Rolling updates are in
+// rollout.go; dry runs (dryrun.go) reuse all of it.
 
 import (
 	"fmt"
@@ -86,7 +86,8 @@ type decision struct {
 	rolled bool
 }
 
-// rename moves a dead container kept for inspection out of its slot.
+// rename moves a container out of its slot's name: a dead one kept for
+// inspection, or an outdated one whose successor starts first.
 type rename struct {
 	task api.Task
 	name string
@@ -383,165 +384,4 @@ func conflictCondition(id string, blocked map[int]string, desired int) *api.Cond
 		Message: fmt.Sprintf("slot name(s) of %s held by container(s) outside its set, so its replicas use other slots: %s",
 			id, strings.Join(holders, "; ")),
 	}
-}
-
-// outcome is what apply did.
-type outcome struct {
-	created []api.Task
-	deleted []api.Task
-	// createErrs are the failed creates (a missing image counts as one);
-	// name conflicts are not among them: they are conflicts.
-	createErrs []error
-	deleteErrs []error
-	// errs are the other failures (a rename), returned with the sync.
-	errs []error
-	// conflicts are slots found held by a container outside the set.
-	conflicts map[int]slotConflict
-	// retry says a create met a container of ours the cache had not seen
-	// yet: look again at once.
-	retry bool
-}
-
-// report is what a sync writes and keeps after apply.
-type report struct {
-	// status to write; nil writes none (a stale or gone controller).
-	status *api.ReplicationControllerStatus
-	// forget: the controller and its last container are gone.
-	forget       bool
-	events       []note
-	requeueAfter time.Duration
-	state        controllerState
-	// rolledOut is how long the rollout that completed in this sync took;
-	// 0 when none did.
-	rolledOut time.Duration
-}
-
-// settle turns a decision and what apply did into the status and the
-// record.
-func settle(in planInput, d decision, out outcome) report {
-	if in.invalid != nil {
-		return settleInvalid(in, d)
-	}
-	r := report{state: d.state, events: d.events, requeueAfter: d.requeueAfter}
-	requeue := func(after time.Duration) {
-		if after > 0 && (r.requeueAfter == 0 || after < r.requeueAfter) {
-			r.requeueAfter = after
-		}
-	}
-	if len(out.deleted) > 0 && !d.gone && !d.stale {
-		r.events = append(r.events, note{api.EventNormal, "Deleted",
-			fmt.Sprintf("deleted %d container(s): %s", len(out.deleted), strings.Join(taskNames(out.deleted), ", "))})
-	}
-	if len(out.deleteErrs) > 0 {
-		r.events = append(r.events, note{api.EventWarning, "FailedDelete", out.deleteErrs[0].Error()})
-	}
-	if (d.more || d.rolled) && len(out.deleteErrs) == 0 && len(out.createErrs) == 0 {
-		// capped by the burst limit, or a rollout step done: go on at
-		// once; a plan that cannot move yet requeues nothing, and waits
-		// for an event or for minReadySeconds instead
-		requeue(time.Millisecond)
-	}
-	if d.gone {
-		r.forget = len(out.deleted) == len(d.deletes) && !d.more
-		return r
-	}
-	if d.stale {
-		return r
-	}
-
-	active := d.active
-	if len(out.deleted) > 0 {
-		active = withoutTasks(active, out.deleted)
-	}
-	active = append(active, out.created...)
-	if len(out.created) > 0 {
-		r.events = append(r.events, note{api.EventNormal, "Created",
-			fmt.Sprintf("created %d container(s): %s", len(out.created), strings.Join(taskNames(out.created), ", "))})
-	}
-	if len(out.conflicts) > 0 || out.retry {
-		conflicts := maps.Clone(r.state.conflicts)
-		if conflicts == nil {
-			conflicts = make(map[int]slotConflict)
-		}
-		maps.Copy(conflicts, out.conflicts)
-		r.state.conflicts = conflicts
-		requeue(time.Millisecond) // fill the slots the conflicts left
-	}
-	failure := d.failure
-	switch {
-	case len(out.createErrs) > 0:
-		r.state.createBackoff = r.state.createBackoff.failed(in.now, createBackoffStart, createBackoffMax)
-		r.state.proven = ""
-		delay := r.state.createBackoff.delay
-		requeue(delay)
-		failure = &api.Condition{Type: api.ConditionReplicaFailure, Reason: api.ReasonCreateFailed, Message: out.createErrs[0].Error()}
-		r.events = append(r.events, note{api.EventWarning, "FailedCreate", fmt.Sprintf("%v (next attempt in %s)", out.createErrs[0], delay)})
-	case len(out.created) > 0:
-		r.state.createBackoff = backoff{}
-		r.state.proven = d.hash
-	}
-	if len(out.deleteErrs) > 0 {
-		failure = &api.Condition{Type: api.ConditionReplicaFailure, Reason: api.ReasonDeleteFailed, Message: out.deleteErrs[0].Error()}
-	}
-
-	now := in.now.UTC()
-	st := newStatus(in)
-	st.ObservedRevision = in.revision
-	st.Conditions = clearCondition(st.Conditions, api.ConditionInvalidSpec)
-	var next, settleIn time.Duration
-	st.Replicas = len(active)
-	st.ReadyReplicas, st.AvailableReplicas, next = countReplicas(active, time.Duration(in.spec.DesiredState.MinReadySeconds)*time.Second, now)
-	requeue(next)
-	r.state.crash, settleIn = r.state.crash.settle(active, in.now)
-	requeue(settleIn)
-	switch {
-	case failure != nil:
-		st.Conditions = setCondition(st.Conditions, *failure, now)
-	case !d.keepFailure:
-		st.Conditions = clearCondition(st.Conditions, api.ConditionReplicaFailure)
-	}
-	if c := r.state.crash.condition(in.now); c != nil {
-		st.Conditions = setCondition(st.Conditions, *c, now)
-	} else {
-		st.Conditions = clearCondition(st.Conditions, api.ConditionCrashLoop)
-	}
-	st.UpdatedReplicas = 0
-	for _, t := range active {
-		if t.Labels[api.LabelTemplateHash] == in.hash {
-			st.UpdatedReplicas++
-		}
-	}
-	prog, rollout, deadlineIn := progressing(in, active, r.state.rollout)
-	if rollout.done && !r.state.rollout.done && r.state.rollout.hash == in.hash {
-		r.rolledOut = in.now.Sub(rollout.started)
-	}
-	r.state.rollout = rollout
-	requeue(deadlineIn)
-	st.Conditions = setCondition(st.Conditions, prog, now)
-	r.status = &st
-	return r
-}
-
-// settleInvalid is the status of a spec that cannot be acted on.
-func settleInvalid(in planInput, d decision) report {
-	st := newStatus(in)
-	reason := api.ReasonInvalidSpec
-	if in.undecodable {
-		reason = api.ReasonUndecodable
-	}
-	st.ObservedRevision = in.revision
-	st.Conditions = setCondition(st.Conditions, api.Condition{
-		Type: api.ConditionInvalidSpec, Reason: reason, Message: in.invalid.Error(),
-	}, in.now.UTC())
-	return report{status: &st, events: d.events, state: d.state}
-}
-
-// newStatus returns a copy of the last status, or a new one.
-func newStatus(in planInput) api.ReplicationControllerStatus {
-	if last := in.state.status; last != nil {
-		st := *last
-		st.Conditions = append([]api.Condition(nil), last.Conditions...)
-		return st
-	}
-	return api.ReplicationControllerStatus{ID: in.id, CreationTimestamp: in.now.UTC()}
 }
