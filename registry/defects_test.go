@@ -31,6 +31,7 @@ func TestNestedKeyIsNotAController(t *testing.T) {
 	h.run(t)
 	h.create(t, newController("web", 2))
 	h.waitForNames(t, "web-1", "web-2")
+	testpoll.Until(t, waitTimeout, "web's status", func() bool { st := h.status(t, "web"); return st != nil && st.Replicas == 2 })
 	before := h.status(t, "web")
 
 	nested := h.store.ControllersPrefix() + "a/web"
