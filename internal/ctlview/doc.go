@@ -1,0 +1,5 @@
+// Package ctlview is the JSON form of controllers that rcctl and the
+// daemon's status page share: the {"items": [...]} document of
+// `rcctl get -o json` and of the daemon's /api/v1/controllers, and the
+// summary of a controller's conditions at a glance.
+package ctlview
