@@ -7,7 +7,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/ctlview"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -192,7 +192,7 @@ func (c *cli) printList(views []view, output string) error {
 		}
 		rcs = append(rcs, v.spec.Controller)
 	}
-	encodeList := encodeJSONList
+	encodeList := ctlview.EncodeSpecs
 	if output == "yaml" {
 		encodeList = encodeYAMLList
 	}
@@ -207,29 +207,6 @@ func (c *cli) printList(views []view, output string) error {
 		return fmt.Errorf("%d controller(s) left out because their stored spec does not decode: %q", len(skipped), skipped)
 	}
 	return nil
-}
-
-// encodeJSONList writes {"items": [...]} with each item as api.Encode
-// writes it (indented, no HTML escaping).
-func encodeJSONList(rcs []*api.ReplicationController) ([]byte, error) {
-	items := make([]json.RawMessage, 0, len(rcs))
-	for _, rc := range rcs {
-		data, err := api.Encode(rc)
-		if err != nil {
-			return nil, fmt.Errorf("controller %q: %w", rc.ID, err)
-		}
-		items = append(items, data)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(struct {
-		Items []json.RawMessage `json:"items"`
-	}{items}); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // encodeYAMLList writes "items:" and each item as api.EncodeYAML writes it
