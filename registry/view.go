@@ -1,0 +1,61 @@
+package registry
+
+// This file is the manager's read-only view of its controllers, for the
+// status page: what it knows right now, from its own caches, without a
+// call to etcd or Docker. Everything it returns is a copy or immutable.
+
+import (
+	"sort"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// ControllerView is one controller as the manager sees it.
+type ControllerView struct {
+	ID string
+	// Spec is the newest spec; nil when it does not decode (SpecErr).
+	Spec     *api.ReplicationController
+	SpecErr  error
+	Revision int64
+	// Status is the last status the manager wrote (or read at start);
+	// nil before its first.
+	Status *api.ReplicationControllerStatus
+	// Containers are the controller's containers of this registry, by
+	// name.
+	Containers []api.Task
+}
+
+// Controllers returns every controller the manager knows, by id. Callers
+// must not change what the views point to.
+func (rm *ReplicationManager) Controllers() []ControllerView {
+	ids := rm.specs.ids()
+	sort.Strings(ids)
+	out := make([]ControllerView, 0, len(ids))
+	for _, id := range ids {
+		if v, ok := rm.Controller(id); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Controller returns the view of one controller; false when the manager
+// knows no spec of that id.
+func (rm *ReplicationManager) Controller(id string) (ControllerView, bool) {
+	spec, exists, _ := rm.specs.get(id)
+	if !exists {
+		return ControllerView{}, false
+	}
+	v := ControllerView{ID: id, Spec: spec.Controller, SpecErr: spec.Err, Revision: spec.ModRevision}
+	if st, ok := rm.published.Load(id); ok {
+		v.Status = st.(*api.ReplicationControllerStatus)
+	}
+	tasks, _ := rm.tasks.list(id)
+	for _, t := range tasks {
+		if OfRegistry(rm.registryID, t.Labels) {
+			v.Containers = append(v.Containers, t)
+		}
+	}
+	sort.Slice(v.Containers, func(i, j int) bool { return v.Containers[i].Name < v.Containers[j].Name })
+	return v, true
+}
