@@ -23,6 +23,7 @@ import (
 
 func (c *cli) applyCommand() *cobra.Command {
 	var filename string
+	var dryRun bool
 	var wait waitFlags
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE|-",
@@ -32,7 +33,10 @@ does. The spec is validated first; an invalid spec writes nothing. If someone
 changes the controller between apply's read and its write, nothing is written.
 The file holds one controller, or {"items": [...]} as printed by 'rcctl get -o json',
 each item as strictly decoded as one controller; at most 256 KiB in all.
-With --wait it then shows progress until every replica is ready or --timeout passes.`,
+With --wait it then shows progress until every replica is ready or --timeout passes.
+With --dry-run it validates, then prints what the manager would do to each
+container if the spec were written (created, replaced, removed), and writes
+nothing.`,
 		ValidArgsFunction: cobra.NoFileCompletions, // the file is -f's
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if filename == "" {
@@ -41,15 +45,19 @@ With --wait it then shows progress until every replica is ready or --timeout pas
 			if len(args) > 0 {
 				return usageErrorf("apply: unexpected arguments %q (the spec comes from -f)", args)
 			}
-			return c.apply(cmd.Context(), filename, wait)
+			if dryRun && *wait.wait {
+				return usageErrorf("apply: --dry-run writes nothing to wait for; drop --wait")
+			}
+			return c.apply(cmd.Context(), filename, dryRun, wait)
 		},
 	}
 	cmd.Flags().StringVarP(&filename, "filename", "f", "", "file with the controller spec, JSON or YAML; - reads stdin")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, dryRunHelp)
 	wait = addWaitFlags(cmd.Flags())
 	return cmd
 }
 
-func (c *cli) apply(ctx context.Context, filename string, wait waitFlags) error {
+func (c *cli) apply(ctx context.Context, filename string, dryRun bool, wait waitFlags) error {
 	data, err := c.readInput(filename)
 	if err != nil {
 		return err
@@ -77,6 +85,9 @@ func (c *cli) apply(ctx context.Context, filename string, wait waitFlags) error 
 		return err
 	}
 	defer cn.close()
+	if dryRun {
+		return c.applyDryRun(ctx, cn, rcs)
+	}
 	for _, rc := range rcs {
 		var current *registry.Spec
 		spec, err := cn.getController(ctx, rc.ID)
@@ -94,6 +105,40 @@ func (c *cli) apply(ctx context.Context, filename string, wait waitFlags) error 
 	}
 	for _, rc := range rcs {
 		if err := c.waitAfterWrite(ctx, cn, rc.ID, wait); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyDryRun prints, for each controller, what apply would do to its spec
+// and what the manager would then do to its containers; it writes nothing.
+func (c *cli) applyDryRun(ctx context.Context, cn *conn, rcs []*api.ReplicationController) error {
+	registryID, err := readRegistryID(ctx, cn)
+	if err != nil {
+		return err
+	}
+	for _, rc := range rcs {
+		result := "created"
+		spec, err := cn.getController(ctx, rc.ID)
+		switch {
+		case errors.Is(err, registry.ErrNotFound):
+		case err != nil:
+			return err
+		case spec.Err != nil:
+			result = "configured"
+		default:
+			same, err := sameSpec(rc, spec.Controller)
+			if err != nil {
+				return err
+			}
+			result = "configured"
+			if same {
+				result = "unchanged"
+			}
+		}
+		fmt.Fprintf(c.stdout, "controller %q %s (dry run)\n", rc.ID, result)
+		if err := c.dryRun(ctx, rc, registryID); err != nil {
 			return err
 		}
 	}

@@ -137,12 +137,43 @@ func TestCompletionOffersCommandsAndOutputFormats(t *testing.T) {
 		name, _, _ := strings.Cut(w, "\t")
 		names = append(names, name)
 	}
-	if want := []string{"apply", "get", "describe", "scale", "delete", "run", "completion", "help"}; !slices.Equal(names, want) {
+	if want := []string{"apply", "get", "describe", "scale", "rollout", "delete", "run", "completion", "help"}; !slices.Equal(names, want) {
 		t.Errorf("commands offered %q, want %q", names, want)
 	}
 
 	words, directive := complete(t, "get", "-o", "")
 	if want := []string{"wide", "json", "yaml"}; !slices.Equal(words, want) || directive != noFileComp {
 		t.Errorf("get -o offers %q, %q; want %q, %q", words, directive, want, noFileComp)
+	}
+}
+
+func TestCompletionOfRolloutOffersItsCommandsThenControllerIDs(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	for _, id := range []string{"web", "api", "worker"} {
+		e.create(newController(id, 1))
+	}
+	etcd := []string{"--etcd-servers", e.etcd.ClientURL}
+
+	words, _ := complete(t, "rollout", "")
+	var names []string
+	for _, w := range words {
+		name, _, _ := strings.Cut(w, "\t")
+		names = append(names, name)
+	}
+	if want := []string{"status", "history", "undo", "restart"}; !slices.Equal(names, want) {
+		t.Errorf("rollout offers %q, want %q", names, want)
+	}
+	for _, sub := range []string{"status", "history", "undo", "restart"} {
+		t.Run(sub, func(t *testing.T) {
+			t.Parallel()
+			words, directive := complete(t, append(etcd, "rollout", sub, "w")...)
+			if want := []string{"web", "worker"}; !slices.Equal(words, want) || directive != noFileComp {
+				t.Errorf("completion %q, %q; want %q, %q", words, directive, want, noFileComp)
+			}
+			if words, _ := complete(t, append(etcd, "rollout", sub, "web", "")...); len(words) != 0 {
+				t.Errorf("after the ID: %q, want nothing", words)
+			}
+		})
 	}
 }

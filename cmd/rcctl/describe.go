@@ -8,7 +8,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -58,8 +57,11 @@ func (c *cli) describe(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	registryID, err := call(ctx, cn, cn.store.GetRegistryID)
-	if err != nil && !errors.Is(err, registry.ErrNotFound) {
+	// the history is shown when it can be read: a user whose etcd role
+	// lacks read on it still gets the rest
+	revisions, revErr := listRevisions(ctx, cn, id)
+	registryID, err := readRegistryID(ctx, cn)
+	if err != nil {
 		return err
 	}
 	tasks, taskErr := c.listContainers(ctx, id, registryID)
@@ -74,11 +76,35 @@ func (c *cli) describe(ctx context.Context, id string) error {
 	} else {
 		c.printContainers(c.stdout, tasks)
 	}
+	printRecentRevisions(c.stdout, v.spec, revisions, revErr)
 	c.printEvents(c.stdout, events)
 	if taskErr != nil {
 		return fmt.Errorf("containers of controller %q unavailable: %w", id, taskErr)
 	}
 	return nil
+}
+
+// describeRevisions is how many of the newest recorded revisions describe
+// shows; rcctl rollout history shows them all.
+const describeRevisions = 3
+
+// printRecentRevisions shows the newest recorded templates, oldest first,
+// as rollout history does, or why they could not be read (err).
+func printRecentRevisions(w io.Writer, spec registry.Spec, revs []api.Revision, err error) {
+	if err != nil {
+		field(w, "Recent revisions:", fmt.Sprintf("<unavailable: %s>", oneLine(err)))
+		return
+	}
+	if len(revs) == 0 {
+		field(w, "Recent revisions:", none)
+		return
+	}
+	hash := ""
+	if spec.Err == nil && spec.Controller != nil {
+		hash = api.TemplateHash(&spec.Controller.DesiredState.TaskTemplate)
+	}
+	fmt.Fprintln(w, "Recent revisions:")
+	printRevisions(w, "  ", revs[max(0, len(revs)-describeRevisions):], hash)
 }
 
 // describeEvents is how many of the newest events describe shows.
@@ -159,7 +185,11 @@ func printSpecFields(tw io.Writer, v view) {
 	if ds.MinReadySeconds > 0 {
 		row(tw, "Min ready:", fmt.Sprintf("%ds", ds.MinReadySeconds))
 	}
+	printStrategy(tw, ds)
 	row(tw, "Template labels:", formatLabels(ds.TaskTemplate.Labels))
+	if at := ds.TaskTemplate.RestartedAt; at != "" {
+		row(tw, "Restarted at:", at)
+	}
 	containers := ds.TaskTemplate.DesiredState.Manifest.Containers
 	for i, ctr := range containers {
 		prefix := ""
@@ -196,6 +226,24 @@ func printSpecFields(tw io.Writer, v view) {
 		printSecurityFields(tw, prefix, ctr)
 	}
 	row(tw, "Revision:", strconv.FormatInt(v.spec.ModRevision, 10))
+}
+
+// printStrategy shows the update strategy with its defaults filled in, the
+// progress deadline when the spec sets one, and whether the rollout is
+// paused.
+func printStrategy(tw io.Writer, ds api.ReplicationControllerState) {
+	strategy := ds.Strategy()
+	if strategy.Type == api.RollingUpdate {
+		row(tw, "Strategy:", fmt.Sprintf("%s (maxUnavailable %s, maxSurge %s)", strategy.Type, strategy.MaxUnavailable, strategy.MaxSurge))
+	} else {
+		row(tw, "Strategy:", strategy.Type)
+	}
+	if ds.UpdateStrategy != nil && ds.UpdateStrategy.ProgressDeadlineSeconds != nil {
+		row(tw, "Progress deadline:", fmt.Sprintf("%ds", *ds.UpdateStrategy.ProgressDeadlineSeconds))
+	}
+	if ds.Paused {
+		row(tw, "Paused:", "true")
+	}
 }
 
 // printSecurityFields shows the fields that weaken the container's

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
+
 	"github.com/replication-manager/replication-manager/api"
 )
 
@@ -222,4 +224,78 @@ func TestDescribeLeavesOutAnotherRegistrysContainers(t *testing.T) {
 	if strings.Contains(r.stdout, "web-2") {
 		t.Errorf("describe lists another registry's container:\n%s", r.stdout)
 	}
+}
+
+func TestDescribeShowsTheUpdateStrategy(t *testing.T) {
+	t.Parallel()
+	deadline := 120
+	for _, tt := range []struct {
+		name   string
+		modify func(ds *api.ReplicationControllerState)
+		want   []string
+	}{
+		{"the defaults", func(*api.ReplicationControllerState) {}, []string{"Strategy:           RollingUpdate (maxUnavailable 1, maxSurge 0)\n"}},
+		{"a surge in percent, paused, a deadline and a restart", func(ds *api.ReplicationControllerState) {
+			surge := intstr.FromString("25%")
+			ds.UpdateStrategy = &api.UpdateStrategy{MaxSurge: &surge, ProgressDeadlineSeconds: &deadline}
+			ds.Paused = true
+			ds.TaskTemplate.RestartedAt = "2026-11-29T09:00:00Z"
+		}, []string{
+			"Strategy:           RollingUpdate (maxUnavailable 1, maxSurge 25%)\n",
+			"Progress deadline:  120s\n",
+			"Paused:             true\n",
+			"Restarted at:       2026-11-29T09:00:00Z\n",
+		}},
+		{"OnDelete", func(ds *api.ReplicationControllerState) {
+			ds.UpdateStrategy = &api.UpdateStrategy{Type: api.OnDelete}
+		}, []string{"Strategy:           OnDelete\n"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newTestEnv(t)
+			rc := newController("web", 3)
+			tt.modify(&rc.DesiredState)
+			e.create(rc)
+
+			r := e.runCLI("describe", "web")
+
+			assertOK(t, r)
+			assertContains(t, r.stdout, tt.want...)
+			if !rc.DesiredState.Paused && strings.Contains(r.stdout, "Paused:") {
+				t.Errorf("describe shows Paused for a controller that is not:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+func TestDescribeShowsTheRecentRevisions(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.create(withImage(newController("web", 3), "demo-task:3"))
+	record(t, e, 10, "demo-task:1", 4*time.Hour)
+	record(t, e, 11, "demo-task:2", 3*time.Hour)
+	record(t, e, 12, "demo-task:3", 2*time.Hour)
+	record(t, e, 13, "demo-task:4", time.Hour)
+
+	r := e.runCLI("describe", "web")
+
+	assertOK(t, r)
+	assertContains(t, r.stdout, ""+
+		"Recent revisions:\n"+
+		"  REVISION   FIRST-SEEN             IMAGE         CURRENT\n"+
+		"  11         2026-11-29T07:00:00Z   demo-task:2\n"+
+		"  12         2026-11-29T08:00:00Z   demo-task:3   *\n"+
+		"  13         2026-11-29T09:00:00Z   demo-task:4\n"+
+		"Events:")
+}
+
+func TestDescribeWithoutRevisionsSaysSo(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.create(newController("web", 3))
+
+	r := e.runCLI("describe", "web")
+
+	assertOK(t, r)
+	assertContains(t, r.stdout, "Recent revisions:   <none>\n")
 }

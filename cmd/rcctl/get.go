@@ -129,7 +129,7 @@ func readViews(ctx context.Context, cn *conn) ([]view, error) {
 
 func (c *cli) printTable(w io.Writer, views []view, wide bool) {
 	tw := newTable(w)
-	header := []string{"ID", "DESIRED", "CURRENT", "READY", "AGE", "IMAGE"}
+	header := []string{"ID", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AGE", "IMAGE"}
 	if wide {
 		header = append(header, "SELECTOR", "AVAILABLE", "REVISION", "CONDITIONS")
 	}
@@ -142,16 +142,17 @@ func (c *cli) printTable(w io.Writer, views []view, wide bool) {
 			image = images(rc)
 			selector = formatLabels(rc.DesiredState.ReplicasInSet)
 		}
-		current, ready, available, created := none, none, none, unknown
+		current, ready, updated, available, created := none, none, none, none, unknown
 		if st := v.status; st != nil {
 			current = strconv.Itoa(st.Replicas)
 			ready = strconv.Itoa(st.ReadyReplicas)
+			updated = strconv.Itoa(st.UpdatedReplicas)
 			available = strconv.Itoa(st.AvailableReplicas)
 			created = age(now, st.CreationTimestamp)
 		}
-		cells := []string{v.spec.ID, desired, current, ready, created, image}
+		cells := []string{v.spec.ID, desired, current, ready, updated, created, image}
 		if wide {
-			cells = append(cells, selector, available, strconv.FormatInt(v.spec.ModRevision, 10), trueConditions(v.status))
+			cells = append(cells, selector, available, strconv.FormatInt(v.spec.ModRevision, 10), notableConditions(v.status))
 		}
 		row(tw, cells...)
 	}

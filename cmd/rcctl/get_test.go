@@ -43,9 +43,9 @@ func TestGetPrintsTableWithStatus(t *testing.T) {
 	r := e.runCLI("get")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY    AGE         IMAGE\n"+
-		"api   1         <none>    <none>   <unknown>   demo-api:v2\n"+
-		"web   3         3         2        3h          demo-task:latest\n")
+		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   AGE         IMAGE\n"+
+		"api   1         <none>    <none>   <none>       <unknown>   demo-api:v2\n"+
+		"web   3         3         2        0            3h          demo-task:latest\n")
 }
 
 func TestGetOneController(t *testing.T) {
@@ -56,8 +56,8 @@ func TestGetOneController(t *testing.T) {
 	r := e.runCLI("get", "web")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY   AGE   IMAGE\n"+
-		"web   3         3         2       3h    demo-task:latest\n")
+		"ID    DESIRED   CURRENT   READY   UP-TO-DATE   AGE   IMAGE\n"+
+		"web   3         3         2       0            3h    demo-task:latest\n")
 }
 
 func TestGetWideAddsSelectorAvailableRevisionConditions(t *testing.T) {
@@ -69,9 +69,9 @@ func TestGetWideAddsSelectorAvailableRevisionConditions(t *testing.T) {
 	r := e.runCLI("get", "-o", "wide")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY    AGE         IMAGE              SELECTOR   AVAILABLE   REVISION   CONDITIONS\n"+
-		"api   1         <none>    <none>   <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>\n"+
-		"web   3         3         2        3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure\n")
+		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   AGE         IMAGE              SELECTOR   AVAILABLE   REVISION   CONDITIONS\n"+
+		"api   1         <none>    <none>   <none>       <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>\n"+
+		"web   3         3         2        0            3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure\n")
 }
 
 // pad is a revision in the REVISION column, padded to the header's width.
@@ -89,9 +89,9 @@ func TestGetShowsUndecodableSpecAsInvalidAndListsTheRest(t *testing.T) {
 	r := e.runCLI("get")
 
 	assertStdout(t, r, ""+
-		"ID       DESIRED     CURRENT   READY    AGE         IMAGE\n"+
-		"broken   <invalid>   <none>    <none>   <unknown>   <invalid>\n"+
-		"web      3           <none>    <none>   <unknown>   demo-task:latest\n")
+		"ID       DESIRED     CURRENT   READY    UP-TO-DATE   AGE         IMAGE\n"+
+		"broken   <invalid>   <none>    <none>   <none>       <unknown>   <invalid>\n"+
+		"web      3           <none>    <none>   <none>       <unknown>   demo-task:latest\n")
 }
 
 func TestGetWithNoControllersSaysSoOnStderr(t *testing.T) {
@@ -242,4 +242,31 @@ func TestGetYAMLWithNoControllersPrintsEmptyItems(t *testing.T) {
 	r := e.run("", "get", "-o", "yaml")
 
 	assertStdout(t, r, "items: []\n")
+}
+
+func TestGetShowsUpToDateReplicasAndTheRolloutInConditions(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	revs := map[string]int64{}
+	for _, tt := range []struct {
+		id      string
+		updated int
+		cond    api.Condition
+	}{
+		{"done", 3, api.Condition{Type: api.ConditionProgressing, Status: "True", Reason: api.ReasonRolloutComplete}},
+		{"rolling", 1, api.Condition{Type: api.ConditionProgressing, Status: "True", Reason: api.ReasonRollingUpdate}},
+		{"stalled", 0, api.Condition{Type: api.ConditionProgressing, Status: "False", Reason: api.ReasonProgressDeadlineExceeded}},
+	} {
+		revs[tt.id] = e.create(newController(tt.id, 3))
+		e.putStatus(&api.ReplicationControllerStatus{ID: tt.id, Replicas: 3, ReadyReplicas: 3, UpdatedReplicas: tt.updated, AvailableReplicas: 2,
+			ObservedRevision: revs[tt.id], Conditions: []api.Condition{tt.cond}, CreationTimestamp: e.now.Add(-time.Hour)})
+	}
+
+	r := e.runCLI("get", "-o", "wide")
+
+	assertStdout(t, r, ""+
+		"ID        DESIRED   CURRENT   READY   UP-TO-DATE   AGE   IMAGE              SELECTOR       AVAILABLE   REVISION   CONDITIONS\n"+
+		"done      3         3         3       3            60m   demo-task:latest   name=done      2           "+pad(revs["done"])+"<none>\n"+
+		"rolling   3         3         3       1            60m   demo-task:latest   name=rolling   2           "+pad(revs["rolling"])+"Progressing\n"+
+		"stalled   3         3         3       0            60m   demo-task:latest   name=stalled   2           "+pad(revs["stalled"])+"ProgressDeadlineExceeded\n")
 }

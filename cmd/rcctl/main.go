@@ -1,5 +1,6 @@
 // Command rcctl reads and writes replication controller specs in etcd, with
-// kubectl habits: apply, get, describe, scale, delete and the 2014 run.
+// kubectl habits: apply, get, describe, scale, rollout, delete and the 2014
+// run.
 //
 // This file holds main, run and the command tree, built on cobra as
 // kubectl's is; each subcommand lives in its own file, the etcd and Docker
@@ -89,6 +90,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.getCommand(),
 		c.describeCommand(),
 		c.scaleCommand(),
+		c.rolloutCommand(),
 		c.deleteCommand(),
 		c.runCommand(),
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -98,7 +99,7 @@ func (e *testEnv) args(args []string) []string {
 	return append([]string{"--etcd-servers", e.etcd.ClientURL}, args...)
 }
 
-func (e *testEnv) cli(stdout, stderr *bytes.Buffer) *cli {
+func (e *testEnv) cli(stdout, stderr io.Writer) *cli {
 	c := newCLI(strings.NewReader(""), stdout, stderr)
 	c.dialDocker = func(string) (taskLister, func(), error) { return e.docker, nil, nil }
 	c.now = func() time.Time { return e.now }

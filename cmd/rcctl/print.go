@@ -5,6 +5,7 @@ package main
 // value: the spec's env values may be secrets.
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -107,14 +108,21 @@ func formatCommand(cmd api.Command) string {
 	return strings.Join(args, " ")
 }
 
-// trueConditions lists the types of the conditions whose status is True.
-func trueConditions(st *api.ReplicationControllerStatus) string {
+// notableConditions lists what the conditions of st report beyond the
+// counts: the types of those that are True, except Progressing, which the
+// manager reports for every controller: it shows as Progressing only while
+// a rollout runs, and as its reason (ProgressDeadlineExceeded) when False.
+func notableConditions(st *api.ReplicationControllerStatus) string {
 	if st == nil {
 		return none
 	}
 	var out []string
 	for _, c := range st.Conditions {
-		if c.Status == "True" {
+		switch {
+		case c.Type == api.ConditionProgressing && c.Status == "False":
+			out = append(out, cmp.Or(c.Reason, c.Type+"=False"))
+		case c.Type == api.ConditionProgressing && c.Reason == api.ReasonRolloutComplete:
+		case c.Status == "True":
 			out = append(out, c.Type)
 		}
 	}

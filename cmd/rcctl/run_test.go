@@ -52,8 +52,8 @@ func TestRunThenGetListsTheController(t *testing.T) {
 	r := e.run("", "get")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY    AGE         IMAGE\n"+
-		"web   3         <none>    <none>   <unknown>   demo-task:latest\n")
+		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   AGE         IMAGE\n"+
+		"web   3         <none>    <none>   <none>       <unknown>   demo-task:latest\n")
 }
 
 func TestRunWithLabelsUsesThemAsSelectorAndTemplateLabels(t *testing.T) {

@@ -21,6 +21,7 @@ const scaleAttempts = 3
 
 func (c *cli) scaleCommand() *cobra.Command {
 	var replicas int
+	var dryRun bool
 	var wait waitFlags
 	cmd := &cobra.Command{
 		Use:   "scale ID --replicas N",
@@ -28,7 +29,8 @@ func (c *cli) scaleCommand() *cobra.Command {
 		Long: `Scale sets desiredState.replicas of one controller and leaves the rest of its
 spec as it is. If someone changes the spec at the same moment, scale reads it
 again and retries (up to 3 times). With --wait it then shows progress until
-every replica is ready or --timeout passes.`,
+every replica is ready or --timeout passes. With --dry-run it prints what the
+manager would do to each container instead, and writes nothing.`,
 		ValidArgsFunction: c.completeID,
 		// --replicas is checked here, not marked required, so that its
 		// absence is reported before a wrong argument count, as ever
@@ -39,10 +41,17 @@ every replica is ready or --timeout passes.`,
 			if len(args) != 1 {
 				return usageErrorf("scale: want exactly one ID, got %d", len(args))
 			}
+			if dryRun && *wait.wait {
+				return usageErrorf("scale: --dry-run writes nothing to wait for; drop --wait")
+			}
+			if dryRun {
+				return c.scaleDryRun(cmd.Context(), args[0], replicas)
+			}
 			return c.scale(cmd.Context(), args[0], replicas, wait)
 		},
 	}
 	cmd.Flags().IntVar(&replicas, "replicas", 0, "the number of replicas to run (required)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, dryRunHelp)
 	wait = addWaitFlags(cmd.Flags())
 	return cmd
 }
@@ -67,21 +76,56 @@ func (c *cli) scale(ctx context.Context, id string, replicas int, wait waitFlags
 	return c.waitAfterWrite(ctx, cn, id, wait)
 }
 
+// scaleDryRun prints what scaling id to replicas would make the manager do
+// to its containers; it writes nothing.
+func (c *cli) scaleDryRun(ctx context.Context, id string, replicas int) error {
+	cn, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer cn.close()
+	spec, err := readForUpdate(ctx, cn, id)
+	if err != nil {
+		return err
+	}
+	rc := spec.Controller
+	rc.DesiredState.Replicas = replicas
+	if err := c.validate(rc, id); err != nil {
+		return fmt.Errorf("controller %q is invalid after scaling (nothing written): %w", id, err)
+	}
+	registryID, err := readRegistryID(ctx, cn)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "controller %q scaled to %d (dry run)\n", id, replicas)
+	return c.dryRun(ctx, rc, registryID)
+}
+
+// readForUpdate reads the spec of id for a change: one that is missing or
+// does not decode is an error.
+func readForUpdate(ctx context.Context, cn *conn, id string) (registry.Spec, error) {
+	spec, err := cn.getController(ctx, id)
+	if errors.Is(err, registry.ErrNotFound) {
+		return spec, fmt.Errorf("controller %q not found", id)
+	}
+	if err != nil {
+		return spec, err
+	}
+	if spec.Err != nil {
+		return spec, fmt.Errorf("controller %q: stored spec does not decode (fix it with rcctl apply): %w", id, spec.Err)
+	}
+	return spec, nil
+}
+
 // readModifyWrite reads the spec of id, lets modify change it, and writes
 // it back if the spec is still as read; on a conflict it starts over from a
 // fresh read, up to scaleAttempts times. modify must be safe to repeat. A
 // spec that modify leaves unchanged is not written.
 func readModifyWrite(ctx context.Context, cn *conn, id string, modify func(rc *api.ReplicationController) error) error {
 	for range scaleAttempts {
-		spec, err := cn.getController(ctx, id)
-		if errors.Is(err, registry.ErrNotFound) {
-			return fmt.Errorf("controller %q not found", id)
-		}
+		spec, err := readForUpdate(ctx, cn, id)
 		if err != nil {
 			return err
-		}
-		if spec.Err != nil {
-			return fmt.Errorf("controller %q: stored spec does not decode (fix it with rcctl apply): %w", id, spec.Err)
 		}
 		before, err := api.Encode(spec.Controller)
 		if err != nil {

@@ -1,10 +1,11 @@
 package main
 
-// wait follows a controller's status until the manager reports it
-// converged (the newest spec observed, every replica ready) or a timeout
-// passes, printing progress as "N of M ready" when it changes. It watches
-// the status key in etcd and also reads it every second, so a missed watch
-// event costs at most a second.
+// wait follows a controller until the manager reports something: --wait
+// of apply and scale until the newest spec is observed with every replica
+// ready, rollout status until the rollout completes. Both are built on
+// follow, which reads the spec and the status in one etcd request and then
+// watches both keys from the revision after it (the list-then-watch of
+// etcd's mirror), so that no change is missed and nothing is polled.
 
 import (
 	"context"
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -51,59 +53,39 @@ func (c *cli) waitAfterWrite(ctx context.Context, cn *conn, id string, w waitFla
 }
 
 // waitForController waits until the status of id reflects at least spec
-// revision rev with every replica ready.
+// revision rev with every replica ready, printing "N of M ready" as it
+// changes.
 func (c *cli) waitForController(ctx context.Context, cn *conn, id string, rev int64, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	watch := cn.client.Watch(clientv3.WithRequireLeader(ctx), cn.store.StatusKey(id))
-	ticker := time.NewTicker(time.Second)
-	defer ticker.Stop()
-
 	last := ""
-	var lastFailure string
-	for {
-		spec, err := cn.store.GetController(ctx, id)
-		if errors.Is(err, registry.ErrNotFound) {
-			return fmt.Errorf("controller %q was deleted while waiting", id)
+	warn := failureWarner(c)
+	err := follow(ctx, cn, id, func(s snapshot) (bool, error) {
+		if s.deleted {
+			return false, fmt.Errorf("controller %q was deleted while waiting", id)
 		}
-		if err != nil && ctx.Err() == nil {
-			return cn.explain(err)
+		st := s.status
+		if st == nil || s.spec.Controller == nil {
+			return false, nil
 		}
-		st, err := cn.store.GetStatus(ctx, id)
-		if err != nil && !errors.Is(err, registry.ErrNotFound) && ctx.Err() == nil {
-			return cn.explain(err)
+		desired := s.spec.Controller.DesiredState.Replicas
+		if line := progressLine(id, st, desired, rev); line != last {
+			fmt.Fprintln(c.stdout, line)
+			last = line
 		}
-		if err == nil && spec.Controller != nil {
-			desired := spec.Controller.DesiredState.Replicas
-			line := progressLine(id, st, desired, rev)
-			if line != last {
-				fmt.Fprintln(c.stdout, line)
-				last = line
-			}
-			if cond := st.FindCondition(api.ConditionInvalidSpec); cond != nil && st.ObservedRevision >= rev {
-				return fmt.Errorf("controller %q: the manager refused the spec: %s", id, cond.Message)
-			}
-			if cond := st.FindCondition(api.ConditionReplicaFailure); cond != nil && cond.Message != lastFailure {
-				fmt.Fprintf(c.stderr, "warning: %s: %s\n", cond.Reason, cond.Message)
-				lastFailure = cond.Message
-			}
-			if converged(st, desired, rev) {
-				return nil
-			}
+		if cond := invalidSpec(st); cond != nil && st.ObservedRevision >= rev {
+			return false, fmt.Errorf("controller %q: the manager refused the spec: %s", id, cond.Message)
 		}
-		select {
-		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				if last == "" {
-					last = "no status written: is the manager running?"
-				}
-				return fmt.Errorf("controller %q not ready after %s (%s)", id, timeout, last)
-			}
-			return ctx.Err()
-		case <-watch:
-		case <-ticker.C:
+		warn(st)
+		return converged(st, desired, rev), nil
+	})
+	if errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if last == "" {
+			last = "no status written: is the manager running?"
 		}
+		return fmt.Errorf("controller %q not ready after %s (%s)", id, timeout, last)
 	}
+	return err
 }
 
 // converged reports whether st shows revision rev (or newer) done.
@@ -116,4 +98,155 @@ func progressLine(id string, st *api.ReplicationControllerStatus, desired int, r
 		return fmt.Sprintf("%s: waiting for the manager to see the change", id)
 	}
 	return fmt.Sprintf("%s: %d of %d ready (%d running)", id, st.ReadyReplicas, desired, st.Replicas)
+}
+
+// invalidSpec returns the InvalidSpec condition of st when it holds.
+func invalidSpec(st *api.ReplicationControllerStatus) *api.Condition {
+	if cond := st.FindCondition(api.ConditionInvalidSpec); cond != nil && cond.Status != "False" {
+		return cond
+	}
+	return nil
+}
+
+// failureWarner returns a function that prints the ReplicaFailure
+// condition of a status to stderr as a warning, each message once in a
+// row.
+func failureWarner(c *cli) func(st *api.ReplicationControllerStatus) {
+	last := ""
+	return func(st *api.ReplicationControllerStatus) {
+		if cond := st.FindCondition(api.ConditionReplicaFailure); cond != nil && cond.Status != "False" && cond.Message != last {
+			fmt.Fprintf(c.stderr, "warning: %s: %s\n", cond.Reason, cond.Message)
+			last = cond.Message
+		}
+	}
+}
+
+// snapshot is one controller as follow sees it.
+type snapshot struct {
+	// spec is the stored spec; its Controller is nil and Err set when it
+	// does not decode.
+	spec registry.Spec
+	// deleted is set when there is no spec (any more).
+	deleted bool
+	// status is nil until the manager writes one (or when it does not
+	// decode: the manager rewrites it at its next sync).
+	status *api.ReplicationControllerStatus
+}
+
+// follow calls check with the spec and status of id, then again after
+// every change of either, until check reports done (follow returns nil)
+// or an error (returned), or ctx ends (ctx's error is returned). It reads
+// both keys in one request and watches them from the revision after it,
+// so it sees every change once and polls nothing. A watch that etcd ends
+// (a compaction, a lost leader) is opened again after a fresh read, with a
+// pause that grows while etcd keeps ending them at once.
+func follow(ctx context.Context, cn *conn, id string, check func(snapshot) (done bool, err error)) error {
+	specKey, statusKey := cn.store.ControllerKey(id), cn.store.StatusKey(id)
+	pause := time.Duration(0)
+	for {
+		s, rev, err := readSnapshot(ctx, cn, id)
+		if err != nil {
+			return err
+		}
+		if done, err := check(s); done || err != nil {
+			return err
+		}
+		watchCtx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+		specs := cn.client.Watch(watchCtx, specKey, clientv3.WithRev(rev+1))
+		statuses := cn.client.Watch(watchCtx, statusKey, clientv3.WithRev(rev+1))
+		delivered, done, err := followWatches(ctx, s, specs, statuses, check)
+		cancel()
+		if done || err != nil {
+			return err
+		}
+		if delivered {
+			pause = 0
+		}
+		pause = min(max(2*pause, 100*time.Millisecond), 2*time.Second)
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// followWatches applies each event of the two watches to s and calls
+// check, until check is done or fails, ctx ends, or a watch ends
+// (done and err both unset: follow reads again). delivered reports
+// whether any event came.
+//
+//nolint:nilerr // a watch that etcd ended is no failure: follow reads again and watches anew
+func followWatches(ctx context.Context, s snapshot, specs, statuses clientv3.WatchChan, check func(snapshot) (bool, error)) (delivered, done bool, err error) {
+	for {
+		var resp clientv3.WatchResponse
+		var ok, isStatus bool
+		select {
+		case <-ctx.Done():
+			return delivered, false, ctx.Err()
+		case resp, ok = <-specs:
+		case resp, ok = <-statuses:
+			isStatus = true
+		}
+		if !ok || resp.Err() != nil || resp.Canceled {
+			return delivered, false, nil
+		}
+		if len(resp.Events) == 0 {
+			continue // a progress notification
+		}
+		delivered = true
+		for _, ev := range resp.Events {
+			s = s.apply(ev.Type, ev.Kv, isStatus)
+		}
+		if done, err := check(s); done || err != nil {
+			return true, done, err
+		}
+	}
+}
+
+// readSnapshot reads the spec and the status of id in one request, under
+// the etcd timeout as every rcctl request, and returns them with the
+// revision they were read at.
+func readSnapshot(ctx context.Context, cn *conn, id string) (snapshot, int64, error) {
+	specKey, statusKey := cn.store.ControllerKey(id), cn.store.StatusKey(id)
+	resp, err := call(ctx, cn, func(ctx context.Context) (*clientv3.TxnResponse, error) {
+		return cn.client.Txn(ctx).Then(clientv3.OpGet(specKey), clientv3.OpGet(statusKey)).Commit()
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return snapshot{}, 0, ctx.Err()
+		}
+		return snapshot{}, 0, fmt.Errorf("get %s: %w", specKey, err)
+	}
+	s := snapshot{spec: registry.Spec{ID: id}, deleted: true}
+	for i, r := range resp.Responses {
+		for _, kv := range r.GetResponseRange().Kvs {
+			s = s.apply(clientv3.EventTypePut, kv, i == 1)
+		}
+	}
+	return s, resp.Header.Revision, nil
+}
+
+// apply returns s after one change of the spec key, or of the status key
+// when isStatus is set.
+func (s snapshot) apply(typ mvccpb.Event_EventType, kv *mvccpb.KeyValue, isStatus bool) snapshot {
+	switch {
+	case !isStatus && typ == clientv3.EventTypeDelete:
+		s.deleted, s.spec = true, registry.Spec{ID: s.spec.ID}
+	case !isStatus:
+		rc, err := api.Decode(kv.Value)
+		s.deleted = false
+		s.spec = registry.Spec{ID: s.spec.ID, Controller: rc, Err: err, ModRevision: kv.ModRevision, CreateRevision: kv.CreateRevision}
+	case typ == clientv3.EventTypeDelete:
+		s.status = nil
+	default:
+		st, err := api.DecodeStatus(kv.Value)
+		if err != nil {
+			st = nil // the manager rewrites it at its next sync
+		}
+		s.status = st
+	}
+	return s
 }

@@ -1,0 +1,120 @@
+package main
+
+// rollout history lists the templates the manager recorded for a
+// controller (under /registry/history/controllers/<id>/<revision>, the
+// newest --revision-history-limit of them), oldest first, and marks the
+// one the spec asks for now. describe shows the last few the same way.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+)
+
+func (c *cli) rolloutHistoryCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "history ID",
+		Short: "list the templates a controller ran",
+		Long: `Rollout history lists the task templates the manager recorded for the
+controller, oldest first: the spec revision that brought each, when the manager
+first acted on it, its image, and a * on the one the spec asks for now. The
+manager keeps the newest --revision-history-limit (default 10).`,
+		Args:              oneID("history"),
+		ValidArgsFunction: c.completeID,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.rolloutHistory(cmd.Context(), args[0])
+		},
+	}
+}
+
+func (c *cli) rolloutHistory(ctx context.Context, id string) error {
+	cn, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer cn.close()
+	spec, revs, err := readHistory(ctx, cn, id)
+	if err != nil {
+		return err
+	}
+	hash := ""
+	if spec.Err != nil {
+		fmt.Fprintf(c.stderr, "warning: controller %q: stored spec does not decode, so no revision is marked current: %v\n", id, spec.Err)
+	} else {
+		hash = api.TemplateHash(&spec.Controller.DesiredState.TaskTemplate)
+	}
+	if len(revs) == 0 {
+		fmt.Fprintf(c.stderr, "No revisions recorded for %s (the manager records a template when it first acts on it).\n", id)
+		return nil
+	}
+	printRevisions(c.stdout, "", revs, hash)
+	return nil
+}
+
+// readHistory reads the spec of id and its recorded revisions.
+func readHistory(ctx context.Context, cn *conn, id string) (registry.Spec, []api.Revision, error) {
+	spec, err := cn.getController(ctx, id)
+	if errors.Is(err, registry.ErrNotFound) {
+		return spec, nil, fmt.Errorf("controller %q not found", id)
+	}
+	if err != nil {
+		return spec, nil, err
+	}
+	revs, err := listRevisions(ctx, cn, id)
+	return spec, revs, err
+}
+
+func listRevisions(ctx context.Context, cn *conn, id string) ([]api.Revision, error) {
+	return call(ctx, cn, func(ctx context.Context) ([]api.Revision, error) {
+		return cn.store.ListRevisions(ctx, id)
+	})
+}
+
+// currentRevision is the index in revs (oldest first) of the revision
+// that runs the template with hash, the newest such (an undo records the
+// template it brings back again, under its new revision), or -1.
+func currentRevision(revs []api.Revision, hash string) int {
+	for i := len(revs) - 1; i >= 0; i-- {
+		if hash != "" && revs[i].TemplateHash == hash {
+			return i
+		}
+	}
+	return -1
+}
+
+// printRevisions prints revs as a table, each line after indent, with a *
+// in CURRENT on the current one (currentRevision).
+func printRevisions(w io.Writer, indent string, revs []api.Revision, hash string) {
+	current := currentRevision(revs, hash)
+	var b strings.Builder
+	tw := newTable(&b)
+	row(tw, indent+"REVISION", "FIRST-SEEN", "IMAGE", "CURRENT")
+	for i, r := range revs {
+		mark := ""
+		if i == current {
+			mark = "*"
+		}
+		row(tw, indent+strconv.FormatInt(r.Revision, 10), formatFirstSeen(r.FirstSeen), orNone(r.Image()), mark)
+	}
+	_ = tw.Flush()
+	// the empty CURRENT cells would end their lines in spaces
+	for line := range strings.Lines(b.String()) {
+		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
+	}
+}
+
+func formatFirstSeen(t time.Time) string {
+	if t.IsZero() {
+		return unknown
+	}
+	return t.UTC().Format(time.RFC3339)
+}
