@@ -3,6 +3,8 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -31,31 +33,85 @@ type Config struct {
 	ScaleReplicas  int           `json:"scaleReplicas"`
 	ScaleProbes    int           `json:"scaleProbes"`
 	ScaleResyncs   int           `json:"scaleResyncs"`
-	SkipDocker     bool          `json:"skipDocker"`
-	SkipScale      bool          `json:"skipScale"`
-	SkipGoBench    bool          `json:"skipGoBench"`
-	GoBenchPattern string        `json:"goBenchPattern"`
+	// RolloutReplicas and RolloutRounds size the rolling updates;
+	// ScaleRolloutAt is the controller count of the control-plane part
+	// whose every controller is rolled out (0: none).
+	RolloutReplicas int    `json:"rolloutReplicas"`
+	RolloutRounds   int    `json:"rolloutRounds"`
+	ScaleRolloutAt  int    `json:"scaleRolloutAt"`
+	SkipDocker      bool   `json:"skipDocker"`
+	SkipRollout     bool   `json:"skipRollout"`
+	SkipScale       bool   `json:"skipScale"`
+	SkipGoBench     bool   `json:"skipGoBench"`
+	GoBenchPattern  string `json:"goBenchPattern"`
+	// Only names the parts to measure (Parts); empty measures every one
+	// the skip flags leave.
+	Only []string `json:"only,omitempty"`
+}
+
+// The parts of a run, as --only names them.
+const (
+	PartConvergence  = "convergence"
+	PartReplacement  = "replacement"
+	PartEndToEnd     = "e2e"
+	PartRollout      = "rollout"
+	PartMissingImage = "missing-image"
+	PartScale        = "scale"
+	PartGoBench      = "go-bench"
+)
+
+// Parts are the parts of a run in the order it measures them (the
+// missing-image window runs alongside the last two).
+var Parts = []string{PartConvergence, PartReplacement, PartEndToEnd, PartRollout, PartMissingImage, PartScale, PartGoBench}
+
+// dockerParts are the parts that need the Docker Engine.
+var dockerParts = []string{PartConvergence, PartReplacement, PartEndToEnd, PartRollout, PartMissingImage}
+
+// runs reports whether the run measures part: --only names it (or is
+// empty) and no skip flag leaves it out.
+func (c *Config) runs(part string) bool {
+	if len(c.Only) > 0 && !slices.Contains(c.Only, part) {
+		return false
+	}
+	switch part {
+	case PartScale:
+		return !c.SkipScale
+	case PartGoBench:
+		return !c.SkipGoBench
+	case PartRollout:
+		return !c.SkipDocker && !c.SkipRollout
+	default:
+		return !c.SkipDocker
+	}
+}
+
+// runsDocker reports whether any part that needs Docker runs.
+func (c *Config) runsDocker() bool {
+	return slices.ContainsFunc(dockerParts, c.runs)
 }
 
 // DefaultConfig is what `make bench` runs.
 func DefaultConfig() Config {
 	return Config{
-		BinDir:         "bin",
-		ResultsDir:     "bench-results",
-		Doc:            "docs/BENCHMARKS.md",
-		Replicas:       30,
-		Rounds:         6,
-		ProvenTemplate: true,
-		ReplaceTries:   10,
-		EndToEndTries:  20,
-		FailureReps:    100,
-		FailureWindow:  time.Minute,
-		Swarm:          true,
-		ScaleCounts:    []int{1000, 10000},
-		ScaleReplicas:  10,
-		ScaleProbes:    200,
-		ScaleResyncs:   5,
-		GoBenchPattern: ".",
+		BinDir:          "bin",
+		ResultsDir:      "bench-results",
+		Doc:             "docs/BENCHMARKS.md",
+		Replicas:        30,
+		Rounds:          6,
+		ProvenTemplate:  true,
+		ReplaceTries:    10,
+		EndToEndTries:   20,
+		FailureReps:     100,
+		FailureWindow:   time.Minute,
+		Swarm:           true,
+		ScaleCounts:     []int{1000, 10000},
+		ScaleReplicas:   10,
+		ScaleProbes:     200,
+		ScaleResyncs:    5,
+		RolloutReplicas: 10,
+		RolloutRounds:   4,
+		ScaleRolloutAt:  1000,
+		GoBenchPattern:  ".",
 	}
 }
 
@@ -76,7 +132,12 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.ScaleReplicas, "scale-replicas", c.ScaleReplicas, "replicas per controller in the control-plane part")
 	fs.IntVar(&c.ScaleProbes, "scale-probes", c.ScaleProbes, "spec writes timed until their first create, per controller count")
 	fs.IntVar(&c.ScaleResyncs, "scale-resyncs", c.ScaleResyncs, "full resyncs timed per controller count")
-	fs.BoolVar(&c.SkipDocker, "skip-docker", c.SkipDocker, "skip the parts that need Docker (convergence, replacement, end to end, missing image, Swarm)")
+	fs.IntVar(&c.RolloutReplicas, "rollout-replicas", c.RolloutReplicas, "replicas of the rolling updates (manager and Swarm)")
+	fs.IntVar(&c.RolloutRounds, "rollout-rounds", c.RolloutRounds, "rounds of the rolling updates; each round rolls every strategy once on each system, the next system first, so an even number gives each the same positions")
+	fs.IntVar(&c.ScaleRolloutAt, "scale-rollout-controllers", c.ScaleRolloutAt, "the controller count (one of --scale-controllers) whose every controller gets a new template in the control-plane part; 0 for none")
+	fs.BoolVar(&c.SkipDocker, "skip-docker", c.SkipDocker, "skip the parts that need Docker (convergence, replacement, end to end, rolling updates, missing image, Swarm)")
+	fs.BoolVar(&c.SkipRollout, "skip-rollout", c.SkipRollout, "skip the rolling updates on Docker (the control plane's mass rollout runs with --scale-rollout-controllers)")
+	fs.StringSliceVar(&c.Only, "only", c.Only, "measure only these parts ("+strings.Join(Parts, ", ")+"); the skip flags still apply")
 	fs.BoolVar(&c.SkipScale, "skip-scale", c.SkipScale, "skip the control-plane part with the in-memory fake")
 	fs.BoolVar(&c.SkipGoBench, "skip-go-bench", c.SkipGoBench, "skip the Go benchmarks of the registry package")
 	fs.StringVar(&c.GoBenchPattern, "go-bench", c.GoBenchPattern, "-bench pattern of the Go benchmarks")
@@ -90,8 +151,9 @@ func (c *Config) Validate() error {
 		"--replicas": c.Replicas, "--rounds": c.Rounds, "--replace-tries": c.ReplaceTries,
 		"--failure-replicas": c.FailureReps,
 		"--scale-replicas":   c.ScaleReplicas, "--scale-probes": c.ScaleProbes, "--scale-resyncs": c.ScaleResyncs,
+		"--rollout-replicas": c.RolloutReplicas, "--rollout-rounds": c.RolloutRounds,
 	}
-	for _, flag := range []string{"--replicas", "--rounds", "--replace-tries", "--failure-replicas", "--scale-replicas", "--scale-probes", "--scale-resyncs"} {
+	for _, flag := range []string{"--replicas", "--rounds", "--replace-tries", "--failure-replicas", "--scale-replicas", "--scale-probes", "--scale-resyncs", "--rollout-replicas", "--rollout-rounds"} {
 		if positive[flag] < 1 {
 			bad("%s: must be at least 1, got %d", flag, positive[flag])
 		}
@@ -105,6 +167,14 @@ func (c *Config) Validate() error {
 	for _, n := range c.ScaleCounts {
 		if n < 1 {
 			bad("--scale-controllers: every count must be at least 1, got %d", n)
+		}
+	}
+	if c.ScaleRolloutAt < 0 {
+		bad("--scale-rollout-controllers: must not be negative, got %d", c.ScaleRolloutAt)
+	}
+	for _, part := range c.Only {
+		if !slices.Contains(Parts, part) {
+			bad("--only: no part %q; the parts are %s", part, strings.Join(Parts, ", "))
 		}
 	}
 	if c.ResultsDir == "" {

@@ -20,3 +20,47 @@ func TestValidateWantsEnoughEndToEndTriesForAP99(t *testing.T) {
 		t.Errorf("--e2e-tries %d: error %v, want one naming the flag", c.EndToEndTries, err)
 	}
 }
+
+func TestValidateNamesAnUnknownPart(t *testing.T) {
+	c := DefaultConfig()
+	c.Only = []string{PartRollout, "rollouts"}
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), `--only: no part "rollouts"`) {
+		t.Errorf("--only rollout,rollouts: error %v, want one naming the unknown part", err)
+	}
+}
+
+func TestOnlyAndTheSkipFlagsTogether(t *testing.T) {
+	tests := []struct {
+		name   string
+		only   []string
+		skip   func(*Config)
+		runs   []string
+		docker bool
+	}{
+		{"every part by default", nil, func(*Config) {}, Parts, true},
+		{"only the rolling updates", []string{PartRollout}, func(*Config) {}, []string{PartRollout}, true},
+		{"only the control plane", []string{PartScale}, func(*Config) {}, []string{PartScale}, false},
+		{"a skip flag still applies", []string{PartRollout, PartScale}, func(c *Config) { c.SkipRollout = true }, []string{PartScale}, false},
+		{"--skip-docker skips the rolling updates", nil, func(c *Config) { c.SkipDocker = true }, []string{PartScale, PartGoBench}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.Only = tt.only
+			tt.skip(&c)
+			for _, part := range Parts {
+				want := false
+				for _, p := range tt.runs {
+					want = want || p == part
+				}
+				if got := c.runs(part); got != want {
+					t.Errorf("runs(%s) = %v, want %v", part, got, want)
+				}
+			}
+			if got := c.runsDocker(); got != tt.docker {
+				t.Errorf("runsDocker() = %v, want %v", got, tt.docker)
+			}
+		})
+	}
+}

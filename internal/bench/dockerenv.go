@@ -22,13 +22,16 @@ const changeTimeout = 3 * time.Minute
 
 // dockerEnv is what the Docker parts share.
 type dockerEnv struct {
-	cli      *client.Client
-	rec      *recorder
-	runID    string
-	image    string
-	tempDir  string
-	daemon   *daemon
-	progress io.Writer
+	cli   *client.Client
+	rec   *recorder
+	runID string
+	image string
+	// rolloutImage is the second name of image the rolling updates
+	// switch to and back; teardown removes it once it is set.
+	rolloutImage string
+	tempDir      string
+	daemon       *daemon
+	progress     io.Writer
 
 	swarm *swarmMode
 	// swarmUnavailable says why Swarm is not measured; empty when it is.
@@ -69,13 +72,16 @@ func setupDocker(ctx context.Context, cfg Config, runID, runDir string, machine 
 	if err != nil {
 		return env, err
 	}
-	if cfg.Swarm {
+	switch {
+	case !cfg.Swarm:
+		env.swarmUnavailable = "not measured (--swarm=false)"
+	case !cfg.runs(PartConvergence) && !cfg.runs(PartRollout):
+		env.swarmUnavailable = "not measured (no part that compares with it runs)"
+	default:
 		env.swarm, env.swarmUnavailable = setupSwarm(ctx, cli)
 		if env.swarmUnavailable != "" {
 			fmt.Fprintf(progress, "swarm: %s\n", env.swarmUnavailable)
 		}
-	} else {
-		env.swarmUnavailable = "not measured (--swarm=false)"
 	}
 	return env, nil
 }
@@ -141,8 +147,8 @@ func (e *dockerEnv) settle(ctx context.Context, labels map[string]string) error 
 
 // teardown removes everything the run started: Swarm services (and the
 // swarm, if the run made it), the daemon, every container with the run's
-// label, the image and the temporary directory. It then checks that no
-// container of the run is left.
+// label, the image and its second name, and the temporary directory. It
+// then checks that no container of the run is left.
 func (e *dockerEnv) teardown(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
@@ -163,8 +169,13 @@ func (e *dockerEnv) teardown(ctx context.Context) error {
 	if err := e.settleTeardown(ctx); err != nil {
 		errs = append(errs, err)
 	}
-	if err := removeImage(ctx, e.cli, e.image); err != nil {
-		errs = append(errs, err)
+	for _, img := range []string{e.rolloutImage, e.image} {
+		if img == "" {
+			continue
+		}
+		if err := removeImage(ctx, e.cli, img); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if e.tempDir != "" {
 		if err := os.RemoveAll(e.tempDir); err != nil {

@@ -79,6 +79,8 @@ func profileOf(measure string) (part string, flags []string) {
 		return "events", nil
 	case strings.HasPrefix(measure, "same, while full resyncs run"):
 		return "events-busy", nil
+	case strings.HasPrefix(measure, "same, while every controller rolls out"):
+		return "rollout", nil
 	case strings.HasPrefix(measure, "resident memory of the manager's process"):
 		return "heap-bare", []string{"-sample_index=inuse_space"}
 	}

@@ -70,6 +70,12 @@ const (
 	// first targetFailureWindow.
 	targetFailureCreates = 10
 	targetFailureWindow  = time.Minute
+	// targetRolloutRatio bounds a rolling update by the manager over the
+	// same update by Swarm, of the medians, for each strategy.
+	targetRolloutRatio = 1.00
+	// targetRolloutEventToCreateP99 bounds a new controller's event →
+	// create while every controller of the control plane rolls out.
+	targetRolloutEventToCreateP99 = 10 * time.Millisecond
 )
 
 // minP99Samples is the fewest samples a p99 is judged on: with 20 the
@@ -114,14 +120,26 @@ func fmtRatio(r float64) string {
 // BuildRows makes the table of a run.
 func BuildRows(r *Results) []Row {
 	var rows []Row
+	cfg := &r.Config
 	if d := r.Docker; d != nil {
-		rows = append(rows, convergenceRows(d)...)
-		rows = append(rows, replacementRows(d)...)
-		rows = append(rows, endToEndRows(d)...)
+		if cfg.runs(PartConvergence) {
+			rows = append(rows, convergenceRows(d)...)
+		}
+		if cfg.runs(PartReplacement) {
+			rows = append(rows, replacementRows(d)...)
+		}
+		if cfg.runs(PartEndToEnd) {
+			rows = append(rows, endToEndRows(d)...)
+		}
 	}
 	rows = append(rows, scaleRows(r.Scale)...)
 	if d := r.Docker; d != nil {
-		rows = append(rows, failureRows(d.Failure)...)
+		if cfg.runs(PartMissingImage) {
+			rows = append(rows, failureRows(d.Failure)...)
+		}
+		if cfg.runs(PartRollout) {
+			rows = append(rows, rolloutRows(d)...)
+		}
 	}
 	for _, b := range r.GoBench {
 		rows = append(rows, Row{
@@ -338,6 +356,9 @@ func scaleRows(results []ScaleResult) []Row {
 				Result: fmt.Sprintf("p50 %s, p99 %s, max %s (n=%d)", fmtDuration(busy.Percentile(50)), fmtDuration(busy.Percentile(99)), fmtDuration(busy.Max()), len(busy))},
 				"p99 ≤ "+fmtDuration(targetEventToCreateBusyP99), len(busy) > 0, busy.Percentile(99) <= targetEventToCreateBusyP99),
 		)
+		if s.Rollout != nil {
+			rows = append(rows, scaleRolloutRows(part, s)...)
+		}
 		if bm := s.BareMemory; bm != nil {
 			rows = append(rows, target(Row{Part: part, Measure: "resident memory of the manager's process, on a bare task control", Result: fmtMemory(*bm)},
 				"≤ "+fmtBytes(targetRSS), bm.RSS > 0, bm.RSS <= targetRSS))
@@ -345,6 +366,27 @@ func scaleRows(results []ScaleResult) []Row {
 		rows = append(rows, Row{Part: part, Measure: "  same on the in-memory fake (it keeps a full copy of every container)", Result: fmtMemory(s.Memory)})
 	}
 	return rows
+}
+
+// scaleRolloutRows are the mass rollout's rows; its target holds at
+// whatever count it was measured.
+func scaleRolloutRows(part string, s ScaleResult) []Row {
+	ro := s.Rollout
+	probe := ro.EventToCreate
+	enough := len(probe) >= minP99Samples
+	target := "p99 ≤ " + fmtDuration(targetRolloutEventToCreateP99)
+	if !enough {
+		target += fmt.Sprintf(" (needs n ≥ %d)", minP99Samples)
+	}
+	return []Row{
+		{Part: part, Measure: "  same, while every controller rolls out (the rolling update below)",
+			Result: fmt.Sprintf("p50 %s, p99 %s, max %s (n=%d)", fmtDuration(probe.Percentile(50)), fmtDuration(probe.Percentile(99)), fmtDuration(probe.Max()), len(probe)),
+			Target: target, Verdict: judge(enough, probe.Percentile(99) <= targetRolloutEventToCreateP99)},
+		{Part: part, Measure: fmt.Sprintf("rolling update of every controller (a new image in all %d specs at once, default strategy: stop-first, one at a time) → every container of the new template", s.Controllers),
+			Result: fmt.Sprintf("%s (the spec writes %s; a controller's status said RolloutComplete by %s, median)", fmtDuration(ro.Complete), fmtDuration(ro.WriteSpecs), fmtDuration(ro.Done.Median()))},
+		{Part: part, Measure: "  the manager meanwhile: rollout steps, syncs, most controllers queued, events dropped; task-control calls",
+			Result: fmt.Sprintf("%.0f steps, %d syncs, queue depth up to %.0f, %.0f events dropped; %s", ro.Steps, ro.Syncs, ro.QueueDepthMax, ro.EventsDropped, fmtCalls(ro.Calls))},
+	}
 }
 
 // fmtMemory prints a memory measurement.
@@ -372,6 +414,59 @@ func failureRows(f *FailureResult) []Row {
 		{Part: part, Measure: "ReplicaFailure condition", Result: f.Condition},
 		{Part: part, Measure: "the daemon's task-control calls in the window (all of them)", Result: fmtCalls(f.DockerCalls)},
 	}
+}
+
+// rolloutStrategyNames describe the strategies of the rolling updates,
+// by the names RolloutResult.Strategy carries.
+var rolloutStrategyNames = map[string]string{
+	"start-first": "start-first (manager maxSurge 1, maxUnavailable 0; Swarm --update-order start-first)",
+	"stop-first":  "stop-first (manager default: maxUnavailable 1, maxSurge 0; Swarm --update-order stop-first)",
+}
+
+func rolloutRows(d *DockerResults) []Row {
+	part := fmt.Sprintf("6. Rolling update, %d replicas, real Docker", d.RolloutReplicas)
+	results := d.Rollouts
+	if len(results) == 0 {
+		// the part failed before its first sample: say so per strategy
+		for _, s := range rolloutStrategies() {
+			results = append(results, RolloutResult{Strategy: s.name})
+		}
+	}
+	n := d.RolloutReplicas
+	var rows []Row
+	if d.Swarm != "" {
+		rows = append(rows, Row{Part: part, Measure: "Swarm", Result: d.Swarm, Verdict: NotAvailable})
+	}
+	for _, r := range results {
+		name := r.Strategy
+		desc := rolloutStrategyNames[name]
+		if desc == "" {
+			desc = name
+		}
+		rows = append(rows,
+			Row{Part: part, Measure: fmt.Sprintf("%s: manager, spec write → every replica on the new image and status Progressing/RolloutComplete, updatedReplicas %d", desc, n), Result: spread(r.Manager)},
+			Row{Part: part, Measure: fmt.Sprintf("  of which: → the %d-th new container running", n), Result: spread(r.ManagerRunning)},
+			Row{Part: part, Measure: "  of which: → that status in etcd", Result: spread(r.ManagerStatus)},
+		)
+		if d.Swarm == "" {
+			rows = append(rows,
+				Row{Part: part, Measure: fmt.Sprintf("%s: Swarm, service update --image (parallelism 1, delay 0s, monitor 0s) → every task on the new image, the old ones stopped", name), Result: spread(r.Swarm)},
+				Row{Part: part, Measure: fmt.Sprintf("  of which: → the %d-th new container running", n), Result: spread(r.SwarmRunning)},
+				Row{Part: part, Measure: "  Swarm: → update state completed", Result: spread(r.SwarmCompleted)},
+			)
+		}
+		rr := ratio(r.Manager.Median(), r.Swarm.Median())
+		rows = append(rows, Row{Part: part, Measure: name + ": ratio manager/Swarm (of the medians)", Result: fmtRatio(rr),
+			Target: fmt.Sprintf("≤ %.2f", targetRolloutRatio), Verdict: judge(len(r.Manager) > 0 && len(r.Swarm) > 0, rr <= targetRolloutRatio)})
+		rows = append(rows, Row{Part: part, Measure: name + ": k-th new container running by, manager (median over rounds)", Result: fmtCurve(medianCurve(r.ManagerCurves))})
+		if d.Swarm == "" {
+			rows = append(rows, Row{Part: part, Measure: name + ": k-th new container running by, Swarm", Result: fmtCurve(medianCurve(r.SwarmCurves))})
+		}
+		if len(r.ManagerCalls) > 0 {
+			rows = append(rows, Row{Part: part, Measure: name + ": task-control calls per rolling update, manager (its /metrics)", Result: fmtCalls(r.ManagerCalls)})
+		}
+	}
+	return rows
 }
 
 // missed returns the rows that missed their target.

@@ -23,6 +23,7 @@ func verdictOf(t *testing.T, rows []Row, what string) Verdict {
 var targetRows = []string{
 	"ratio manager (new controller)/raw", "replacement beyond", "ratio manager/plain of the p50s", "ratio manager/plain of the p99s",
 	"full resync", "watch event", "while full resyncs run", "resident memory of the manager's process", "create calls",
+	"start-first: ratio manager/Swarm", "stop-first: ratio manager/Swarm", "while every controller rolls out",
 }
 
 // repeat returns n samples of v ms.
@@ -39,14 +40,20 @@ func goodResults() *Results {
 	return &Results{
 		Docker: &DockerResults{
 			Replicas: 30, ManagerUp: ms(1000, 1100, 1050), RawUp: ms(1000, 1000, 1000),
-			ManagerDown: ms(500), RawDown: ms(500), Swarm: "not available: no swarm here",
+			ManagerDown: ms(500), RawDown: ms(500), SwarmUp: ms(1500), SwarmDown: ms(700),
 			DockerStart: ms(300), Replacement: ms(390, 400),
 			EndToEnd: repeat(20, 320), EndToEndRunning: repeat(20, 300), EndToEndStatus: repeat(20, 320), EndToEndPlain: repeat(20, 300),
-			Failure: &FailureResult{Replicas: 100, Window: time.Minute, CreateErrors: 6},
+			Failure:         &FailureResult{Replicas: 100, Window: time.Minute, CreateErrors: 6},
+			RolloutReplicas: 10,
+			Rollouts: []RolloutResult{
+				{Strategy: "start-first", Manager: ms(4000, 4200), Swarm: ms(4100, 4100)},
+				{Strategy: "stop-first", Manager: ms(3000), Swarm: ms(3000)},
+			},
 		},
 		Scale: []ScaleResult{{
 			Controllers: 10000, Replicas: 10, Resync: ms(900, 950, 1200),
 			EventToCreate: ms(1, 2, 9), EventToCreateBusy: ms(2, 49), BareMemory: &MemoryResult{RSS: 280 << 20},
+			Rollout: &ScaleRollout{EventToCreate: append(repeat(19, 2), ms(10)...)},
 		}},
 	}
 }
@@ -57,9 +64,6 @@ func TestBuildRowsJudgesEveryTarget(t *testing.T) {
 		if got := verdictOf(t, rows, what); got != Met {
 			t.Errorf("%s: verdict %v, want met", what, got)
 		}
-	}
-	if got := verdictOf(t, rows, "Swarm"); got != NotAvailable {
-		t.Errorf("Swarm: verdict %v, want n/a", got)
 	}
 	targets := 0
 	for _, r := range rows {
@@ -80,10 +84,99 @@ func TestBuildRowsJudgesEveryTarget(t *testing.T) {
 	bad.Scale[0].EventToCreate = ms(1, 11)
 	bad.Scale[0].EventToCreateBusy = ms(2, 51)
 	bad.Scale[0].BareMemory.RSS = 500 << 20
+	bad.Docker.Rollouts[0].Manager = ms(4200, 4201)
+	bad.Docker.Rollouts[1].Manager = ms(3001)
+	bad.Scale[0].Rollout.EventToCreate = append(repeat(19, 2), ms(11)...)
 	rows = BuildRows(bad)
 	for _, what := range targetRows {
 		if got := verdictOf(t, rows, what); got != Missed {
 			t.Errorf("%s: verdict %v, want MISSED", what, got)
+		}
+	}
+}
+
+func TestWithoutSwarmItsComparisonsAreNotAvailable(t *testing.T) {
+	r := goodResults()
+	r.Docker.Swarm = "not available: no swarm here"
+	r.Docker.SwarmUp, r.Docker.SwarmDown = nil, nil
+	for i := range r.Docker.Rollouts {
+		r.Docker.Rollouts[i].Swarm = nil
+	}
+	rows := BuildRows(r)
+	for _, what := range []string{"Swarm", "start-first: ratio manager/Swarm", "stop-first: ratio manager/Swarm"} {
+		if got := verdictOf(t, rows, what); got != NotAvailable {
+			t.Errorf("%s: verdict %v, want n/a", what, got)
+		}
+	}
+	if hasMeasure(rows, "Swarm, service update") {
+		t.Errorf("Swarm's rolling-update rows without Swarm: %+v", rows)
+	}
+}
+
+func TestRolloutTargetIsTheManagerAtMostSwarm(t *testing.T) {
+	tests := []struct {
+		name           string
+		manager, swarm Durations
+		want           Verdict
+	}{
+		{"equal medians", ms(3000, 5000, 4000), ms(4000), Met},
+		{"faster", ms(2000), ms(4000), Met},
+		{"a millisecond slower", ms(4001), ms(4000), Missed},
+		{"no manager sample", nil, ms(4000), NotAvailable},
+		{"no Swarm sample", ms(4000), nil, NotAvailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := rolloutRows(&DockerResults{RolloutReplicas: 10, Rollouts: []RolloutResult{{Strategy: "stop-first", Manager: tt.manager, Swarm: tt.swarm}}})
+			if got := verdictOf(t, rows, "stop-first: ratio manager/Swarm"); got != tt.want {
+				t.Errorf("verdict %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRolloutRowsOfAFailedPartNameEveryStrategy(t *testing.T) {
+	rows := rolloutRows(&DockerResults{RolloutReplicas: 10})
+	for _, s := range rolloutStrategies() {
+		if got := verdictOf(t, rows, s.name+": ratio manager/Swarm"); got != NotAvailable {
+			t.Errorf("%s without samples: verdict %v, want n/a", s.name, got)
+		}
+	}
+}
+
+func TestScaleRolloutTargetNeedsEnoughProbes(t *testing.T) {
+	tests := []struct {
+		name  string
+		probe Durations
+		want  Verdict
+	}{
+		{"p99 at the bound", append(repeat(19, 1), ms(10)...), Met},
+		{"p99 over", append(repeat(19, 1), ms(11)...), Missed},
+		{"too few for a p99", repeat(19, 1), NotAvailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// judged at whatever count it was measured, 1000 by default
+			rows := scaleRows([]ScaleResult{{Controllers: 1000, Replicas: 10, Rollout: &ScaleRollout{EventToCreate: tt.probe}}})
+			if got := verdictOf(t, rows, "while every controller rolls out"); got != tt.want {
+				t.Errorf("verdict %v, want %v", got, tt.want)
+			}
+			for _, r := range rows {
+				if r.Target != "" && !strings.Contains(r.Measure, "while every controller rolls out") {
+					t.Errorf("1000 controllers: %q has target %q; only the rollout's is judged there", r.Measure, r.Target)
+				}
+			}
+		})
+	}
+}
+
+func TestOnlyKeepsTheRowsOfThePartsItNames(t *testing.T) {
+	r := goodResults()
+	r.Config.Only = []string{PartRollout}
+	r.Scale = nil
+	for _, row := range BuildRows(r) {
+		if !strings.HasPrefix(row.Part, "6. Rolling update") {
+			t.Errorf("--only rollout: row %q of part %q", row.Measure, row.Part)
 		}
 	}
 }
@@ -232,7 +325,7 @@ func TestMedianOfRatios(t *testing.T) {
 }
 
 func TestUnmeasuredPartsMissNothing(t *testing.T) {
-	rows := BuildRows(&Results{Docker: &DockerResults{Replicas: 30}, Scale: []ScaleResult{{Controllers: 10000}}})
+	rows := BuildRows(&Results{Docker: &DockerResults{Replicas: 30}, Scale: []ScaleResult{{Controllers: 10000, Rollout: &ScaleRollout{}}}})
 	for _, r := range rows {
 		if r.Verdict == Missed {
 			t.Errorf("%s: MISSED without a sample", r.Measure)

@@ -72,6 +72,40 @@ type DockerResults struct {
 
 	// Failure is the missing-image part.
 	Failure *FailureResult `json:"failure,omitempty"`
+
+	// RolloutReplicas is the size of the rolling updates; Rollouts has one
+	// entry per strategy, start-first then stop-first, each with one
+	// sample per round and system.
+	RolloutReplicas int             `json:"rolloutReplicas,omitempty"`
+	Rollouts        []RolloutResult `json:"rollouts,omitempty"`
+}
+
+// RolloutResult is the rolling updates of one strategy: N running
+// replicas switched to the other image name, by the manager (a spec write)
+// and by Swarm (a service update), one of each per round.
+type RolloutResult struct {
+	// Strategy names it: start-first or stop-first.
+	Strategy string `json:"strategy"`
+	// Manager is the spec write until every replica runs the new template
+	// and the status says Progressing/RolloutComplete with updatedReplicas
+	// N: the later of ManagerRunning (the N-th new container's start
+	// event) and ManagerStatus (that status, watched in etcd).
+	Manager        Durations `json:"managerMs"`
+	ManagerRunning Durations `json:"managerRunningMs"`
+	ManagerStatus  Durations `json:"managerStatusMs"`
+	// Swarm is ServiceUpdate until every task runs the new image and the
+	// old ones have stopped: the later of SwarmRunning (the N-th new
+	// container's start event) and the N-th old container's die event.
+	// SwarmCompleted is until the service's UpdateStatus says completed.
+	Swarm          Durations `json:"swarmMs,omitempty"`
+	SwarmRunning   Durations `json:"swarmRunningMs,omitempty"`
+	SwarmCompleted Durations `json:"swarmCompletedMs,omitempty"`
+	// The curves are, per round, when the k-th new container started.
+	ManagerCurves []Durations `json:"managerCurvesMs,omitempty"`
+	SwarmCurves   []Durations `json:"swarmCurvesMs,omitempty"`
+	// ManagerCalls are the daemon's task-control calls per rollout, by
+	// operation, from its /metrics.
+	ManagerCalls map[string]float64 `json:"managerCallsPerRollout,omitempty"`
 }
 
 // FailureResult is what a controller of a missing image cost.
@@ -120,6 +154,9 @@ type ScaleResult struct {
 	// CommitToCreate is measured from the spec write's acknowledgement,
 	// which the watch event may overtake (then it is negative).
 	CommitToCreate Durations `json:"commitToCreateMs"`
+	// Rollout is a new template in every controller's spec at once,
+	// measured at one controller count only (Config.ScaleRolloutAt).
+	Rollout *ScaleRollout `json:"rollout,omitempty"`
 	// Memory is measured in this worker, with the fake; BareMemory in a
 	// worker of its own on a bare task control that keeps almost nothing,
 	// so that its process is (almost) all manager.
@@ -127,6 +164,33 @@ type ScaleResult struct {
 	BareMemory *MemoryResult `json:"memoryBare,omitempty"`
 	// Profiles maps a part (resync, events, heap) to its pprof file.
 	Profiles map[string]string `json:"profiles,omitempty"`
+}
+
+// ScaleRollout is every controller of the control-plane part given a new
+// template (another image) at once, with the default strategy (stop-first,
+// one at a time), on a manager that has just started and synced all.
+type ScaleRollout struct {
+	// WriteSpecs is writing every spec with the new template.
+	WriteSpecs time.Duration `json:"writeSpecsNs"`
+	// Complete is from the first spec write until every controller's
+	// rollout is complete: its status in etcd says
+	// Progressing/RolloutComplete with updatedReplicas N, and every
+	// container of the fake has its controller's new template. Done is
+	// when each controller's status said so, in the order they did.
+	Complete time.Duration `json:"completeNs"`
+	Done     Durations     `json:"doneMs"`
+	// Steps, Syncs and EventsDropped are the manager's counters over the
+	// rollout; Calls the fake's task-control calls, by operation;
+	// QueueDepthMax the most controllers seen waiting in the work queue.
+	Steps         float64            `json:"steps"`
+	Syncs         uint64             `json:"syncs"`
+	EventsDropped float64            `json:"eventsDropped"`
+	Calls         map[string]float64 `json:"calls,omitempty"`
+	QueueDepthMax float64            `json:"queueDepthMax"`
+	// EventToCreate is new controllers' spec writes until their first
+	// create, written every 10ms while the rollout runs, none waiting for
+	// another.
+	EventToCreate Durations `json:"eventToCreateMs"`
 }
 
 // MemoryResult is the resident memory of a worker whose manager has

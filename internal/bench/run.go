@@ -4,7 +4,8 @@ package bench
 // Docker parts (with the missing-image window left running), the control
 // plane at scale and the Go benchmarks while that window runs, then the
 // teardown, the table, the results file and the document. A part that
-// fails is reported and the others still run.
+// fails is reported and the others still run; --only and the skip flags
+// leave parts out.
 
 import (
 	"context"
@@ -43,7 +44,7 @@ func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writ
 
 	var env *dockerEnv
 	var failure *failurePart
-	if !cfg.SkipDocker {
+	if cfg.runsDocker() {
 		env, err = setupDocker(ctx, cfg, res.RunID, runDir, &res.Machine, progress)
 		if err != nil {
 			fail(err)
@@ -58,7 +59,7 @@ func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writ
 					fail(err)
 				}
 			}
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && cfg.runs(PartMissingImage) {
 				if failure, err = env.startFailure(ctx, cfg.FailureReps, cfg.FailureWindow); err != nil {
 					fail(err)
 				}
@@ -66,14 +67,14 @@ func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writ
 		}
 	}
 
-	if !cfg.SkipScale && ctx.Err() == nil {
+	if cfg.runs(PartScale) && ctx.Err() == nil {
 		fmt.Fprintf(progress, "control plane at scale: %v controllers × %d, in-memory fake, real etcd\n", cfg.ScaleCounts, cfg.ScaleReplicas)
 		res.Scale, err = runScale(ctx, cfg, runDir, progress)
 		if err != nil {
 			fail(err)
 		}
 	}
-	if !cfg.SkipGoBench && ctx.Err() == nil {
+	if cfg.runs(PartGoBench) && ctx.Err() == nil {
 		fmt.Fprintf(progress, "go test ./registry -bench %s -benchmem\n", cfg.GoBenchPattern)
 		res.GoBench, err = runGoBench(ctx, cfg.GoBenchPattern, filepath.Join(runDir, "gobench.txt"))
 		if err != nil {
@@ -102,18 +103,31 @@ func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writ
 	return errors.Join(writeOutputs(res, rows, cfg, runDir, stdout), runError(res))
 }
 
-// measure runs the Docker parts but the missing-image window.
+// measure runs the Docker parts cfg asks for but the missing-image
+// window; the first that fails ends it.
 func (e *dockerEnv) measure(ctx context.Context, cfg Config, res *DockerResults) error {
-	if err := e.measureConvergence(ctx, cfg, res); err != nil {
-		return err
+	if cfg.runs(PartConvergence) {
+		if err := e.measureConvergence(ctx, cfg, res); err != nil {
+			return err
+		}
 	}
-	if err := e.measureDockerStart(ctx, cfg.ReplaceTries, res); err != nil {
-		return err
+	if cfg.runs(PartReplacement) {
+		if err := e.measureDockerStart(ctx, cfg.ReplaceTries, res); err != nil {
+			return err
+		}
+		if err := e.measureReplacement(ctx, cfg.ReplaceTries, res); err != nil {
+			return err
+		}
 	}
-	if err := e.measureReplacement(ctx, cfg.ReplaceTries, res); err != nil {
-		return err
+	if cfg.runs(PartEndToEnd) {
+		if err := e.measureEndToEnd(ctx, cfg.EndToEndTries, res); err != nil {
+			return err
+		}
 	}
-	return e.measureEndToEnd(ctx, cfg.EndToEndTries, res)
+	if cfg.runs(PartRollout) {
+		return e.measureRollout(ctx, cfg, res)
+	}
+	return nil
 }
 
 // writeOutputs prints the table and writes results.json, table.txt and the

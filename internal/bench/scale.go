@@ -3,7 +3,9 @@ package bench
 // This file runs the control-plane part: a real embedded etcd in this
 // process, and two scale-worker subprocesses per controller count (one on
 // the fake for every measurement, one on bareTasks for the memory), so
-// that each worker's resident memory is its manager's and not etcd's.
+// that each worker's resident memory is its manager's and not etcd's. The
+// fake's worker at Config.ScaleRolloutAt controllers ends with the mass
+// rollout.
 
 import (
 	"bytes"
@@ -14,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 )
 
@@ -30,12 +33,15 @@ func runScale(ctx context.Context, cfg Config, runDir string, progress io.Writer
 	}
 	defer func() { err = errors.Join(err, etcd.Close()) }()
 
+	if cfg.ScaleRolloutAt > 0 && !slices.Contains(cfg.ScaleCounts, cfg.ScaleRolloutAt) {
+		fmt.Fprintf(progress, "control plane: no mass rollout: --scale-rollout-controllers %d is not among --scale-controllers %v\n", cfg.ScaleRolloutAt, cfg.ScaleCounts)
+	}
 	for _, n := range cfg.ScaleCounts {
-		res, err := runWorker(ctx, self, "fake", etcd.ClientURL, n, cfg, runDir, progress)
+		res, err := runWorker(ctx, self, "fake", etcd.ClientURL, n, n == cfg.ScaleRolloutAt, cfg, runDir, progress)
 		if err != nil {
 			return out, err
 		}
-		bare, err := runWorker(ctx, self, "bare", etcd.ClientURL, n, cfg, runDir, progress)
+		bare, err := runWorker(ctx, self, "bare", etcd.ClientURL, n, false, cfg, runDir, progress)
 		if err != nil {
 			return out, err
 		}
@@ -46,8 +52,9 @@ func runScale(ctx context.Context, cfg Config, runDir string, progress io.Writer
 	return out, nil
 }
 
-// runWorker runs one scale-worker subprocess on a fresh key prefix.
-func runWorker(ctx context.Context, self, mode, etcdURL string, n int, cfg Config, runDir string, progress io.Writer) (ScaleResult, error) {
+// runWorker runs one scale-worker subprocess on a fresh key prefix; with
+// rollout it ends with the mass rollout.
+func runWorker(ctx context.Context, self, mode, etcdURL string, n int, rollout bool, cfg Config, runDir string, progress io.Writer) (ScaleResult, error) {
 	args := []string{ScaleWorkerCommand,
 		"--task-control", mode,
 		"--etcd", etcdURL,
@@ -57,6 +64,7 @@ func runWorker(ctx context.Context, self, mode, etcdURL string, n int, cfg Confi
 		"--probes", strconv.Itoa(cfg.ScaleProbes),
 		"--resyncs", strconv.Itoa(cfg.ScaleResyncs),
 		"--profile-dir", runDir,
+		"--rollout=" + strconv.FormatBool(rollout),
 	}
 	cmd := exec.CommandContext(ctx, self, args...)
 	var stdout bytes.Buffer

@@ -5,7 +5,8 @@ package bench
 // parent, so that this process's resident memory is the manager's and the
 // fake's, not etcd's. It converges N controllers, then times full
 // resyncs, spec writes until their first create, and a restart that
-// rewrites every status. With --task-control=bare it runs the manager on
+// rewrites every status; with --rollout, last, a new template in every
+// spec (scale_rollout.go). With --task-control=bare it runs the manager on
 // bareTasks instead and only measures memory. It prints a ScaleResult as
 // JSON on stdout and its progress on stderr.
 
@@ -64,10 +65,14 @@ type scaleWorker struct {
 	log        func(format string, args ...any)
 
 	controllers, replicas, probes, resyncs int
+	// rollout also measures a new template in every spec (scale_rollout.go).
+	rollout bool
 
 	// probeHits receives the time of every create of a probe controller,
-	// from the fake's CreateErr hook.
-	probeHits chan probeHit
+	// from the fake's CreateErr hook; rolloutHits keeps those of the
+	// probes written during the mass rollout.
+	probeHits   chan probeHit
+	rolloutHits probeTimes
 }
 
 type probeHit struct {
@@ -89,6 +94,7 @@ func RunScaleWorker(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.IntVar(&w.probes, "probes", 200, "spec writes timed until their first create")
 	fs.IntVar(&w.resyncs, "resyncs", 5, "full resyncs timed")
 	fs.StringVar(&w.mode, "task-control", "fake", "fake: taskcontrol.Fake, every measurement; bare: bareTasks, memory only")
+	fs.BoolVar(&w.rollout, "rollout", false, "with the fake, last, roll every controller out to a new template")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -105,6 +111,7 @@ func RunScaleWorker(ctx context.Context, args []string, stdout, stderr io.Writer
 	w.store = registry.NewStore(client, *prefix)
 	w.profileDir = *profileDir
 	w.probeHits = make(chan probeHit, 1)
+	w.rolloutHits.first = make(map[string]time.Time)
 	switch w.mode {
 	case "fake":
 		w.fake = &taskcontrol.Fake{CreateErr: w.onCreate}
@@ -128,6 +135,10 @@ func RunScaleWorker(ctx context.Context, args []string, stdout, stderr io.Writer
 // onCreate is the fake's CreateErr hook: it is called on every create and
 // timestamps those of probe controllers. It never fails a create.
 func (w *scaleWorker) onCreate(spec api.TaskSpec) error {
+	if strings.HasPrefix(spec.Name, rolloutProbePrefix) {
+		w.rolloutHits.hit(spec.Name, time.Now())
+		return nil
+	}
 	if strings.HasPrefix(spec.Name, probePrefix) {
 		select {
 		case w.probeHits <- probeHit{name: spec.Name, at: time.Now()}:
@@ -141,7 +152,7 @@ func (w *scaleWorker) run(ctx context.Context) (ScaleResult, error) {
 	res := ScaleResult{Controllers: w.controllers, Replicas: w.replicas, Workers: registry.DefaultWorkers, Profiles: map[string]string{}}
 
 	start := time.Now()
-	if err := w.writeSpecs(ctx); err != nil {
+	if err := w.writeSpecs(ctx, "demo-task:latest"); err != nil {
 		return res, err
 	}
 	res.WriteSpecs = time.Since(start)
@@ -154,6 +165,12 @@ func (w *scaleWorker) run(ctx context.Context) (ScaleResult, error) {
 	}
 	if w.fake != nil {
 		err = w.timeColdResync(ctx, &res)
+	}
+	if err == nil && w.fake != nil && w.rollout {
+		err = w.profile("rollout", &res, func() (err error) {
+			res.Rollout, err = w.measureRollout(ctx)
+			return err
+		})
 	}
 	return res, err
 }
@@ -193,9 +210,12 @@ func (w *scaleWorker) measure(ctx context.Context, m *managerRun, res *ScaleResu
 	return w.measureMemory(m, res)
 }
 
-// writeSpecs puts every spec, in transactions of specBatch puts, a few at
-// a time.
-func (w *scaleWorker) writeSpecs(ctx context.Context) error {
+// scaleID is the id of the i-th controller.
+func scaleID(i int) string { return fmt.Sprintf("rc-%05d", i) }
+
+// writeSpecs puts every spec, of image, in transactions of specBatch puts,
+// a few at a time.
+func (w *scaleWorker) writeSpecs(ctx context.Context, image string) error {
 	batches := make(chan []clientv3.Op)
 	errc := make(chan error, 4)
 	var wg sync.WaitGroup
@@ -212,7 +232,7 @@ func (w *scaleWorker) writeSpecs(ctx context.Context) error {
 	var err error
 	var ops []clientv3.Op
 	for i := range w.controllers {
-		rc := newController(fmt.Sprintf("rc-%05d", i), "demo-task:latest", w.replicas, nil)
+		rc := newController(scaleID(i), image, w.replicas, nil)
 		data, encErr := api.Encode(rc)
 		if encErr != nil {
 			err = encErr
@@ -366,7 +386,7 @@ func (w *scaleWorker) timeResyncs(ctx context.Context, m *managerRun, res *Scale
 // timeProbes writes new controllers of one replica, one at a time, and
 // times each from the write until the fake's first create call for it.
 func (w *scaleWorker) timeProbes(ctx context.Context, m *managerRun, res *ScaleResult) error {
-	if err := w.probeLoop(ctx, m, probePrefix, w.probes, &res.EventToCreate, &res.CommitToCreate); err != nil {
+	if err := w.probeLoop(ctx, m, probePrefix, w.probes, &res.EventToCreate, &res.CommitToCreate, nil); err != nil {
 		return err
 	}
 	w.log("event → create: p50 %s, p99 %s", fmtDuration(res.EventToCreate.Percentile(50)), fmtDuration(res.EventToCreate.Percentile(99)))
@@ -387,7 +407,7 @@ func (w *scaleWorker) timeBusyProbes(ctx context.Context, m *managerRun, res *Sc
 			_ = m.waitSyncs(busyCtx, before+uint64(w.controllers))
 		}
 	})
-	err := w.probeLoop(ctx, m, probePrefix+"busy-", w.busyProbes(), &res.EventToCreateBusy, nil)
+	err := w.probeLoop(ctx, m, probePrefix+"busy-", w.busyProbes(), &res.EventToCreateBusy, nil, nil)
 	stop()
 	wg.Wait()
 	if err != nil {
@@ -403,9 +423,13 @@ func (w *scaleWorker) busyProbes() int { return max(1, w.probes/2) }
 // probeLoop writes count controllers named prefix0000, ... one after the
 // other and appends to fromWrite the time from each write to its first
 // create, and to fromAck (when not nil) the same from the write's
-// acknowledgement.
-func (w *scaleWorker) probeLoop(ctx context.Context, m *managerRun, prefix string, count int, fromWrite, fromAck *Durations) error {
+// acknowledgement. more, when not nil, is asked before every probe but the
+// first whether to go on.
+func (w *scaleWorker) probeLoop(ctx context.Context, m *managerRun, prefix string, count int, fromWrite, fromAck *Durations, more func() bool) error {
 	for i := range count {
+		if i > 0 && more != nil && !more() {
+			return ctx.Err()
+		}
 		id := fmt.Sprintf("%s%04d", prefix, i)
 		before, err := m.syncs()
 		if err != nil {
