@@ -238,7 +238,7 @@ func TestADeletedControllerIsForgottenWithItsLastContainer(t *testing.T) {
 // containers kept running with the old template.
 func TestASpecCreatedAgainWhileDownReplacesTheOldContainers(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.stopEvents()
+	h.stopBackground()
 	h.create(t, newController("web", 2))
 	ctx, stop := context.WithCancel(t.Context())
 	done := make(chan error, 1)

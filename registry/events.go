@@ -59,7 +59,13 @@ func (r *eventRecorder) record(controller, typ, reason, message string) {
 	}
 }
 
-// run writes queued events until ctx ends.
+// eventBatch is the most events one etcd transaction writes (etcd's
+// default limit of operations per transaction is 128).
+const eventBatch = 64
+
+// run writes queued events until ctx ends, as many at a time as are
+// waiting (up to eventBatch), so that a burst of syncs costs a few etcd
+// round trips, not one per event.
 func (r *eventRecorder) run(ctx context.Context) {
 	for {
 		select {
@@ -67,7 +73,8 @@ func (r *eventRecorder) run(ctx context.Context) {
 			r.flush(context.WithoutCancel(ctx))
 			return
 		case ev := <-r.queue:
-			err := r.write(ctx, &ev)
+			batch := r.take(ev)
+			err := r.write(ctx, batch)
 			switch {
 			case err != nil && !r.failing:
 				// once per outage, not once per event
@@ -78,10 +85,24 @@ func (r *eventRecorder) run(ctx context.Context) {
 				r.failing = false
 			}
 			if err != nil {
-				r.dropped.Inc()
+				r.dropped.Add(float64(len(batch)))
 			}
 		}
 	}
+}
+
+// take returns first and the events queued after it, up to eventBatch.
+func (r *eventRecorder) take(first api.Event) []api.Event {
+	batch := []api.Event{first}
+	for len(batch) < eventBatch {
+		select {
+		case ev := <-r.queue:
+			batch = append(batch, ev)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // flush writes what is queued when the manager stops, until the queue is
@@ -90,8 +111,9 @@ func (r *eventRecorder) flush(ctx context.Context) {
 	for {
 		select {
 		case ev := <-r.queue:
-			if err := r.write(ctx, &ev); err != nil {
-				r.dropped.Add(float64(1 + len(r.queue)))
+			batch := r.take(ev)
+			if err := r.write(ctx, batch); err != nil {
+				r.dropped.Add(float64(len(batch) + len(r.queue)))
 				return
 			}
 		default:
@@ -100,10 +122,9 @@ func (r *eventRecorder) flush(ctx context.Context) {
 	}
 }
 
-func (r *eventRecorder) write(ctx context.Context, ev *api.Event) error {
+func (r *eventRecorder) write(ctx context.Context, batch []api.Event) error {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	r.seq++
 	if r.lease == 0 || r.now().Sub(r.leaseAt) >= eventLeaseReuse {
 		lease, err := r.store.GrantLease(ctx, eventTTL)
 		if err != nil {
@@ -111,8 +132,12 @@ func (r *eventRecorder) write(ctx context.Context, ev *api.Event) error {
 		}
 		r.lease, r.leaseAt = lease, r.now()
 	}
-	name := fmt.Sprintf("%020d-%06d", ev.Time.UnixNano(), r.seq%1_000_000)
-	if err := r.store.PutEvent(ctx, name, ev, r.lease); err != nil {
+	named := make([]NamedEvent, len(batch))
+	for i := range batch {
+		r.seq++
+		named[i] = NamedEvent{Name: fmt.Sprintf("%020d-%06d", batch[i].Time.UnixNano(), r.seq%1_000_000), Event: &batch[i]}
+	}
+	if err := r.store.PutEvents(ctx, named, r.lease); err != nil {
 		return fmt.Errorf("record event: %w", err)
 	}
 	return nil

@@ -51,9 +51,9 @@ type harness struct {
 	store  *Store
 	client *clientv3.Client
 	clock  *testClock
-	// stopEvents stops the event writer the harness runs for syncs called
-	// directly; Run has its own.
-	stopEvents func()
+	// stopBackground stops the event writer and the feeder the harness
+	// runs for syncs called directly; Run has its own.
+	stopBackground func()
 }
 
 // harnesses numbers the harnesses of a test binary.
@@ -90,21 +90,22 @@ func newHarness(t *testing.T, opts Options) *harness {
 	rm := NewReplicationManager(store, fake, testLogger(t), opts)
 	rm.now = clock.Now
 	rm.registryID = testRegistryID
+	// Run writes events off the sync's path and feeds the queue's second
+	// lane; for syncs called directly, the harness does both until Run
+	// takes over (stopBackground)
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { // events are written off the sync's path, as Run does
-		defer close(done)
-		rm.events.run(ctx)
-	}()
-	stopEvents := sync.OnceFunc(func() {
+	var background sync.WaitGroup
+	background.Go(func() { rm.events.run(ctx) })
+	background.Go(func() { rm.feed(ctx) })
+	stopBackground := sync.OnceFunc(func() {
 		cancel()
-		<-done
+		background.Wait()
 	})
 	t.Cleanup(func() {
 		rm.queue.ShutDown()
-		stopEvents()
+		stopBackground()
 	})
-	return &harness{rm: rm, fake: fake, store: store, client: client, clock: clock, stopEvents: stopEvents}
+	return &harness{rm: rm, fake: fake, store: store, client: client, clock: clock, stopBackground: stopBackground}
 }
 
 func testLogger(t *testing.T) *slog.Logger {

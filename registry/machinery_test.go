@@ -516,7 +516,8 @@ func TestAnEventDuringAResyncWaitsBehindABoundedBacklog(t *testing.T) {
 	drain(h)
 	done := make(chan error, 1)
 	go func() { done <- h.rm.Synchronize(ctx) }()
-	testpoll.Until(t, waitTimeout, "the resync backlog to fill", func() bool { return h.rm.queue.Len() >= resyncBacklog })
+	backlog := backgroundPerWorker * h.rm.opts.Workers
+	testpoll.Until(t, waitTimeout, "the resync backlog to fill", func() bool { return h.rm.queue.Len() >= backlog })
 
 	h.rm.queue.Add("from-an-event")
 	ahead := 0
@@ -528,8 +529,8 @@ func TestAnEventDuringAResyncWaitsBehindABoundedBacklog(t *testing.T) {
 		}
 		ahead++
 	}
-	if ahead > resyncBacklog {
-		t.Errorf("the event's controller waited behind %d others, want at most %d", ahead, resyncBacklog)
+	if ahead > backlog {
+		t.Errorf("the event's controller waited behind %d others, want at most %d", ahead, backlog)
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -101,8 +101,10 @@ type ReplicationManager struct {
 	states states
 	events *eventRecorder
 	// drained gets a signal (coalesced, never blocking) each time a worker
-	// finishes a sync, so that a resync feeds the queue as it drains.
-	drained chan struct{}
+	// finishes a sync, so that the second lane feeds the queue as it
+	// drains.
+	drained    chan struct{}
+	background *feeder
 	// relistMu runs one container list at a time.
 	relistMu sync.Mutex
 
@@ -138,8 +140,9 @@ func NewReplicationManager(store *Store, taskControl TaskControlInterface, logge
 		tasks:       newTaskCache(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "controllers", MetricsProvider: m.queue}),
-		drained: make(chan struct{}, 1),
-		now:     time.Now,
+		drained:    make(chan struct{}, 1),
+		background: newFeeder(),
+		now:        time.Now,
 	}
 	rm.events = newEventRecorder(store, func() time.Time { return rm.now() }, opts.EtcdTimeout, m.eventsDropped, logger)
 	return rm
@@ -172,6 +175,7 @@ func (rm *ReplicationManager) Run(ctx context.Context) error {
 		}
 	})
 	watchers.Go(func() { rm.watchTasks(runCtx) })
+	watchers.Go(func() { rm.feed(runCtx) })
 	select {
 	case <-runCtx.Done():
 	case <-rm.specs.listedCh:
@@ -294,30 +298,20 @@ func (rm *ReplicationManager) synchronizeEvery(ctx context.Context) {
 	}
 }
 
-// resyncBacklog is how many controllers a resync keeps queued at most: it
-// feeds the queue as the workers drain it, so that a controller queued by
-// an event waits behind this many, not behind every controller there is.
-const resyncBacklog = 64
-
 // Synchronize lists the containers once, to catch events Docker dropped,
-// and queues every known controller (the 2014 periodic sync), feeding the
-// queue as the workers drain it, and returns when the last one is queued
-// or ctx ends. The queue de-duplicates, so a controller already waiting is
-// not queued twice. Every controller is queued even when the list fails.
+// and queues every known controller (the 2014 periodic sync) in the second
+// lane (feeder.go), so that work an event brings does not wait behind it.
+// It returns once the last one is in the queue, or when ctx ends. Every
+// controller is queued even when the list fails.
 func (rm *ReplicationManager) Synchronize(ctx context.Context) error {
 	err := rm.relistTasks(ctx)
 	ids := rm.specs.ids()
-	for _, id := range ids {
-		for rm.queue.Len() >= resyncBacklog {
-			select {
-			case <-ctx.Done():
-				return err
-			case <-rm.drained:
-			}
-		}
-		rm.queue.Add(id)
+	rm.later(ids...)
+	select {
+	case <-ctx.Done():
+	case <-rm.background.drainedCh():
+		rm.logger.Debug("resync queued every controller", "count", len(ids))
 	}
-	rm.logger.Debug("resync queued every controller", "count", len(ids))
 	return err
 }
 
@@ -342,8 +336,8 @@ func (rm *ReplicationManager) processNextWorkItem(ctx context.Context) bool {
 	return true
 }
 
-// finished hands id back to the queue after its sync and tells a resync
-// waiting for room that there is some.
+// finished hands id back to the queue after its sync and tells the feeder
+// that there is room.
 func (rm *ReplicationManager) finished(id string) {
 	rm.queue.Done(id)
 	select {

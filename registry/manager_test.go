@@ -24,7 +24,7 @@ import (
 // run starts the manager until the test ends.
 func (h *harness) run(t *testing.T) {
 	t.Helper()
-	h.stopEvents()
+	h.stopBackground()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- h.rm.Run(ctx) }()
@@ -129,6 +129,7 @@ func TestManagerRemovesContainersOfControllerDeletedWhileDown(t *testing.T) {
 
 func TestManagerRelistsAfterCompactionAndMissesNothing(t *testing.T) {
 	h := newHarness(t, Options{})
+	h.stopBackground() // drain reads both lanes
 	ctx := t.Context()
 	h.create(t, newController("web", 1))
 	h.create(t, newController("db", 1))
@@ -176,6 +177,7 @@ func TestManagerRelistsAfterCompactionAndMissesNothing(t *testing.T) {
 
 func TestManagerIgnoresStaleRevision(t *testing.T) {
 	h := newHarness(t, Options{})
+	h.stopBackground() // drain reads both lanes
 	ctx := t.Context()
 	h.create(t, newController("web", 1))
 	old, err := h.client.Get(ctx, h.store.ControllerKey("web"))
@@ -200,12 +202,18 @@ func TestManagerIgnoresStaleRevision(t *testing.T) {
 }
 
 // drain empties the queue and returns what it held.
+// drain empties both lanes, the queue and the feeder's, and returns what
+// was in them. Tests that drain stop the harness's feeder first
+// (stopBackground), so that nothing moves between the lanes meanwhile.
 func drain(h *harness) []string {
 	var out []string
 	for h.rm.queue.Len() > 0 {
 		id, _ := h.rm.queue.Get()
 		h.rm.finished(id)
 		h.rm.queue.Forget(id)
+		out = append(out, id)
+	}
+	for id, ok := h.rm.background.pop(); ok; id, ok = h.rm.background.pop() {
 		out = append(out, id)
 	}
 	return out
@@ -246,7 +254,7 @@ func TestRunReturnsWhenEtcdRefusesTheManagerForGood(t *testing.T) {
 
 func TestRunReturnsNilOnAStop(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.stopEvents()
+	h.stopBackground()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- h.rm.Run(ctx) }()
@@ -272,5 +280,33 @@ func TestTheViewShowsWhatTheManagerKnows(t *testing.T) {
 	}
 	if _, ok := h.rm.Controller("nope"); ok {
 		t.Error("a view of an unknown controller")
+	}
+}
+
+func TestATemplateChangeWaitsInTheSecondLaneAndAScaleDoesNot(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.stopBackground() // drain reads both lanes
+	put := func(rc *api.ReplicationController, rev int64) {
+		h.rm.applyEvent(ControllerEvent{Spec: Spec{ID: rc.ID, Controller: rc, ModRevision: rev, CreateRevision: 1}})
+	}
+	put(newController("web", 2), 10)
+	if h.rm.queue.Len() != 1 {
+		t.Fatalf("a new controller: queue %d, want it queued at once", h.rm.queue.Len())
+	}
+	drain(h)
+
+	changed := newController("web", 2)
+	changed.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = "demo-task:2"
+	put(changed, 11)
+	if h.rm.queue.Len() != 0 {
+		t.Errorf("a template change went straight to the queue")
+	}
+	if got := drain(h); !slices.Equal(got, []string{"web"}) {
+		t.Errorf("second lane = %v, want [web]", got)
+	}
+
+	put(newController("web", 5), 12)
+	if h.rm.queue.Len() != 1 {
+		t.Errorf("a scale: queue %d, want it queued at once", h.rm.queue.Len())
 	}
 }

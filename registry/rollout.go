@@ -37,6 +37,9 @@ type rolloutProgress struct {
 	updatedAvailable, outdated int
 	// done is set once the rollout completed.
 	done bool
+	// replacing says outdated containers ran when the rollout began: a
+	// rollout proper, not a controller's first containers.
+	replacing bool
 }
 
 // planCount scales the controller to replicas and rolls its outdated
@@ -207,7 +210,7 @@ func progressing(in planInput, active []api.Task, prev rolloutProgress) (api.Con
 	}
 	r := prev
 	if r.hash != in.hash {
-		r = rolloutProgress{hash: in.hash, started: in.now, progress: in.now, updatedAvailable: updatedAvailable, outdated: outdated}
+		r = rolloutProgress{hash: in.hash, started: in.now, progress: in.now, updatedAvailable: updatedAvailable, outdated: outdated, replacing: outdated > 0}
 	}
 	if updatedAvailable > r.updatedAvailable || outdated < r.outdated || ds.Paused {
 		r.progress = in.now

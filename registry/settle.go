@@ -42,6 +42,8 @@ type report struct {
 	// rolledOut is how long the rollout that completed in this sync took;
 	// 0 when none did.
 	rolledOut time.Duration
+	// continueRollout asks for another look in the second lane.
+	continueRollout bool
 }
 
 // settle turns a decision and what apply did into the status and the
@@ -63,11 +65,16 @@ func settle(in planInput, d decision, out outcome) report {
 	if len(out.deleteErrs) > 0 {
 		r.events = append(r.events, note{api.EventWarning, "FailedDelete", out.deleteErrs[0].Error()})
 	}
-	if (d.more || d.rolled) && len(out.deleteErrs) == 0 && len(out.createErrs) == 0 {
-		// capped by the burst limit, or a rollout step done: go on at
-		// once; a plan that cannot move yet requeues nothing, and waits
-		// for an event or for minReadySeconds instead
-		requeue(time.Millisecond)
+	if len(out.deleteErrs) == 0 && len(out.createErrs) == 0 {
+		switch {
+		case d.more:
+			requeue(time.Millisecond) // capped by the burst limit: go on at once
+		case d.rolled:
+			// a rollout step done: the next may be due already, in the
+			// second lane; a plan that cannot move yet asks for nothing,
+			// and waits for an event or for minReadySeconds instead
+			r.continueRollout = true
+		}
 	}
 	if d.gone {
 		r.forget = len(out.deleted) == len(d.deletes) && !d.more
@@ -140,7 +147,7 @@ func settle(in planInput, d decision, out outcome) report {
 		}
 	}
 	prog, rollout, deadlineIn := progressing(in, active, r.state.rollout)
-	if rollout.done && !r.state.rollout.done && r.state.rollout.hash == in.hash {
+	if rollout.done && rollout.replacing && !r.state.rollout.done && r.state.rollout.hash == in.hash {
 		r.rolledOut = in.now.Sub(rollout.started)
 	}
 	r.state.rollout = rollout

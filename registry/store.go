@@ -306,16 +306,26 @@ func (s *Store) DecodeEvent(ev *clientv3.Event) ControllerEvent {
 // EventPrefix is where the events of controller id live, with its slash.
 func (s *Store) EventPrefix(id string) string { return s.prefix + "/events/controllers/" + id + "/" }
 
-// PutEvent stores an event under key suffix name, attached to lease so that
-// etcd removes it when the lease expires.
-func (s *Store) PutEvent(ctx context.Context, name string, ev *api.Event, lease clientv3.LeaseID) error {
-	key := s.EventPrefix(ev.Controller) + name
-	data, err := json.Marshal(ev)
-	if err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
+// NamedEvent is an event and the key suffix it is stored under.
+type NamedEvent struct {
+	Name  string
+	Event *api.Event
+}
+
+// PutEvents stores events in one transaction, attached to lease so that
+// etcd removes them when the lease expires.
+func (s *Store) PutEvents(ctx context.Context, events []NamedEvent, lease clientv3.LeaseID) error {
+	ops := make([]clientv3.Op, 0, len(events))
+	for _, ev := range events {
+		key := s.EventPrefix(ev.Event.Controller) + ev.Name
+		data, err := json.Marshal(ev.Event)
+		if err != nil {
+			return fmt.Errorf("put %s: %w", key, err)
+		}
+		ops = append(ops, clientv3.OpPut(key, string(data), clientv3.WithLease(lease)))
 	}
-	if _, err := s.client.Put(ctx, key, string(data), clientv3.WithLease(lease)); err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
+	if _, err := s.client.Txn(ctx).Then(ops...).Commit(); err != nil {
+		return fmt.Errorf("put %d events under %s: %w", len(events), s.prefix+"/events/", err)
 	}
 	return nil
 }

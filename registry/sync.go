@@ -98,6 +98,9 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 	if r.requeueAfter > 0 {
 		rm.queue.AddAfter(id, r.requeueAfter)
 	}
+	if r.continueRollout {
+		rm.later(id)
+	}
 	return wrapSync(id, errors.Join(errs...))
 }
 

@@ -267,6 +267,15 @@ func sameTask(a, b api.Task) bool {
 		a.Labels[api.LabelController] == b.Labels[api.LabelController]
 }
 
+// isGone reports whether the container was removed, as far as the cache
+// knows.
+func (c *taskCache) isGone(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.gone[id]
+	return ok
+}
+
 // isSynced reports whether a list has been installed.
 func (c *taskCache) isSynced() bool {
 	c.mu.Lock()

@@ -74,7 +74,7 @@ func (rm *ReplicationManager) relistTasks(ctx context.Context) error {
 	}
 	changed := rm.tasks.replace(tasks, since, rm.now())
 	if first {
-		changed = append(changed, rm.specs.ids()...)
+		rm.later(rm.specs.ids()...) // every controller, now that they can sync
 	}
 	for _, id := range changed {
 		rm.queueController(id)
@@ -91,6 +91,9 @@ func (rm *ReplicationManager) applyTaskEvent(ctx context.Context, ev api.TaskEve
 	}
 	switch ev.Action {
 	case "destroy":
+		if rm.tasks.isGone(ev.ID) {
+			return nil // the manager's own delete: the sync that made it planned what follows
+		}
 		rm.tasks.deleted(ev.ID, rm.now())
 	case "create", "start", "restart", "die", "pause", "unpause", "health_status", "rename", "oom":
 		t, err := rm.taskControl.InspectTask(ctx, ev.ID)

@@ -66,9 +66,7 @@ func (rm *ReplicationManager) relist(ctx context.Context, ignored map[string]boo
 		rm.warnIgnored(ignored, key)
 	}
 	changed := rm.specs.replace(specs, rev)
-	for _, id := range changed {
-		rm.queue.Add(id)
-	}
+	rm.later(changed...) // at start every controller, after a compaction those that changed
 	rm.logger.Info("controllers listed", "count", len(specs), "revision", rev, "changed", len(changed))
 	return rev, nil
 }
@@ -115,6 +113,7 @@ func (rm *ReplicationManager) watch(ctx context.Context, rev int64, ignored map[
 // applyEvent records one watch event and queues its controller if the event
 // is newer than what the cache holds.
 func (rm *ReplicationManager) applyEvent(ev ControllerEvent) {
+	old, existed, _ := rm.specs.get(ev.Spec.ID)
 	var changed bool
 	if ev.Deleted {
 		changed = rm.specs.remove(ev.Spec.ID, ev.Spec.ModRevision)
@@ -125,7 +124,18 @@ func (rm *ReplicationManager) applyEvent(ev ControllerEvent) {
 		rm.logger.Debug("stale controller event ignored", "controller", ev.Spec.ID, "revision", ev.Spec.ModRevision)
 		return
 	}
-	rm.queue.Add(ev.Spec.ID)
+	if !ev.Deleted && existed && sameReplicas(old, ev.Spec) {
+		rm.later(ev.Spec.ID) // a template or strategy change: a rollout, which can wait a moment
+		return
+	}
+	rm.queue.Add(ev.Spec.ID) // a new controller, a scale, a delete
+}
+
+// sameReplicas reports whether two revisions of a spec ask for the same
+// number of replicas.
+func sameReplicas(a, b Spec) bool {
+	return a.Controller != nil && b.Controller != nil &&
+		a.Controller.DesiredState.Replicas == b.Controller.DesiredState.Replicas
 }
 
 func watchRestartReason(err error) string {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
 )
 
 // addContainer gives the fake Docker a container.
@@ -187,7 +188,7 @@ func TestDescribeShowsTheManagersEvents(t *testing.T) {
 		{Controller: "web", Type: api.EventNormal, Reason: "Created", Message: "created 2 container(s): web-1, web-2", Time: e.now.Add(-2 * time.Minute)},
 		{Controller: "web", Type: api.EventWarning, Reason: "FailedCreate", Message: "create web-3: no such image: demo-task:latest", Time: e.now.Add(-time.Minute)},
 	} {
-		if err := cn.store.PutEvent(t.Context(), strconv.Itoa(i), &ev, lease); err != nil {
+		if err := cn.store.PutEvents(t.Context(), []registry.NamedEvent{{Name: strconv.Itoa(i), Event: &ev}}, lease); err != nil {
 			t.Fatal(err)
 		}
 	}
