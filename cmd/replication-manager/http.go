@@ -16,9 +16,14 @@ import (
 type check func(ctx context.Context) error
 
 // newHTTPHandler serves /metrics, /livez (the process is up), /readyz (every
-// check passes) and /healthz (an alias of /readyz, for the 2014 habit).
-func newHTTPHandler(gatherer prometheus.Gatherer, checks map[string]check) http.Handler {
+// check passes), /healthz (an alias of /readyz, for the 2014 habit) and,
+// when page is not nil, the status page (ui.go). Every endpoint is
+// read-only: a method other than GET or HEAD gets 405.
+func newHTTPHandler(gatherer prometheus.Gatherer, checks map[string]check, page *statusPage) http.Handler {
 	mux := http.NewServeMux()
+	if page != nil {
+		page.register(mux)
+	}
 	mux.Handle("/metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/livez", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = fmt.Fprintln(w, "ok")
@@ -43,7 +48,20 @@ func newHTTPHandler(gatherer prometheus.Gatherer, checks map[string]check) http.
 	}
 	mux.HandleFunc("/readyz", ready)
 	mux.HandleFunc("/healthz", ready)
-	return mux
+	return readOnly(mux)
+}
+
+// readOnly refuses every method but GET and HEAD: nothing served here
+// changes anything.
+func readOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed: this server is read-only", http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // serveHTTP serves handler on ln until ctx ends, then shuts down within

@@ -38,7 +38,8 @@ type leader struct {
 	ttl      time.Duration
 	// newManager builds the manager of a term on the fenced task control.
 	newManager func(tc registry.TaskControlInterface) *registry.ReplicationManager
-	// current is the manager of the term in progress, for /readyz.
+	// current is the manager of the term in progress, for /readyz and the
+	// status page.
 	current atomic.Pointer[registry.ReplicationManager]
 	leading atomic.Bool
 	onLead  func(bool)

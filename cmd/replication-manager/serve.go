@@ -117,10 +117,10 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 				}
 				return nil // a standby is ready to take over
 			},
-		})
+		}, newStatusPage(daemonSource{current: lead.current.Load, store: store, leaderElect: opts.LeaderElect}, logger, time.Now))
 		running++
 		go func() { errc <- serveHTTP(runCtx, ln, handler) }()
-		logger.Info("serving metrics and health", "address", ln.Addr().String())
+		logger.Info("serving metrics, health and the status page", "address", ln.Addr().String(), "page", "http://"+ln.Addr().String()+"/")
 	}
 
 	running++
