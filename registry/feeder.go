@@ -16,7 +16,7 @@ import (
 // backgroundPerWorker is how many controllers of the second lane the
 // queue holds per worker: enough that no worker waits for the feeder, few
 // enough that urgent work passes them quickly.
-const backgroundPerWorker = 2
+const backgroundPerWorker = 1
 
 // feeder holds the controllers waiting in the second lane, each once, in
 // the order they came.
