@@ -89,7 +89,7 @@ func DryRun(rc *api.ReplicationController, tasks []api.Task, registryID string, 
 func removeReason(t api.Task, rc *api.ReplicationController) string {
 	switch {
 	case !t.Active():
-		return "not running (" + t.State + ")"
+		return "not running: " + t.State
 	case slotOf(t) > rc.DesiredState.Replicas:
 		return fmt.Sprintf("scale to %d", rc.DesiredState.Replicas)
 	}
