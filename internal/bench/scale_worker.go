@@ -29,6 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
@@ -584,18 +585,13 @@ func writeHeapProfile(file string) error {
 }
 
 // waitUntil polls cond every interval until it holds, timeout passes or
-// ctx ends.
+// ctx ends: apimachinery's poll, with the error saying how long it waited.
 func waitUntil(ctx context.Context, timeout, interval time.Duration, cond func() bool) error {
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not within %s", timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(interval):
-		}
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("not within %s", timeout)
 	}
-	return nil
+	return err
 }
