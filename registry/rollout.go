@@ -72,11 +72,21 @@ func planCount(in planInput, d *decision, removing []api.Task, blocked map[int]s
 	freed := map[int]bool{} // slots whose container goes this sync, to be created again
 	if strategy.Type == api.RollingUpdate && !ds.Paused && createWait(d, in.now) == 0 {
 		surge, unavailable := strategy.Bounds(desired)
+		minAvailable := desired - unavailable
 		deleted, tookAvailable := planRenamedCleanup(in, d, renamed, named, desired, avail)
-		budget := countAvailable(d.active, avail) - tookAvailable - (desired - unavailable)
-		// what a surge may add, once the creates of a scale-up are counted
-		room := desired + surge - (len(d.active) - deleted) - max(0, desired-len(named))
-		planReplacements(in, d, named, room, budget, freed, avail)
+		live := len(d.active) - deleted
+		b := bounds{
+			// what a surge may add, once the creates of a scale-up are counted
+			room: desired + surge - live - max(0, desired-len(named)),
+			// how many available ones may go
+			available: countAvailable(d.active, avail) - tookAvailable - minAvailable,
+			// how many may go at all, as Kubernetes counts it: successors
+			// not yet available count against it, so that containers that
+			// are merely not available yet (minReadySeconds) do not all go
+			// at once
+			scaleDown: live - minAvailable - unavailableSuccessors(in, d.active, avail),
+		}
+		planReplacements(in, d, named, b, freed, avail)
 	} else {
 		planRenamedCleanup(in, d, renamed, named, desired, avail)
 	}
@@ -124,12 +134,20 @@ func planRenamedCleanup(in planInput, d *decision, renamed, named []api.Task, de
 	return deleted, tookAvailable
 }
 
+// bounds are what a rollout step may still do.
+type bounds struct {
+	room      int // containers a surge may add
+	available int // available containers that may go
+	scaleDown int // containers that may go, available or not
+}
+
 // planReplacements replaces outdated containers that hold their slot's
-// name: an unavailable one at once, then, while room allows a surge, by
-// starting the successor first, then, while the available count allows,
-// by stopping first. Each freed slot is created again with the current
-// template.
-func planReplacements(in planInput, d *decision, named []api.Task, room, budget int, freed map[int]bool, avail func(api.Task) bool) {
+// name, the least useful first (rankForDeletion): while room allows a
+// surge, by starting the successor first; otherwise by stopping first, an
+// unavailable one within scaleDown, an available one within both
+// scaleDown and available. Each freed slot is created again with the
+// current template.
+func planReplacements(in planInput, d *decision, named []api.Task, b bounds, freed map[int]bool, avail func(api.Task) bool) {
 	var outdated []api.Task
 	for _, t := range named {
 		if t.Labels[api.LabelTemplateHash] != in.hash {
@@ -147,16 +165,18 @@ func planReplacements(in planInput, d *decision, named []api.Task, room, budget 
 		}
 		slot := slotOf(t)
 		switch {
-		case !avail(t):
-			d.deletes = append(d.deletes, t) // takes nothing away
-		case room > 0:
+		case b.room > 0:
 			d.renames = append(d.renames, rename{task: t, name: outdatedName(in.id, slot, t.ID)})
-			room--
-		case budget > 0:
+			b.room--
+		case !avail(t) && b.scaleDown > 0:
 			d.deletes = append(d.deletes, t)
-			budget--
+			b.scaleDown--
+		case avail(t) && b.available > 0 && b.scaleDown > 0:
+			d.deletes = append(d.deletes, t)
+			b.available--
+			b.scaleDown--
 		default:
-			return
+			continue // a later one may still fit (an unavailable one within scaleDown)
 		}
 		freed[slot] = true
 		steps++
@@ -164,6 +184,18 @@ func planReplacements(in planInput, d *decision, named []api.Task, room, budget 
 		d.rolled = true
 		d.event(api.EventNormal, "RollingUpdate", "replacing %s (template %s) with template %s", t.Name, t.Labels[api.LabelTemplateHash], in.hash)
 	}
+}
+
+// unavailableSuccessors counts the containers of the current template that
+// are not available yet.
+func unavailableSuccessors(in planInput, active []api.Task, avail func(api.Task) bool) int {
+	n := 0
+	for _, t := range active {
+		if t.Labels[api.LabelTemplateHash] == in.hash && !avail(t) {
+			n++
+		}
+	}
+	return n
 }
 
 // available reports whether t has been ready for minReady at now.

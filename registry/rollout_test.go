@@ -79,10 +79,25 @@ func TestPlanRollout(t *testing.T) {
 			deletes: []string{"web-2"}, creates: []string{"web-2"},
 		},
 		{
-			name:    "an outdated container that is not available is replaced at once, whatever the bounds",
+			name:    "an outdated container that is not available goes first",
 			spec:    rolling(3, nil),
-			tasks:   []api.Task{outdatedTask(1), with(outdatedTask(2), func(t *api.Task) { t.Health = api.HealthUnhealthy }), fresh(3)},
+			tasks:   []api.Task{outdatedTask(1), with(outdatedTask(2), func(t *api.Task) { t.Health = api.HealthUnhealthy }), ours(3)},
 			deletes: []string{"web-2"}, creates: []string{"web-2"},
+		},
+		{
+			name:  "but not while a successor is not available yet",
+			spec:  rolling(3, nil),
+			tasks: []api.Task{outdatedTask(1), with(outdatedTask(2), func(t *api.Task) { t.Health = api.HealthUnhealthy }), fresh(3)},
+		},
+		{
+			name: "outdated containers merely not available yet (minReadySeconds) do not all go at once",
+			spec: rolling(3, nil),
+			tasks: []api.Task{
+				with(outdatedTask(1), func(t *api.Task) { t.StartedAt = planNow }),
+				with(outdatedTask(2), func(t *api.Task) { t.StartedAt = planNow }),
+				with(outdatedTask(3), func(t *api.Task) { t.StartedAt = planNow }),
+			},
+			deletes: []string{"web-3"}, creates: []string{"web-3"},
 		},
 		{
 			name:    "a surge starts the successor first under the slot's name, the old one renamed out",
