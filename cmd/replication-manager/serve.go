@@ -112,7 +112,9 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 					}
 					return nil
 				}
-				if rm := lead.current.Load(); rm != nil && !rm.Synced() {
+				rm := lead.current.Load()
+				if (rm != nil || lead.leading.Load()) && (rm == nil || !rm.Synced()) {
+					// leading, but its manager has not listed yet
 					return fmt.Errorf("first list of controllers not done")
 				}
 				return nil // a standby is ready to take over

@@ -54,10 +54,12 @@ func TestReadyzTurnsFalseWhileEtcdIsAwayAndLivezStaysTrue(t *testing.T) {
 	}()
 	base := "http://" + opts.MetricsBindAddress
 
+	// a standby is ready too: wait until this one leads, then until its
+	// manager has listed the controllers
+	waitForMetric(t, base, "replication_manager_is_leader 1")
 	waitForHTTP(t, base+"/readyz", http.StatusOK, 20*time.Second)
 	expectHTTP(t, base+"/livez", http.StatusOK, "ok")
 	expectHTTP(t, base+"/healthz", http.StatusOK, "[+] etcd")
-	waitForMetric(t, base, "replication_manager_is_leader 1")
 
 	srv.Close()
 	took := waitForHTTP(t, base+"/readyz", http.StatusServiceUnavailable, 10*time.Second)
