@@ -10,17 +10,15 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
-	"github.com/docker/go-units"
 	"github.com/spf13/cobra"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/ctlview"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -96,7 +94,7 @@ func printRecentRevisions(w io.Writer, spec registry.Spec, revs []api.Revision, 
 		return
 	}
 	if len(revs) == 0 {
-		field(w, "Recent revisions:", none)
+		field(w, "Recent revisions:", ctlview.None)
 		return
 	}
 	hash := ""
@@ -114,7 +112,7 @@ const describeEvents = 20
 // manager keeps them for about an hour.
 func (c *cli) printEvents(w io.Writer, events []api.Event) {
 	if len(events) == 0 {
-		field(w, "Events:", none)
+		field(w, "Events:", ctlview.None)
 		return
 	}
 	if len(events) > describeEvents {
@@ -125,7 +123,7 @@ func (c *cli) printEvents(w io.Writer, events []api.Event) {
 	tw := newTable(w)
 	row(tw, "  AGE", "TYPE", "REASON", "MESSAGE")
 	for _, ev := range events {
-		row(tw, "  "+age(now, ev.Time), ev.Type, ev.Reason, oneLineString(ev.Message))
+		row(tw, "  "+ctlview.Age(now, ev.Time), ev.Type, ev.Reason, ctlview.OneLineString(ev.Message))
 	}
 	_ = tw.Flush()
 }
@@ -194,34 +192,34 @@ func printSpecFields(tw io.Writer, v view) {
 	for i, ctr := range containers {
 		prefix := ""
 		if len(containers) > 1 {
-			row(tw, fmt.Sprintf("Container %d:", i+1), orNone(ctr.Name))
+			row(tw, fmt.Sprintf("Container %d:", i+1), ctlview.OrNone(ctr.Name))
 			prefix = "  "
 		} else if ctr.Name != "" {
 			row(tw, "Container:", ctr.Name)
 		}
-		row(tw, prefix+"Image:", orNone(ctr.Image))
-		row(tw, prefix+"Command:", orNone(formatCommand(ctr.Command)))
+		row(tw, prefix+"Image:", ctlview.OrNone(ctr.Image))
+		row(tw, prefix+"Command:", ctlview.OrNone(ctlview.FormatCommand(ctr.Command)))
 		if ctr.WorkingDir != "" {
 			row(tw, prefix+"Working dir:", ctr.WorkingDir)
 		}
 		ports := make([]string, len(ctr.Ports))
 		for j, p := range ctr.Ports {
-			ports[j] = formatPort(p)
+			ports[j] = ctlview.FormatPort(p)
 		}
-		row(tw, prefix+"Ports:", orNone(strings.Join(ports, ", ")))
+		row(tw, prefix+"Ports:", ctlview.OrNone(strings.Join(ports, ", ")))
 		if len(ctr.Env) == 0 {
-			row(tw, prefix+"Environment:", none)
+			row(tw, prefix+"Environment:", ctlview.None)
 		} else {
 			fmt.Fprintln(tw, prefix+"Environment:")
 			for _, e := range ctr.Env {
 				// Values may be secrets: only the name is printed.
-				row(tw, prefix+"  "+e.Name+":", "<hidden>")
+				row(tw, prefix+"  "+e.Name+":", ctlview.Hidden)
 			}
 		}
-		row(tw, prefix+"Memory:", formatMemory(ctr.Memory))
-		row(tw, prefix+"CPU shares:", formatCPU(ctr.CPU))
+		row(tw, prefix+"Memory:", ctlview.FormatMemory(ctr.Memory))
+		row(tw, prefix+"CPU shares:", ctlview.FormatCPU(ctr.CPU))
 		if ctr.HealthCheck != nil {
-			row(tw, prefix+"Health check:", formatHealthCheck(ctr.HealthCheck))
+			row(tw, prefix+"Health check:", ctlview.FormatHealthCheck(ctr.HealthCheck))
 		}
 		printSecurityFields(tw, prefix, ctr)
 	}
@@ -232,55 +230,16 @@ func printSpecFields(tw io.Writer, v view) {
 // progress deadline when the spec sets one, and whether the rollout is
 // paused.
 func printStrategy(tw io.Writer, ds api.ReplicationControllerState) {
-	strategy := ds.Strategy()
-	if strategy.Type == api.RollingUpdate {
-		row(tw, "Strategy:", fmt.Sprintf("%s (maxUnavailable %s, maxSurge %s)", strategy.Type, strategy.MaxUnavailable, strategy.MaxSurge))
-	} else {
-		row(tw, "Strategy:", strategy.Type)
-	}
-	if ds.UpdateStrategy != nil && ds.UpdateStrategy.ProgressDeadlineSeconds != nil {
-		row(tw, "Progress deadline:", fmt.Sprintf("%ds", *ds.UpdateStrategy.ProgressDeadlineSeconds))
-	}
-	if ds.Paused {
-		row(tw, "Paused:", "true")
+	for _, f := range ctlview.StrategyFields(ds) {
+		row(tw, f[0], f[1])
 	}
 }
 
 // printSecurityFields shows the fields that weaken the container's
 // isolation from the host, only when they are set.
 func printSecurityFields(tw io.Writer, prefix string, ctr api.Container) {
-	for _, f := range []struct {
-		label string
-		set   bool
-	}{
-		{"Privileged:", ctr.Privileged},
-		{"Host network:", ctr.HostNetwork},
-		{"Host PID:", ctr.HostPID},
-		{"Host IPC:", ctr.HostIPC},
-	} {
-		if f.set {
-			row(tw, prefix+f.label, "true")
-		}
-	}
-	var volumes, devices []string
-	for _, v := range ctr.Volumes {
-		mode := "rw"
-		if v.ReadOnly {
-			mode = "ro"
-		}
-		volumes = append(volumes, fmt.Sprintf("%s -> %s (%s)", v.HostPath, v.ContainerPath, mode))
-	}
-	for _, d := range ctr.Devices {
-		devices = append(devices, fmt.Sprintf("%s -> %s (%s)", d.HostPath, cmp.Or(d.ContainerPath, d.HostPath), cmp.Or(d.Permissions, "rwm")))
-	}
-	if len(volumes) > 0 {
-		row(tw, prefix+"Host mounts:", strings.Join(volumes, ", "))
-	}
-	if len(devices) > 0 {
-		row(tw, prefix+"Devices:", strings.Join(devices, ", "))
-	}
-	if len(ctr.CapAdd) > 0 {
-		row(tw, prefix+"Capabilities added:", strings.Join(ctr.CapAdd, ","))
+	for _, f := range ctlview.SecurityFields(ctr) {
+		row(tw, prefix+f[0], f[1])
 	}
 }
 
@@ -299,13 +258,13 @@ func (c *cli) printStatusFields(tw io.Writer, v view) {
 		observed += fmt.Sprintf(" (the spec is at revision %d; the manager has not acted on it yet)", v.spec.ModRevision)
 	}
 	row(tw, "Observed:", observed)
-	row(tw, "Last sync:", formatTime(now, st.LastSyncTime))
-	row(tw, "Created:", formatTime(now, st.CreationTimestamp))
+	row(tw, "Last sync:", ctlview.FormatTime(now, st.LastSyncTime))
+	row(tw, "Created:", ctlview.FormatTime(now, st.CreationTimestamp))
 }
 
 func (c *cli) printConditions(w io.Writer, st *api.ReplicationControllerStatus) {
 	if st == nil || len(st.Conditions) == 0 {
-		field(w, "Conditions:", none)
+		field(w, "Conditions:", ctlview.None)
 		return
 	}
 	now := c.now()
@@ -313,67 +272,30 @@ func (c *cli) printConditions(w io.Writer, st *api.ReplicationControllerStatus) 
 	tw := newTable(w)
 	row(tw, "  TYPE", "STATUS", "REASON", "MESSAGE", "AGE")
 	for _, cond := range st.Conditions {
-		row(tw, "  "+cond.Type, cond.Status, orNone(cond.Reason), orNone(oneLineString(cond.Message)), age(now, cond.LastTransitionTime))
+		row(tw, "  "+cond.Type, cond.Status, ctlview.OrNone(cond.Reason), ctlview.OrNone(ctlview.OneLineString(cond.Message)), ctlview.Age(now, cond.LastTransitionTime))
 	}
 	_ = tw.Flush()
 }
 
 func (c *cli) printContainers(w io.Writer, tasks []api.Task) {
 	if len(tasks) == 0 {
-		field(w, "Containers:", none)
+		field(w, "Containers:", ctlview.None)
 		return
 	}
 	tasks = slices.Clone(tasks)
 	slices.SortStableFunc(tasks, func(a, b api.Task) int {
-		return cmp.Or(cmp.Compare(slotOrder(a), slotOrder(b)), strings.Compare(a.Name, b.Name))
+		return cmp.Or(cmp.Compare(ctlview.SlotOrder(a.Labels[api.LabelSlot]), ctlview.SlotOrder(b.Labels[api.LabelSlot])), strings.Compare(a.Name, b.Name))
 	})
 	fmt.Fprintln(w, "Containers:")
 	tw := newTable(w)
 	row(tw, "  NAME", "SLOT", "STATE", "HEALTH", "CREATED")
 	now := c.now()
 	for _, t := range tasks {
-		created := unknown
+		created := ctlview.Unknown
 		if !t.Created.IsZero() {
-			created = age(now, t.Created) + " ago"
+			created = ctlview.Age(now, t.Created) + " ago"
 		}
-		row(tw, "  "+strings.TrimPrefix(t.Name, "/"), orNone(t.Labels[api.LabelSlot]), orNone(t.State), orNone(t.Health), created)
+		row(tw, "  "+strings.TrimPrefix(t.Name, "/"), ctlview.OrNone(t.Labels[api.LabelSlot]), ctlview.OrNone(t.State), ctlview.OrNone(t.Health), created)
 	}
 	_ = tw.Flush()
-}
-
-// slotOrder sorts containers by slot number; a missing or odd slot sorts
-// last.
-func slotOrder(t api.Task) int {
-	n, err := strconv.Atoi(t.Labels[api.LabelSlot])
-	if err != nil || n < 0 {
-		return math.MaxInt
-	}
-	return n
-}
-
-// formatTime prints a timestamp with how long ago it was.
-func formatTime(now, t time.Time) string {
-	if t.IsZero() {
-		return unknown
-	}
-	return fmt.Sprintf("%s (%s ago)", t.UTC().Format(time.RFC3339), age(now, t))
-}
-
-func formatMemory(bytes int64) string {
-	if bytes == 0 {
-		return "<no limit>"
-	}
-	return fmt.Sprintf("%d bytes (%s)", bytes, units.BytesSize(float64(bytes)))
-}
-
-func formatCPU(shares int64) string {
-	if shares == 0 {
-		return "<default>"
-	}
-	return strconv.FormatInt(shares, 10)
-}
-
-// oneLineString folds a multi-line message for a table cell.
-func oneLineString(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

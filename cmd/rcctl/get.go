@@ -136,19 +136,19 @@ func (c *cli) printTable(w io.Writer, views []view, wide bool) {
 	row(tw, header...)
 	now := c.now()
 	for _, v := range views {
-		desired, image, selector := invalid, invalid, invalid
+		desired, image, selector := ctlview.Invalid, ctlview.Invalid, ctlview.Invalid
 		if rc := v.spec.Controller; v.spec.Err == nil && rc != nil {
 			desired = strconv.Itoa(rc.DesiredState.Replicas)
-			image = images(rc)
+			image = ctlview.Images(rc)
 			selector = formatLabels(rc.DesiredState.ReplicasInSet)
 		}
-		current, ready, updated, available, created := none, none, none, none, unknown
+		current, ready, updated, available, created := ctlview.None, ctlview.None, ctlview.None, ctlview.None, ctlview.Unknown
 		if st := v.status; st != nil {
 			current = strconv.Itoa(st.Replicas)
 			ready = strconv.Itoa(st.ReadyReplicas)
 			updated = strconv.Itoa(st.UpdatedReplicas)
 			available = strconv.Itoa(st.AvailableReplicas)
-			created = age(now, st.CreationTimestamp)
+			created = ctlview.Age(now, st.CreationTimestamp)
 		}
 		cells := []string{v.spec.ID, desired, current, ready, updated, created, image}
 		if wide {

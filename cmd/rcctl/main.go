@@ -317,15 +317,3 @@ func exitCode(err error) int {
 	}
 	return 1
 }
-
-// oneLine folds a multi-line error into one line, so that every failure is
-// one "rcctl: ..." line on stderr.
-func oneLine(err error) string {
-	var parts []string
-	for line := range strings.Lines(err.Error()) {
-		if line = strings.TrimSpace(line); line != "" {
-			parts = append(parts, line)
-		}
-	}
-	return strings.Join(parts, "; ")
-}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/ctlview"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -103,7 +104,7 @@ func printRevisions(w io.Writer, indent string, revs []api.Revision, hash string
 		if i == current {
 			mark = "*"
 		}
-		row(tw, indent+strconv.FormatInt(r.Revision, 10), formatFirstSeen(r.FirstSeen), orNone(r.Image()), mark)
+		row(tw, indent+strconv.FormatInt(r.Revision, 10), formatFirstSeen(r.FirstSeen), ctlview.OrNone(r.Image()), mark)
 	}
 	_ = tw.Flush()
 	// the empty CURRENT cells would end their lines in spaces
@@ -114,7 +115,7 @@ func printRevisions(w io.Writer, indent string, revs []api.Revision, hash string
 
 func formatFirstSeen(t time.Time) string {
 	if t.IsZero() {
-		return unknown
+		return ctlview.Unknown
 	}
 	return t.UTC().Format(time.RFC3339)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/ctlview"
 )
 
 // defaultRolloutTimeout bounds rollout status when --timeout is not given:
@@ -143,5 +144,5 @@ func rolloutProgress(id string, s snapshot) rolloutState {
 		// moves it but someone removing containers
 		return rolloutState{err: fmt.Errorf("rollout of %s does not finish by itself: its updateStrategy is %s (%s)", id, api.OnDelete, prog.Message)}
 	}
-	return rolloutState{waiting: orNone(prog.Message)}
+	return rolloutState{waiting: ctlview.OrNone(prog.Message)}
 }

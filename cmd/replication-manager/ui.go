@@ -369,7 +369,7 @@ func securityHeaders(w http.ResponseWriter) {
 func controllerItem(v registry.ControllerView) ctlview.Controller {
 	item := ctlview.Controller{ID: v.ID, Revision: v.Revision, Status: v.Status}
 	if v.SpecErr != nil || v.Spec == nil {
-		item.SpecError = oneLine(cmp.Or(v.SpecErr, errors.New("no spec")))
+		item.SpecError = ctlview.OneLine(cmp.Or(v.SpecErr, errors.New("no spec")))
 	} else {
 		item.Labels = v.Spec.Labels
 		item.DesiredState = ctlview.HideEnv(v.Spec.DesiredState)
@@ -397,7 +397,7 @@ func containerItems(v registry.ControllerView) []ctlview.Container {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b ctlview.Container) int {
-		return cmp.Or(cmp.Compare(slotOrder(a.Slot), slotOrder(b.Slot)), strings.Compare(a.Name, b.Name))
+		return cmp.Or(cmp.Compare(ctlview.SlotOrder(a.Slot), ctlview.SlotOrder(b.Slot)), strings.Compare(a.Name, b.Name))
 	})
 	return out
 }
