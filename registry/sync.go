@@ -187,7 +187,11 @@ func (rm *ReplicationManager) recordRevision(ctx context.Context, record *contro
 	if err := rm.store.PutRevision(ctx, in.id, rev); err != nil {
 		return err
 	}
+	first := record.recorded == ""
 	record.recorded = in.hash
+	if first {
+		return nil // a controller's first template: nothing to prune yet (or a restart: the next change prunes)
+	}
 	return rm.store.DeleteRevisions(ctx, in.id, rm.opts.RevisionHistoryLimit)
 }
 
