@@ -5,18 +5,13 @@ package registry
 // template change) goes to the feeder, which hands it to the work queue a
 // few at a time, as the workers drain it. Work that cannot (a new
 // controller, a scale, a container that died, a delete) goes to the queue
-// at once, and so waits behind at most backgroundBacklog controllers of
-// the second lane, however many are waiting there.
+// at once, and so waits behind about one controller of the second lane
+// per idle worker, however many are waiting there.
 
 import (
 	"context"
 	"sync"
 )
-
-// backgroundPerWorker is how many controllers of the second lane the
-// queue holds per worker: enough that no worker waits for the feeder, few
-// enough that urgent work passes them quickly.
-const backgroundPerWorker = 1
 
 // feeder holds the controllers waiting in the second lane, each once, in
 // the order they came.
@@ -82,12 +77,18 @@ func (f *feeder) drainedCh() <-chan struct{} {
 // later puts id in the second lane.
 func (rm *ReplicationManager) later(ids ...string) { rm.background.add(ids...) }
 
+// backgroundBacklog is how many controllers of the second lane the queue
+// may hold now: one for each idle worker, and one more, so that no worker
+// waits for the feeder and urgent work passes them quickly.
+func (rm *ReplicationManager) backgroundBacklog() int {
+	return rm.opts.Workers - int(rm.busy.Load()) + 1
+}
+
 // feed hands the second lane to the queue until ctx ends, keeping at most
-// backgroundPerWorker × Workers of it queued.
+// backgroundBacklog of it queued.
 func (rm *ReplicationManager) feed(ctx context.Context) {
-	backlog := backgroundPerWorker * rm.opts.Workers
 	for {
-		for rm.queue.Len() < backlog {
+		for rm.queue.Len() < rm.backgroundBacklog() {
 			id, ok := rm.background.pop()
 			if !ok {
 				break

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -105,6 +106,8 @@ type ReplicationManager struct {
 	// drains.
 	drained    chan struct{}
 	background *feeder
+	// busy counts the workers syncing a controller now.
+	busy atomic.Int32
 	// relistMu runs one container list at a time.
 	relistMu sync.Mutex
 
@@ -323,7 +326,11 @@ func (rm *ReplicationManager) processNextWorkItem(ctx context.Context) bool {
 	if quit {
 		return false
 	}
-	defer rm.finished(id)
+	rm.busy.Add(1)
+	defer func() {
+		rm.busy.Add(-1)
+		rm.finished(id)
+	}()
 
 	err := rm.syncRecovering(ctx, id)
 	if err == nil {
