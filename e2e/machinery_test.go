@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -97,13 +96,7 @@ func TestKillNineMidScaleUpThenRestartLeavesExactlyTwelve(t *testing.T) {
 		}
 		return nil
 	})
-	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-d.done; err == nil {
-		t.Fatal("the daemon exited cleanly after SIGKILL")
-	}
-	d.cmd = nil
+	d.kill(t)
 	t.Logf("killed with %d containers", len(containers(t, cli, id)))
 
 	d.start(t, "--burst-replicas", "4")

@@ -153,6 +153,18 @@ func (d *daemon) exec(t *testing.T, args []string) {
 	})
 }
 
+// kill sends SIGKILL, as a crash would, and waits for the process to go.
+func (d *daemon) kill(t *testing.T) {
+	t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-d.done; err == nil {
+		t.Fatal("the daemon exited cleanly after SIGKILL")
+	}
+	d.cmd = nil
+}
+
 // stop sends SIGTERM and waits for a clean exit.
 func (d *daemon) stop(t *testing.T) {
 	t.Helper()

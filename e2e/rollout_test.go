@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -377,13 +376,7 @@ func TestRollingUpdateSurvivesKillNine(t *testing.T) {
 		}
 		return nil
 	})
-	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-d.done; err == nil {
-		t.Fatal("the daemon exited cleanly after SIGKILL")
-	}
-	d.cmd = nil
+	d.kill(t)
 	t.Logf("killed with %s", describeSample(listAll(t, cli, id)))
 
 	d.start(t, lease...)

@@ -19,7 +19,13 @@ import (
 func (rm *ReplicationManager) apply(ctx context.Context, id string, d decision) outcome {
 	var out outcome
 	deletes := d.deletes
-	held := make(map[string]bool) // slot names a failed rename or delete left taken
+	var held map[string]bool // slot names a failed rename or delete left taken
+	hold := func(name string) {
+		if held == nil {
+			held = make(map[string]bool)
+		}
+		held[name] = true
+	}
 	for _, r := range d.renames {
 		err := rm.taskControl.RenameTask(ctx, r.task.ID, r.name)
 		switch {
@@ -30,7 +36,7 @@ func (rm *ReplicationManager) apply(ctx context.Context, id string, d decision) 
 		case err != nil:
 			// a live container keeps its slot, and its successor waits
 			out.errs = append(out.errs, fmt.Errorf("rename %s out of its slot for its successor: %w", r.task.Name, err))
-			held[r.task.Name] = true
+			hold(r.task.Name)
 		case r.dead:
 			rm.tasks.renamed(r.task.ID, r.name)
 			rm.logger.Info("dead container kept for inspection", "controller", id, "container", r.name)
@@ -41,8 +47,10 @@ func (rm *ReplicationManager) apply(ctx context.Context, id string, d decision) 
 	}
 
 	out.deleted, out.deleteErrs = rm.deleteTasks(ctx, deletes)
-	for _, t := range withoutTasks(deletes, out.deleted) {
-		held[t.Name] = true
+	if len(out.deleteErrs) > 0 {
+		for _, t := range withoutTasks(deletes, out.deleted) {
+			hold(t.Name)
+		}
 	}
 
 	creates := make([]api.TaskSpec, 0, len(d.creates))

@@ -52,7 +52,8 @@ func planCount(in planInput, d *decision, removing []api.Task, blocked map[int]s
 	minReady := time.Duration(ds.MinReadySeconds) * time.Second
 	avail := func(t api.Task) bool { return available(t, minReady, in.now) }
 
-	var named, renamed []api.Task // holding their slot's name, or not
+	named := make([]api.Task, 0, len(d.active)) // holding their slot's name
+	var renamed []api.Task                      // or not
 	for _, t := range d.active {
 		if holdsSlot(in.id, t) {
 			named = append(named, t)

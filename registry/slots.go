@@ -8,6 +8,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/replication-manager/replication-manager/api"
 )
@@ -125,7 +126,13 @@ func outdatedName(id string, slot int, containerID string) string {
 // holdsSlot reports whether a container still has its slot's name.
 func holdsSlot(id string, t api.Task) bool {
 	slot := slotOf(t)
-	return slot != noSlot && t.Name == taskName(id, slot)
+	if slot == noSlot {
+		return false
+	}
+	// t.Name == taskName(id, slot), without building the name: it is asked
+	// of every container in every sync
+	rest, ok := strings.CutPrefix(t.Name, id)
+	return ok && len(rest) > 1 && rest[0] == '-' && rest[1:] == strconv.Itoa(slot)
 }
 
 // newerDeath orders dead containers newest first: by when they stopped,
