@@ -386,12 +386,11 @@ func TestDockerDeleteTask(t *testing.T) {
 	spec := testSpec(t, dockertest.DemoImage(t), 1)
 	task := createTask(t, d, spec)
 
-	start := time.Now()
+	// How long the stop takes is not asserted: a SIGTERM that reaches the
+	// task before its handler is installed is ignored (it runs as PID 1),
+	// and Docker kills it after the stop timeout. Both paths must delete.
 	if err := d.DeleteTask(t.Context(), task.ID); err != nil {
 		t.Fatalf("DeleteTask: %v", err)
-	}
-	if took := time.Since(start); took > 4*time.Second {
-		t.Errorf("delete took %s: demo-task should stop on SIGTERM at once", took)
 	}
 	if err := d.DeleteTask(t.Context(), task.ID); err != nil {
 		t.Errorf("second DeleteTask: got %v, want nil", err)
