@@ -34,7 +34,7 @@ func TestValidateSecurityPolicy(t *testing.T) {
 	for _, f := range fields {
 		t.Run(f.field, func(t *testing.T) {
 			rc := validWeb()
-			rc.DesiredState.Replicas = 1 // a host port is bound by one container only
+			rc.DesiredState.Replicas = 1
 			f.set(container0(rc))
 
 			t.Run("refused by the zero policy, naming the flag", func(t *testing.T) {
@@ -279,10 +279,10 @@ func TestValidateHostPortAndReplicas(t *testing.T) {
 		{"no host port, 3 replicas", 3, 0, nil},
 		{"a host port, 0 replicas", 0, 8080, nil},
 		{"a host port, 1 replica", 1, 8080, nil},
-		{"a host port, 2 replicas", 2, 8080,
-			[]string{c0 + ".ports[0].hostPort: a host port can be bound by one container only, but replicas is 2"}},
-		{"a host port, 3 replicas", 3, 8080,
-			[]string{c0 + ".ports[0].hostPort: a host port can be bound by one container only, but replicas is 3"}},
+		// more replicas than nodes are valid: the scheduler reports the
+		// extra ones as unschedulable (DESIGN.md section 8)
+		{"a host port, 2 replicas", 2, 8080, nil},
+		{"a host port, 3 replicas", 3, 8080, nil},
 		{"an invalid host port is reported once", 3, 65536,
 			[]string{c0 + ".ports[0].hostPort: must be between 0 and 65535, got 65536"}},
 	}

@@ -28,6 +28,10 @@ type ReplicationControllerState struct {
 	UpdateStrategy *UpdateStrategy `json:"updateStrategy,omitempty"`
 	// Paused holds a rollout where it is; scaling still works.
 	Paused bool `json:"paused,omitempty"`
+	// NodeSelector limits the nodes the replicas may run on to those
+	// whose labels contain every pair (DESIGN.md section 8); empty allows
+	// every node.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 }
 
 // TaskTemplate describes the tasks a controller creates.

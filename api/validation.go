@@ -95,7 +95,7 @@ func Validate(rc *ReplicationController, opts ValidateOptions) error {
 	if rc == nil {
 		return &ValidationError{Errors: []FieldError{{Detail: "no controller"}}}
 	}
-	v := &validator{policy: opts.Policy, replicas: rc.DesiredState.Replicas}
+	v := &validator{policy: opts.Policy}
 	v.id(rc.ID, opts.Key)
 	v.labels("labels", rc.Labels)
 
@@ -112,6 +112,7 @@ func Validate(rc *ReplicationController, opts ValidateOptions) error {
 	}
 	v.labels(pathSelector, ds.ReplicasInSet)
 	v.labels(pathTemplateLabels, ds.TaskTemplate.Labels)
+	v.labels("desiredState.nodeSelector", ds.NodeSelector)
 	v.selector(ds.ReplicasInSet, ds.TaskTemplate.Labels)
 	v.manifest(&ds.TaskTemplate.DesiredState.Manifest)
 	v.updateStrategy(ds)
@@ -129,8 +130,6 @@ func Validate(rc *ReplicationController, opts ValidateOptions) error {
 
 type validator struct {
 	policy SecurityPolicy
-	// replicas is the controller's replica count, which limits host ports.
-	replicas int
 	errs     []FieldError
 }
 
@@ -300,8 +299,6 @@ func (v *validator) ports(field string, ports []Port, hostNetwork bool) {
 		case p.HostPort <= 0 || p.HostPort > 65535:
 		case hostNetwork:
 			v.add(f+".hostPort", "must be 0 with hostNetwork: ports are not published on the host's network; the container listens on the host's port %d directly", p.ContainerPort)
-		case v.replicas > 1:
-			v.add(f+".hostPort", "a host port can be bound by one container only, but replicas is %d", v.replicas)
 		}
 		if p.HostPort > 0 {
 			hp := fmt.Sprintf("%d/%s", p.HostPort, proto)

@@ -1,0 +1,112 @@
+package api
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Node is a Docker engine as its acting manager registers it under
+// /registry/nodes/<name>, under that manager's session lease (DESIGN.md
+// section 8): the key disappears when every manager of the engine is gone.
+type Node struct {
+	Name   string            `json:"name"`
+	Labels map[string]string `json:"labels,omitempty"`
+	// Capacity is what the engine reports of its machine.
+	Capacity NodeCapacity `json:"capacity"`
+	// EngineID is the Docker engine's own id (docker info's ID), which
+	// tells two engines that were given the same name apart.
+	EngineID string `json:"engineID"`
+	// Manager is the identity of the manager acting for the node.
+	Manager string `json:"manager,omitempty"`
+	// Lease is the etcd lease the key lives under, in hex as etcdctl
+	// prints it.
+	Lease        string    `json:"lease,omitempty"`
+	RegisteredAt time.Time `json:"registeredAt"`
+}
+
+// NodeCapacity is a node's machine: CPUs and memory in bytes.
+type NodeCapacity struct {
+	CPUs   int   `json:"cpus"`
+	Memory int64 `json:"memory"`
+}
+
+// NodeReport is what a node tells the leader about one controller's
+// containers on it, under /registry/reports/<id>/<node>: the status of its
+// share of the slots, and each container. The leader merges the reports of
+// every node into the controller's one status.
+type NodeReport struct {
+	Node   string                      `json:"node"`
+	Status ReplicationControllerStatus `json:"status"`
+	Tasks  []ReportedTask              `json:"tasks,omitempty"`
+}
+
+// ReportedTask is one container in a NodeReport, as rcctl describe and the
+// status page show it.
+type ReportedTask struct {
+	Name         string    `json:"name"`
+	ID           string    `json:"id"`
+	Slot         int       `json:"slot,omitempty"`
+	Image        string    `json:"image"`
+	State        string    `json:"state"`
+	Health       string    `json:"health,omitempty"`
+	TemplateHash string    `json:"templateHash,omitempty"`
+	Created      time.Time `json:"created"`
+	StartedAt    time.Time `json:"startedAt,omitzero"`
+}
+
+// ReasonUnschedulable is the ReplicaFailure reason of slots that no node
+// can take (none matches the nodeSelector, or every match publishes the
+// slot's host ports already).
+const ReasonUnschedulable = "Unschedulable"
+
+// nodeName is what a node name may be: a key segment (no slash) and a
+// label value, like a host name.
+var nodeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
+
+// ValidateNodeName checks a --node-name.
+func ValidateNodeName(name string) error {
+	if !nodeName.MatchString(name) {
+		return fmt.Errorf("must be 1-63 characters of [A-Za-z0-9_.-] starting with a letter or digit, got %q", shorten(name))
+	}
+	return nil
+}
+
+// ParseNodeLabels parses --node-labels: "k=v,k2=v2", with keys and values
+// under the same rules as a controller's labels. An empty string is no
+// labels.
+func ParseNodeLabels(s string) (map[string]string, error) {
+	labels := map[string]string{}
+	if strings.TrimSpace(s) == "" {
+		return labels, nil
+	}
+	for pair := range strings.SplitSeq(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%q: want key=value", shorten(pair))
+		}
+		if _, dup := labels[k]; dup {
+			return nil, fmt.Errorf("key %q given twice", shorten(k))
+		}
+		labels[k] = v
+	}
+	v := &validator{}
+	v.labels("", labels)
+	if len(v.errs) > 0 {
+		return nil, &ValidationError{Errors: v.errs}
+	}
+	return labels, nil
+}
+
+// FormatLabels prints labels as k=v pairs in key order, as --node-labels
+// takes them.
+func FormatLabels(labels map[string]string) string {
+	pairs := make([]string, 0, len(labels))
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		pairs = append(pairs, k+"="+labels[k])
+	}
+	return strings.Join(pairs, ",")
+}
