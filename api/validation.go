@@ -130,7 +130,7 @@ func Validate(rc *ReplicationController, opts ValidateOptions) error {
 
 type validator struct {
 	policy SecurityPolicy
-	errs     []FieldError
+	errs   []FieldError
 }
 
 func (v *validator) add(field, format string, args ...any) {
