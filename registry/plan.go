@@ -40,6 +40,32 @@ type planInput struct {
 	now        time.Time
 	registryID string
 	burst      int
+	// slots are, on one of several nodes, the slots the leader assigned to
+	// this node (DESIGN.md section 8): the node keeps those and removes
+	// its containers of any other. nil on a manager that keeps every slot
+	// 1..replicas itself.
+	slots map[int]bool
+}
+
+// desired is how many replicas this manager keeps: the spec's, or on a
+// node, its assigned slots among 1..replicas.
+func (in *planInput) desired() int {
+	replicas := in.spec.DesiredState.Replicas
+	if in.slots == nil {
+		return replicas
+	}
+	n := 0
+	for slot := range in.slots {
+		if slot <= replicas {
+			n++
+		}
+	}
+	return n
+}
+
+// wants reports whether slot is one this manager keeps.
+func (in *planInput) wants(slot int) bool {
+	return slot <= in.spec.DesiredState.Replicas && (in.slots == nil || in.slots[slot])
 }
 
 // decision is what plan decided.
@@ -251,8 +277,7 @@ func planReplicas(in planInput, d *decision) {
 	}
 
 	planDead(in, d, dead)
-	desired := rc.DesiredState.Replicas
-	if c := conflictCondition(in.id, blocked, desired); c != nil {
+	if c := conflictCondition(in, blocked); c != nil {
 		d.failure = c
 	}
 	planCount(in, d, removing, blocked)
@@ -310,7 +335,12 @@ func planCreates(in planInput, d *decision, missing int, taken map[int]bool, blo
 		// enough to clear the loop (settle requeues for that) or crashed
 		n, d.more = 1, false
 	}
-	slots := freeSlots(taken, blocked, n, in.spec.DesiredState.Replicas)
+	var slots []int
+	if in.slots == nil {
+		slots = freeSlots(taken, blocked, n, in.spec.DesiredState.Replicas)
+	} else {
+		slots = freeAssignedSlots(in, taken, blocked, n)
+	}
 	if len(slots) < n {
 		// slots held by containers on their way out: their destroy event
 		// queues the controller again; the requeue is a backstop
@@ -361,12 +391,13 @@ func outsider(in planInput, t api.Task) string {
 	return fmt.Sprintf("%s (%s), outside the selector", t.Name, shortID(t.ID))
 }
 
-// conflictCondition reports the slots of 1..desired whose names containers
-// outside the set hold; nil when there are none.
-func conflictCondition(id string, blocked map[int]string, desired int) *api.Condition {
+// conflictCondition reports the slots this manager keeps whose names
+// containers outside the set hold; nil when there are none.
+func conflictCondition(in planInput, blocked map[int]string) *api.Condition {
+	id := in.id
 	var slots []int
 	for slot := range blocked {
-		if slot <= desired {
+		if in.wants(slot) {
 			slots = append(slots, slot)
 		}
 	}

@@ -47,11 +47,14 @@ type rolloutProgress struct {
 // already; blocked are the slots held by containers outside the set.
 func planCount(in planInput, d *decision, removing []api.Task, blocked map[int]string) {
 	ds := &in.spec.DesiredState
-	desired := ds.Replicas
+	desired := in.desired()
 	strategy := ds.Strategy()
 	minReady := time.Duration(ds.MinReadySeconds) * time.Second
 	avail := func(t api.Task) bool { return available(t, minReady, in.now) }
 
+	if in.slots != nil {
+		planUnassigned(in, d)
+	}
 	named := make([]api.Task, 0, len(d.active)) // holding their slot's name
 	var renamed []api.Task                      // or not
 	for _, t := range d.active {
@@ -66,7 +69,7 @@ func planCount(in planInput, d *decision, removing []api.Task, blocked map[int]s
 		n := min(extra, in.burst)
 		d.deletes = append(d.deletes, rankForDeletion(named, in.hash)[:n]...)
 		d.more = n < extra
-		planRenamedCleanup(in, d, renamed, named, desired, avail)
+		planRenamedCleanup(in, d, renamed, named, avail)
 		return
 	}
 
@@ -74,7 +77,7 @@ func planCount(in planInput, d *decision, removing []api.Task, blocked map[int]s
 	if strategy.Type == api.RollingUpdate && !ds.Paused && createWait(d, in.now) == 0 {
 		surge, unavailable := strategy.Bounds(desired)
 		minAvailable := desired - unavailable
-		deleted, tookAvailable := planRenamedCleanup(in, d, renamed, named, desired, avail)
+		deleted, tookAvailable := planRenamedCleanup(in, d, renamed, named, avail)
 		live := len(d.active) - deleted
 		b := bounds{
 			// what a surge may add, once the creates of a scale-up are counted
@@ -89,7 +92,7 @@ func planCount(in planInput, d *decision, removing []api.Task, blocked map[int]s
 		}
 		planReplacements(in, d, named, b, freed, avail)
 	} else {
-		planRenamedCleanup(in, d, renamed, named, desired, avail)
+		planRenamedCleanup(in, d, renamed, named, avail)
 	}
 
 	taken := make(map[int]bool, len(named)+len(removing))
@@ -112,7 +115,7 @@ func planCount(in planInput, d *decision, removing []api.Task, blocked map[int]s
 // of their slot for a successor started first, once the successor is
 // available or the slot is gone (a scale-down). It returns how many it
 // deletes, and how many of those were available.
-func planRenamedCleanup(in planInput, d *decision, renamed, named []api.Task, desired int, avail func(api.Task) bool) (deleted, tookAvailable int) {
+func planRenamedCleanup(in planInput, d *decision, renamed, named []api.Task, avail func(api.Task) bool) (deleted, tookAvailable int) {
 	if len(renamed) == 0 {
 		return 0, 0
 	}
@@ -123,7 +126,7 @@ func planRenamedCleanup(in planInput, d *decision, renamed, named []api.Task, de
 		}
 	}
 	for _, t := range renamed {
-		if slot := slotOf(t); successorReady[slot] || slot > desired {
+		if slot := slotOf(t); successorReady[slot] || !in.wants(slot) {
 			d.deletes = append(d.deletes, t)
 			d.rolled = true
 			deleted++
@@ -249,9 +252,10 @@ func progressing(in planInput, active []api.Task, prev rolloutProgress) (api.Con
 		r.progress = in.now
 	}
 	r.updatedAvailable, r.outdated = updatedAvailable, outdated
-	message := fmt.Sprintf("%d of %d updated, %d available", updated, ds.Replicas, updatedAvailable)
+	desired := in.desired()
+	message := fmt.Sprintf("%d of %d updated, %d available", updated, desired, updatedAvailable)
 	switch {
-	case outdated == 0 && updatedAvailable >= ds.Replicas:
+	case outdated == 0 && updatedAvailable >= desired:
 		r.done = true
 		return api.Condition{Type: api.ConditionProgressing, Status: "True", Reason: api.ReasonRolloutComplete, Message: message}, r, 0
 	case strategy.Type == api.OnDelete:

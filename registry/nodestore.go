@@ -1,0 +1,223 @@
+package registry
+
+// This file is the Store's part for several Docker hosts (DESIGN.md
+// section 8): the nodes, each registered under its acting manager's
+// session lease; the assignments of slots to nodes, which only the leader
+// writes, each change compared with what it replaces; and the reports, in
+// which each node tells the leader about its share of a controller.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// ErrAssignmentConflict is a batch of assignment writes refused because a
+// key changed since it was read, or because this manager no longer leads.
+var ErrAssignmentConflict = errors.New("registry: assignments changed since they were read, or leadership was lost")
+
+// assignmentBatch bounds the changes of one transaction: etcd refuses more
+// than 128 operations per transaction by default (--max-txn-ops), and
+// every change is one compare and one write, with one compare more for the
+// leader's guard.
+const assignmentBatch = 100
+
+// NodesPrefix is where the nodes are registered, with its trailing slash.
+func (s *Store) NodesPrefix() string { return s.prefix + "/nodes/" }
+
+// NodeKey is the key node registers under.
+func (s *Store) NodeKey(node string) string { return s.NodesPrefix() + node }
+
+// AssignmentsPrefix is where the slots' assignments live, with its
+// trailing slash.
+func (s *Store) AssignmentsPrefix() string { return s.prefix + "/assignments/" }
+
+// AssignmentKey is the key of one slot's assignment.
+func (s *Store) AssignmentKey(id string, slot int) string {
+	return s.AssignmentsPrefix() + id + "/" + strconv.Itoa(slot)
+}
+
+// ReportsPrefix is where the nodes' reports live, with its trailing slash.
+func (s *Store) ReportsPrefix() string { return s.prefix + "/reports/" }
+
+// ReportKey is the key of node's report on controller id.
+func (s *Store) ReportKey(id, node string) string { return s.ReportsPrefix() + id + "/" + node }
+
+// NodeElectionKey is the election of the managers of one node.
+func (s *Store) NodeElectionKey(node string) string { return s.prefix + "/election/nodes/" + node }
+
+// LeaderElectionKey is the election of the leader, which schedules.
+func (s *Store) LeaderElectionKey() string { return s.prefix + "/election/replication-manager" }
+
+// RegisterNode writes the node's registration under lease.
+func (s *Store) RegisterNode(ctx context.Context, node *api.Node, lease clientv3.LeaseID) error {
+	key := s.NodeKey(node.Name)
+	data, err := json.Marshal(node)
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	if _, err := s.client.Put(ctx, key, string(data), clientv3.WithLease(lease)); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return nil
+}
+
+// GetNode returns the registration of node, or ErrNotFound.
+func (s *Store) GetNode(ctx context.Context, node string) (*api.Node, error) {
+	key := s.NodeKey(node)
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, fmt.Errorf("get %s: %w", key, ErrNotFound)
+	}
+	var n api.Node
+	if err := json.Unmarshal(resp.Kvs[0].Value, &n); err != nil {
+		return nil, fmt.Errorf("get %s: %w", key, err)
+	}
+	return &n, nil
+}
+
+// ListNodes returns the registered nodes in name order; a registration
+// that does not decode is skipped.
+func (s *Store) ListNodes(ctx context.Context) ([]api.Node, error) {
+	var out []api.Node
+	_, err := s.listPrefix(ctx, s.NodesPrefix(), func(_ string, value []byte, _, _ int64) {
+		var n api.Node
+		if json.Unmarshal(value, &n) == nil {
+			out = append(out, n)
+		}
+	})
+	return out, err
+}
+
+// ListAssignments returns every assignment: the node of each slot, by
+// controller id.
+func (s *Store) ListAssignments(ctx context.Context) (map[string]map[int]string, error) {
+	out := make(map[string]map[int]string)
+	_, err := s.listPrefix(ctx, s.AssignmentsPrefix(), func(key string, value []byte, _, _ int64) {
+		if id, slot, ok := s.parseAssignmentKey(key); ok {
+			if out[id] == nil {
+				out[id] = make(map[int]string)
+			}
+			out[id][slot] = string(value)
+		}
+	})
+	return out, err
+}
+
+// parseAssignmentKey splits an assignment key into controller id and slot.
+func (s *Store) parseAssignmentKey(key string) (id string, slot int, ok bool) {
+	rest, ok := strings.CutPrefix(key, s.AssignmentsPrefix())
+	if !ok {
+		return "", 0, false
+	}
+	id, n, ok := strings.Cut(rest, "/")
+	if !ok || id == "" || strings.Contains(n, "/") {
+		return "", 0, false
+	}
+	slot, err := strconv.Atoi(n)
+	if err != nil || slot < 1 {
+		return "", 0, false
+	}
+	return id, slot, true
+}
+
+// writeAssignments writes changes in transactions of assignmentBatch, each
+// comparing every key with the revision it replaces (0: absent) and, when
+// guard is set, this manager's leadership. It returns the revision each
+// written change's key now has (0 for a delete) by index into changes, and
+// ErrAssignmentConflict, wrapped, for the first refused batch; the batches
+// after it are still tried.
+func (s *Store) writeAssignments(ctx context.Context, changes []assignChange, guard []clientv3.Cmp) (map[int]int64, error) {
+	written := make(map[int]int64, len(changes))
+	var firstErr error
+	for start := 0; start < len(changes); start += assignmentBatch {
+		batch := changes[start:min(start+assignmentBatch, len(changes))]
+		cmps := append(make([]clientv3.Cmp, 0, len(batch)+len(guard)), guard...)
+		ops := make([]clientv3.Op, 0, len(batch))
+		for _, c := range batch {
+			key := s.AssignmentKey(c.id, c.slot)
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", c.old.rev))
+			if c.node == "" {
+				ops = append(ops, clientv3.OpDelete(key))
+			} else {
+				ops = append(ops, clientv3.OpPut(key, c.node))
+			}
+		}
+		resp, err := s.client.Txn(ctx).If(cmps...).Then(ops...).Commit()
+		switch {
+		case err != nil:
+			firstErr = firstOf(firstErr, fmt.Errorf("write %d assignment(s): %w", len(batch), err))
+			continue
+		case !resp.Succeeded:
+			firstErr = firstOf(firstErr, fmt.Errorf("write %d assignment(s) from %s: %w", len(batch), s.AssignmentKey(batch[0].id, batch[0].slot), ErrAssignmentConflict))
+			continue
+		}
+		for i, c := range batch {
+			if c.node != "" {
+				written[start+i] = resp.Header.Revision
+			} else {
+				written[start+i] = 0
+			}
+		}
+	}
+	return written, firstErr
+}
+
+// firstOf returns first unless it is nil.
+func firstOf(first, next error) error {
+	if first != nil {
+		return first
+	}
+	return next
+}
+
+// PutReport writes node's report on a controller under lease, so that it
+// goes with the node.
+func (s *Store) PutReport(ctx context.Context, r *api.NodeReport, lease clientv3.LeaseID) error {
+	key := s.ReportKey(r.Status.ID, r.Node)
+	data, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	if _, err := s.client.Put(ctx, key, string(data), clientv3.WithLease(lease)); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return nil
+}
+
+// DeleteReport removes node's report on controller id; a missing one is
+// fine.
+func (s *Store) DeleteReport(ctx context.Context, id, node string) error {
+	key := s.ReportKey(id, node)
+	if _, err := s.client.Delete(ctx, key); err != nil {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// ListReports returns the reports on controller id, one per node that has
+// its containers, in node order; "" lists every controller's.
+func (s *Store) ListReports(ctx context.Context, id string) ([]api.NodeReport, error) {
+	prefix := s.ReportsPrefix()
+	if id != "" {
+		prefix += id + "/"
+	}
+	var out []api.NodeReport
+	_, err := s.listPrefix(ctx, prefix, func(_ string, value []byte, _, _ int64) {
+		var r api.NodeReport
+		if json.Unmarshal(value, &r) == nil {
+			out = append(out, r)
+		}
+	})
+	return out, err
+}
