@@ -39,6 +39,10 @@ type Options struct {
 	RevisionHistoryLimit int
 	// Policy says which security-sensitive template fields are allowed.
 	Policy api.SecurityPolicy
+	// Node makes the manager one node of several: it keeps the slots the
+	// leader assigns to it and reports on them; nil keeps every slot and
+	// writes the status itself (one host, and the tests).
+	Node *NodeOptions
 	// Registerer receives the manager's metrics; nil registers nowhere.
 	Registerer prometheus.Registerer
 }
@@ -110,6 +114,8 @@ type ReplicationManager struct {
 	busy atomic.Int32
 	// relistMu runs one container list at a time.
 	relistMu sync.Mutex
+	// slots are the slots assigned to this node; nil without Options.Node.
+	slots *nodeSlots
 
 	// registryID is this registry's id (DESIGN.md section 5), read or
 	// made once by Run before anything syncs.
@@ -147,6 +153,9 @@ func NewReplicationManager(store *Store, taskControl TaskControlInterface, logge
 		background: newFeeder(),
 		now:        time.Now,
 	}
+	if opts.Node != nil {
+		rm.slots = newNodeSlots(store, opts.Node.Name, rm.queue.Add)
+	}
 	rm.events = newEventRecorder(store, func() time.Time { return rm.now() }, opts.EtcdTimeout, m.eventsDropped, logger)
 	return rm
 }
@@ -179,9 +188,16 @@ func (rm *ReplicationManager) Run(ctx context.Context) error {
 	})
 	watchers.Go(func() { rm.watchTasks(runCtx) })
 	watchers.Go(func() { rm.feed(runCtx) })
+	if rm.slots != nil {
+		watchers.Go(func() {
+			if err := rm.store.mirror(runCtx, rm.store.AssignmentsPrefix(), rm.slots, rm.logger.Warn); err != nil {
+				fail(err)
+			}
+		})
+	}
 	select {
 	case <-runCtx.Done():
-	case <-rm.specs.listedCh:
+	case <-rm.listed(runCtx):
 		rm.queueOrphans()
 		for range rm.opts.Workers {
 			workers.Go(func() {
@@ -201,6 +217,26 @@ func (rm *ReplicationManager) Run(ctx context.Context) error {
 	stopEvents() // events the last syncs queued are flushed first
 	watchers.Wait()
 	return unlessStopped(ctx, context.Cause(runCtx))
+}
+
+// listed is closed once the specs, and on a node its assignments, are
+// listed, or ctx ends.
+func (rm *ReplicationManager) listed(ctx context.Context) <-chan struct{} {
+	if rm.slots == nil {
+		return rm.specs.listedCh
+	}
+	both := make(chan struct{})
+	go func() {
+		defer close(both)
+		for _, ch := range []<-chan struct{}{rm.specs.listedCh, rm.slots.listed} {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return both
 }
 
 // unlessStopped returns err, or nil when ctx has ended: what a stop cuts
@@ -244,6 +280,16 @@ func (rm *ReplicationManager) readRegistry(ctx context.Context) error {
 	id, err := rm.store.RegistryID(ctx)
 	if err != nil {
 		return err
+	}
+	if rm.slots != nil {
+		reports, err := rm.readReports(ctx)
+		if err != nil {
+			return err
+		}
+		rm.registryID = id
+		rm.states.loadReports(reports)
+		rm.logger.Info("registry read", "registry", id, "node", rm.opts.Node.Name, "reports", len(reports))
+		return nil
 	}
 	statuses, err := rm.store.ListStatuses(ctx)
 	if err != nil {

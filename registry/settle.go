@@ -44,6 +44,8 @@ type report struct {
 	rolledOut time.Duration
 	// continueRollout asks for another look in the second lane.
 	continueRollout bool
+	// active are the counted containers after apply.
+	active []api.Task
 }
 
 // settle turns a decision and what apply did into the status and the
@@ -154,6 +156,7 @@ func settle(in planInput, d decision, out outcome) report {
 	requeue(deadlineIn)
 	st.Conditions = setCondition(st.Conditions, prog, now)
 	r.status = &st
+	r.active = active
 	return r
 }
 

@@ -43,6 +43,10 @@ type controllerState struct {
 	// recorded is the hash of the newest template recorded in the
 	// controller's history.
 	recorded string
+	// reported says this node has a report on the controller in etcd, and
+	// reportedTasks what it listed (one of several nodes only).
+	reported      bool
+	reportedTasks []api.ReportedTask
 }
 
 // validation is the result of validating one spec revision, and its
@@ -152,6 +156,17 @@ func (s *states) load(statuses map[string]*api.ReplicationControllerStatus, hist
 			s.records[id] = &controllerState{}
 		}
 		s.records[id].recorded = rev.TemplateHash
+	}
+}
+
+// loadReports installs what a node read at start: its own reports.
+func (s *states) loadReports(reports map[string]*api.NodeReport) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.records = make(map[string]*controllerState, len(reports))
+	for id, r := range reports {
+		st := r.Status
+		s.records[id] = &controllerState{status: &st, reported: true, reportedTasks: r.Tasks}
 	}
 }
 

@@ -52,6 +52,9 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 		id: id, tasks: tasks, now: rm.now(),
 		registryID: rm.registryID, burst: rm.opts.BurstReplicas,
 	}
+	if rm.slots != nil {
+		in.slots = rm.slots.of(id)
+	}
 	var errs []error
 	switch {
 	case !exists:
@@ -89,6 +92,10 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 	switch {
 	case r.forget:
 		errs = append(errs, rm.forget(ctx, id))
+	case r.status != nil && rm.slots != nil:
+		if in.invalid == nil { // the leader reports an invalid spec
+			errs = append(errs, rm.writeReport(ctx, record, *r.status, r.active))
+		}
 	case r.status != nil:
 		if in.spec != nil && in.hash != record.recorded {
 			errs = append(errs, rm.recordRevision(ctx, record, in))
@@ -108,7 +115,21 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 // gone: it has a record (a status, or an earlier sync), or the watch saw
 // it deleted.
 func (rm *ReplicationManager) wasManaged(id string) bool {
-	return rm.specs.wasDeleted(id) || rm.states.known(id)
+	return rm.specs.wasDeleted(id) || rm.states.known(id) || rm.madeHere(id)
+}
+
+// madeHere reports whether a container of id carries this registry's id:
+// this registry's manager made it, so the controller was this registry's
+// even when nothing else is left of it (it was deleted while this node
+// was away, and the leader has forgotten it since).
+func (rm *ReplicationManager) madeHere(id string) bool {
+	tasks, _ := rm.tasks.list(id)
+	for _, t := range tasks {
+		if t.Labels[api.LabelRegistry] == rm.registryID {
+			return true
+		}
+	}
+	return false
 }
 
 // validSpec returns the decoded spec, or why it cannot be acted on. A spec
@@ -165,11 +186,19 @@ func (rm *ReplicationManager) inspectDead(ctx context.Context, in planInput) ([]
 func (rm *ReplicationManager) forget(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
-	if err := rm.store.DeleteRevisions(ctx, id, 0); err != nil {
-		return err
-	}
-	if err := rm.store.DeleteStatus(ctx, id); err != nil {
-		return err
+	switch {
+	case rm.slots != nil:
+		// the leader forgets the status and history once every node has
+		if err := rm.store.DeleteReport(ctx, id, rm.opts.Node.Name); err != nil {
+			return err
+		}
+	default:
+		if err := rm.store.DeleteRevisions(ctx, id, 0); err != nil {
+			return err
+		}
+		if err := rm.store.DeleteStatus(ctx, id); err != nil {
+			return err
+		}
 	}
 	rm.states.forget(id)
 	rm.specs.forget(id)

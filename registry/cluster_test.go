@@ -1,0 +1,282 @@
+package registry
+
+// Several nodes in one process: the real embedded etcd, a Scheduler as the
+// leader, and one node manager per fake engine, each under a lease of its
+// own, as the daemon runs them (DESIGN.md section 8).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
+	"github.com/replication-manager/replication-manager/taskcontrol"
+)
+
+// clusterPolicy allows host ports, for the port check of the scheduler.
+var clusterPolicy = api.SecurityPolicy{AllowHostPorts: true}
+
+// cluster is a registry of several fake nodes and a leader.
+type cluster struct {
+	store *Store
+	nodes map[string]*testNode
+}
+
+// testNode is one node: its engine, its lease and its manager.
+type testNode struct {
+	name  string
+	fake  *taskcontrol.Fake
+	lease clientv3.LeaseID
+	stop  func()
+}
+
+func newCluster(t *testing.T, grace time.Duration, labels map[string]map[string]string) *cluster {
+	t.Helper()
+	client := testClient(t)
+	store := NewStore(client, fmt.Sprintf("/test/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), harnesses.Add(1)))
+	c := &cluster{store: store, nodes: map[string]*testNode{}}
+	for name, l := range labels {
+		c.startNode(t, name, l)
+	}
+	sched := NewScheduler(store, testLogger(t), SchedulerOptions{NodeGrace: grace, SyncPeriod: time.Hour, Policy: clusterPolicy})
+	runInBackground(t, sched.Run)
+	return c
+}
+
+// runInBackground runs fn until the test ends and checks that it ends
+// without an error.
+func runInBackground(t *testing.T, fn func(context.Context) error) func() {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- fn(ctx) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// startNode registers a node under a lease of its own and runs its manager.
+func (c *cluster) startNode(t *testing.T, name string, labels map[string]string) *testNode {
+	t.Helper()
+	lease, err := c.store.client.Grant(t.Context(), 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &testNode{name: name, fake: &taskcontrol.Fake{}, lease: lease.ID}
+	if old := c.nodes[name]; old != nil {
+		n.fake = old.fake // the same engine, a new manager
+	}
+	if err := c.store.RegisterNode(t.Context(), &api.Node{Name: name, Labels: labels, EngineID: "engine-" + name}, lease.ID); err != nil {
+		t.Fatal(err)
+	}
+	rm := NewReplicationManager(c.store, n.fake, testLogger(t).With("node", name), Options{Policy: clusterPolicy, Node: &NodeOptions{Name: name, Lease: lease.ID}})
+	n.stop = runInBackground(t, rm.Run)
+	c.nodes[name] = n
+	return n
+}
+
+// kill stops a node's manager and revokes its lease, as its lease running
+// out after a kill -9 would; its containers stay.
+func (c *cluster) kill(t *testing.T, name string) {
+	t.Helper()
+	n := c.nodes[name]
+	n.stop()
+	if _, err := c.store.client.Revoke(t.Context(), n.lease); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// running counts the running containers of id per node.
+func (c *cluster) running(id string) map[string]int {
+	out := map[string]int{}
+	for name, n := range c.nodes {
+		for _, task := range n.fake.Tasks() {
+			if task.Labels[api.LabelController] == id && task.Active() {
+				out[name]++
+			}
+		}
+	}
+	return out
+}
+
+func (c *cluster) waitRunning(t *testing.T, id string, want map[string]int) {
+	t.Helper()
+	testpoll.Eventually(t, waitTimeout, func() error {
+		got := c.running(id)
+		maps.DeleteFunc(got, func(_ string, n int) bool { return n == 0 })
+		if !maps.Equal(got, want) {
+			return fmt.Errorf("running per node %v, want %v", got, want)
+		}
+		return nil
+	})
+}
+
+func (c *cluster) waitStatus(t *testing.T, id string, ok func(*api.ReplicationControllerStatus) error) *api.ReplicationControllerStatus {
+	t.Helper()
+	var st *api.ReplicationControllerStatus
+	testpoll.Eventually(t, waitTimeout, func() error {
+		var err error
+		st, err = c.store.GetStatus(t.Context(), id)
+		if err != nil {
+			return err
+		}
+		return ok(st)
+	})
+	return st
+}
+
+func (c *cluster) apply(t *testing.T, rc *api.ReplicationController) {
+	t.Helper()
+	spec, err := c.store.GetController(t.Context(), rc.ID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		_, err = c.store.CreateController(t.Context(), rc)
+	case err == nil:
+		_, err = c.store.UpdateController(t.Context(), rc, spec.ModRevision)
+	}
+	if err != nil {
+		t.Fatalf("apply %s: %v", rc.ID, err)
+	}
+}
+
+func zones(names ...string) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, n := range names {
+		out[n] = map[string]string{"zone": n}
+	}
+	return out
+}
+
+func TestClusterSpreadsScalesAndDeletes(t *testing.T) {
+	c := newCluster(t, time.Minute, zones("a", "b"))
+	c.apply(t, newController("web", 4))
+	c.waitRunning(t, "web", map[string]int{"a": 2, "b": 2})
+	c.waitStatus(t, "web", func(st *api.ReplicationControllerStatus) error {
+		if st.Replicas != 4 || st.ReadyReplicas != 4 || st.UpdatedReplicas != 4 {
+			return fmt.Errorf("status %+v, want 4 replicas ready and updated over both nodes", st)
+		}
+		if c := st.FindCondition(api.ConditionProgressing); c == nil || c.Reason != api.ReasonRolloutComplete {
+			return fmt.Errorf("Progressing %+v, want RolloutComplete", c)
+		}
+		return nil
+	})
+
+	c.apply(t, newController("web", 1))
+	testpoll.Eventually(t, waitTimeout, func() error {
+		if got := c.running("web"); got["a"]+got["b"] != 1 {
+			return fmt.Errorf("running %v, want 1 in all", got)
+		}
+		return nil
+	})
+
+	if err := c.store.DeleteController(t.Context(), "web"); err != nil {
+		t.Fatal(err)
+	}
+	c.waitRunning(t, "web", map[string]int{})
+	testpoll.Eventually(t, waitTimeout, func() error {
+		_, err := c.store.GetStatus(t.Context(), "web")
+		if !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("status after the delete: %v, want none", err)
+		}
+		assigned, err := c.store.ListAssignments(t.Context())
+		if err != nil || len(assigned["web"]) != 0 {
+			return fmt.Errorf("assignments after the delete: %v (%v), want none", assigned["web"], err)
+		}
+		return nil
+	})
+}
+
+func TestClusterNodeSelector(t *testing.T) {
+	c := newCluster(t, time.Minute, zones("a", "b"))
+	rc := newController("web", 3)
+	rc.DesiredState.NodeSelector = map[string]string{"zone": "b"}
+	c.apply(t, rc)
+	c.waitRunning(t, "web", map[string]int{"b": 3})
+
+	rc.DesiredState.NodeSelector = map[string]string{"zone": "a"}
+	c.apply(t, rc)
+	c.waitRunning(t, "web", map[string]int{"a": 3})
+}
+
+func TestClusterHostPortOverTwoNodes(t *testing.T) {
+	c := newCluster(t, time.Minute, zones("a", "b"))
+	rc := newController("web", 3)
+	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Ports = []api.Port{{ContainerPort: 8080, HostPort: 18080}}
+	c.apply(t, rc)
+	c.waitRunning(t, "web", map[string]int{"a": 1, "b": 1})
+	c.waitStatus(t, "web", func(st *api.ReplicationControllerStatus) error {
+		f := st.FindCondition(api.ConditionReplicaFailure)
+		if st.Replicas != 2 || f == nil || f.Reason != api.ReasonUnschedulable || !strings.Contains(f.Message, "18080/TCP") {
+			return fmt.Errorf("status %+v, want 2 replicas and the third Unschedulable, naming the port", st)
+		}
+		return nil
+	})
+}
+
+func TestClusterMovesTheSlotsOfADeadNode(t *testing.T) {
+	c := newCluster(t, 500*time.Millisecond, zones("a", "b"))
+	c.apply(t, newController("web", 4))
+	c.waitRunning(t, "web", map[string]int{"a": 2, "b": 2})
+
+	c.kill(t, "b")
+	testpoll.Eventually(t, waitTimeout, func() error {
+		if got := c.running("web"); got["a"] != 4 {
+			return fmt.Errorf("running %v, want b's two slots moved to a", got)
+		}
+		return nil
+	})
+	// b comes back: its slots are a's now, so it removes its containers
+	c.startNode(t, "b", map[string]string{"zone": "b"})
+	c.waitRunning(t, "web", map[string]int{"a": 4})
+}
+
+func TestAssignmentWritesCompareWhatTheyReplace(t *testing.T) {
+	store := NewStore(testClient(t), fmt.Sprintf("/test/%s-%d", t.Name(), harnesses.Add(1)))
+	first := []assignChange{{id: "web", slot: 1, node: "a"}}
+	written, err := store.writeAssignments(t.Context(), first, nil)
+	if err != nil || written[0] == 0 {
+		t.Fatalf("first write: %v, %v", written, err)
+	}
+	rev := written[0]
+
+	// another leader moved the slot meanwhile: a write that read rev loses
+	if _, err := store.writeAssignments(t.Context(), []assignChange{{id: "web", slot: 1, old: slotAssignment{node: "a", rev: rev}, node: "b"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.writeAssignments(t.Context(), []assignChange{{id: "web", slot: 1, old: slotAssignment{node: "a", rev: rev}, node: "c"}}, nil)
+	if !errors.Is(err, ErrAssignmentConflict) {
+		t.Errorf("a write from a stale read: got %v, want ErrAssignmentConflict", err)
+	}
+	// a create of a key that exists loses too
+	_, err = store.writeAssignments(t.Context(), []assignChange{{id: "web", slot: 1, node: "c"}}, nil)
+	if !errors.Is(err, ErrAssignmentConflict) {
+		t.Errorf("a create over an existing assignment: got %v, want ErrAssignmentConflict", err)
+	}
+	// a leader whose guard fails (its election key is gone) writes nothing
+	guard := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(store.LeaderElectionKey()+"/gone"), ">", 0)}
+	_, err = store.writeAssignments(t.Context(), []assignChange{{id: "web", slot: 2, node: "a"}}, guard)
+	if !errors.Is(err, ErrAssignmentConflict) {
+		t.Errorf("a write of a leader that lost: got %v, want ErrAssignmentConflict", err)
+	}
+	got, err := store.ListAssignments(t.Context())
+	if err != nil || !maps.Equal(got["web"], map[int]string{1: "b"}) {
+		t.Errorf("assignments: got %v (%v), want only slot 1 on b", got["web"], err)
+	}
+}
