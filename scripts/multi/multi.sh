@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# multi.sh runs two nodes on this machine (DESIGN.md section 8): one etcd (the real server, built
+# from the module), a manager on this host's Docker engine (node a, zone=a) and a manager on a
+# second dockerd with a bridge of its own (node b, zone=b).
+#
+#   scripts/multi/multi.sh up     build, start it all, print how to use it
+#   scripts/multi/multi.sh down   delete the controllers and their containers, stop it all and
+#                                 remove .multi/; safe to run twice, and after a failed up
+#
+# Pids, logs, etcd's data and the second engine live in .multi/ at the repo root. Needs root,
+# dockerd, ip, curl and jq. MULTI_TIMEOUT (default 60) bounds each wait, in seconds.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+readonly root state=$root/.multi
+readonly engine=$state/engine-b bridge=rmmulti0 port_a=10262 port_b=10263
+readonly host_b=unix://$engine/docker.sock
+timeout=${MULTI_TIMEOUT:-60}
+
+usage() { sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0"; }
+log() { printf 'multi: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+# poll WHAT COMMAND... runs COMMAND until it succeeds, for at most $timeout seconds.
+poll() {
+	local what=$1 deadline=$((SECONDS + timeout))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		((SECONDS < deadline)) || { log "timed out after ${timeout}s waiting for $what"; return 1; }
+		sleep 0.2
+	done
+}
+listening() { (: </dev/tcp/127.0.0.1/"$1") 2>/dev/null; }
+# free_port prints a loopback port below the ephemeral range that nothing listens on.
+free_port() { local p; while p=$((20000 + RANDOM % 12000)); listening "$p"; do :; done; echo "$p"; }
+# start NAME COMMAND... runs COMMAND in the background, its pid and log in .multi/NAME.{pid,log}.
+start() { nohup "${@:2}" >"$state/$1.log" 2>&1 & echo $! >"$state/$1.pid"; }
+# alive NAME: the process of .multi/NAME.pid runs, and is ours (its command line names the repo).
+alive() {
+	local pid
+	pid=$(cat "$state/$1.pid" 2>/dev/null) && grep -qF "$root" "/proc/$pid/cmdline" 2>/dev/null
+}
+gone() { ! alive "$1"; }
+answers_or_gone() { "${@:2}" || gone "$1"; }
+# started NAME COMMAND... waits until COMMAND succeeds; fails, showing NAME's log, if NAME exits first.
+started() {
+	if poll "$1" answers_or_gone "$@" && alive "$1"; then return; fi
+	log "$1 did not start; the end of .multi/$1.log:"
+	tail -n 20 "$state/$1.log" >&2
+	exit 1
+}
+# stop NAME: SIGTERM, and SIGKILL if it has not stopped within $timeout seconds.
+stop() {
+	local pid
+	alive "$1" && pid=$(cat "$state/$1.pid") || return 0
+	kill -TERM "$pid" 2>/dev/null || true
+	poll "$1 to stop" gone "$1" || { kill -KILL "$pid" 2>/dev/null || true; poll "$1 to die" gone "$1"; }
+	log "stopped $1"
+}
+etcd_url() { echo "http://127.0.0.1:$(cat "$state/etcd.port")"; }
+rcctl() { "$root/bin/rcctl" --etcd-servers "$(etcd_url)" "$@"; }
+# registry_id prints the id in /registry/meta/registry-id, read through etcd's JSON gateway.
+registry_id() {
+	curl -fsS --max-time 3 "$(etcd_url)/v3/kv/range" -d "{\"key\":\"$(printf %s /registry/meta/registry-id | base64 -w0)\"}" |
+		jq -er '.kvs[0].value' | base64 -d
+}
+# none_of REGISTRY: neither engine has a container of the registry.
+none_of() {
+	local f=label=replicationController.registry=$1
+	[[ -z $(docker ps -aq --filter "$f") && -z $(docker -H "$host_b" ps -aq --filter "$f") ]]
+}
+
+up() {
+	[[ ! -e $state ]] || die "$state exists: run scripts/multi/multi.sh down first"
+	(($(id -u) == 0)) || die "a second dockerd needs root"
+	((${#host_b} < 100)) || die "$host_b is too long a path for a unix socket"
+	! ip link show "$bridge" >/dev/null 2>&1 || die "bridge $bridge exists: run scripts/multi/multi.sh down first"
+	for p in $port_a $port_b; do ! listening "$p" || die "port $p is taken"; done
+	trap '(($? == 0)) || log "up failed: see the logs in .multi/, then run scripts/multi/multi.sh down"' EXIT
+	cd "$root"
+	make build image
+	go build -o bin/etcd go.etcd.io/etcd/server/v3
+	mkdir -p "$engine/data"
+
+	local cport pport etcd n=200
+	cport=$(free_port)
+	until pport=$(free_port) && ((pport != cport)); do :; done
+	etcd=http://127.0.0.1:$cport
+	echo "$cport" >"$state/etcd.port"
+	start etcd "$root/bin/etcd" --name multi --data-dir "$state/etcd" \
+		--listen-client-urls "$etcd" --advertise-client-urls "$etcd" --listen-peer-urls "http://127.0.0.1:$pport" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$pport" --initial-cluster "multi=http://127.0.0.1:$pport"
+	started etcd curl -fsS --max-time 2 "$etcd/health"
+
+	# the second engine on a bridge of its own: never --bridge none, which deletes docker0
+	while ip -4 route | grep -q "^10\.213\.$n\."; do ((++n < 255)) || die "no free 10.213.x.0/24"; done
+	ip link add "$bridge" type bridge
+	ip addr add "10.213.$n.1/24" dev "$bridge"
+	ip link set "$bridge" up
+	# an engine ID other than the main engine's: engine-id for Docker 23+, a key of its own before
+	cat /proc/sys/kernel/random/uuid >"$engine/data/engine-id"
+	if (($(dockerd --version | sed -E 's/^[^0-9]*([0-9]+)\..*/\1/') < 23)); then
+		printf '{"deprecated-key-path": "%s"}\n' "$engine/key.json"
+	else echo '{}'; fi >"$engine/daemon.json"
+	start dockerd dockerd --host "$host_b" --data-root "$engine/data" --exec-root "$engine/exec" \
+		--pidfile "$engine/docker.pid" --config-file "$engine/daemon.json" --bridge "$bridge" \
+		--iptables=false --ip-masq=false --storage-driver "$(docker info -f '{{.Driver}}')"
+	started dockerd docker -H "$host_b" version
+	docker save demo-task:latest | docker -H "$host_b" load -q >/dev/null
+
+	start manager-a "$root/bin/replication-manager" --etcd-servers "$etcd" \
+		--node-name a --node-labels zone=a --metrics-bind-address "127.0.0.1:$port_a"
+	start manager-b "$root/bin/replication-manager" --etcd-servers "$etcd" --docker-host "$host_b" \
+		--node-name b --node-labels zone=b --metrics-bind-address "127.0.0.1:$port_b"
+	started manager-a curl -fsS --max-time 2 "http://127.0.0.1:$port_a/livez"
+	started manager-b curl -fsS --max-time 2 "http://127.0.0.1:$port_b/livez"
+	cat <<EOF
+multi: up in ${SECONDS}s: etcd at $etcd, node a on this host's Docker, node b on $host_b
+  bin/rcctl --etcd-servers 127.0.0.1:$cport get     (apply -f FILE, get -o wide, describe ID, ...)
+  bin/rcctl --etcd-servers 127.0.0.1:$cport nodes
+  docker ps --filter label=replicationController      node a's containers
+  docker -H $host_b ps
+  http://127.0.0.1:$port_a/ and http://127.0.0.1:$port_b/: the managers' status pages
+  logs and pids in .multi/; scripts/multi/multi.sh down (make multi-down) removes it all
+EOF
+}
+
+down() {
+	local id='' c pids pid
+	if alive etcd; then id=$(registry_id 2>/dev/null) || id=''; fi
+	# the managers leave containers running when they stop: delete the controllers first
+	if [[ -n $id ]] && { alive manager-a || alive manager-b; }; then
+		for c in $(rcctl get -o json | jq -r '.items[].id'); do rcctl delete "$c" || log "delete $c failed"; done
+		poll "the managers to remove their containers" none_of "$id" || log "removing them by force"
+	fi
+	stop manager-a
+	stop manager-b
+	# node b's engine goes away with every container on it; on this host's, only this registry's
+	if alive dockerd; then docker -H "$host_b" ps -aq | xargs -r docker -H "$host_b" rm -f >/dev/null || true; fi
+	if [[ -n $id ]]; then docker ps -aq --filter "label=replicationController.registry=$id" | xargs -r docker rm -f >/dev/null || true; fi
+	stop etcd
+	stop dockerd
+	# what a killed dockerd leaves: shims with their containers, and mounts (deepest first)
+	pids=$(grep -lsF "$engine/exec/" /proc/[0-9]*/cmdline | cut -d/ -f3) || true
+	for pid in $pids; do
+		pkill -KILL -P "$pid" || true
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	awk -v d="$state/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r | xargs -r -n 1 umount -l
+	if ip link show "$bridge" >/dev/null 2>&1; then ip link del "$bridge"; fi
+	rm -rf "$state"
+	log "down: nothing of it is left"
+}
+
+case ${1:-} in
+up | down) "$1" ;;
+-h | --help | help) usage ;;
+*) usage >&2; exit 2 ;;
+esac
