@@ -110,3 +110,12 @@ func FormatLabels(labels map[string]string) string {
 	}
 	return strings.Join(pairs, ",")
 }
+
+// Engine is what a Docker engine says of itself: the name and id of the
+// node it is, and its machine.
+type Engine struct {
+	Name   string
+	ID     string
+	CPUs   int
+	Memory int64
+}

@@ -118,8 +118,10 @@ type ReplicationManager struct {
 	slots *nodeSlots
 
 	// registryID is this registry's id (DESIGN.md section 5), read or
-	// made once by Run before anything syncs.
+	// made once by Run before anything syncs; sharedID is the same, for
+	// readers outside Run (RegistryID).
 	registryID string
+	sharedID   atomic.Pointer[string]
 	// published holds the last status written per controller id
 	// (*api.ReplicationControllerStatus, never changed once stored), for
 	// readers outside the workers (view.go).
@@ -281,6 +283,7 @@ func (rm *ReplicationManager) readRegistry(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	rm.sharedID.Store(&id)
 	if rm.slots != nil {
 		reports, err := rm.readReports(ctx)
 		if err != nil {
@@ -306,6 +309,14 @@ func (rm *ReplicationManager) readRegistry(ctx context.Context) error {
 	}
 	rm.logger.Info("registry read", "registry", id, "statuses", len(statuses), "histories", len(history))
 	return nil
+}
+
+// RegistryID returns this registry's id once Run has read it, else "".
+func (rm *ReplicationManager) RegistryID() string {
+	if id := rm.sharedID.Load(); id != nil {
+		return *id
+	}
+	return ""
 }
 
 // Refused reports whether err is etcd refusing the manager for good

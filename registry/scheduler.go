@@ -291,16 +291,18 @@ func (s *Scheduler) write(ctx context.Context, changes []assignChange) {
 		s.scheduleDirty = true // the mirrors bring what changed; try again then
 	}
 	s.mu.Unlock()
-	if err != nil {
-		if errors.Is(err, ErrAssignmentConflict) {
-			s.logger.Info("some assignments changed under this pass; scheduling again", "err", err)
-		} else {
-			s.logger.Warn("writing assignments failed; retrying", "err", err)
-		}
-		s.wake()
-		return
+	switch {
+	case err == nil:
+		s.logger.Debug("assignments written", "changes", len(changes))
+	case ctx.Err() != nil:
+		// stopping: the next leader schedules again
+	case errors.Is(err, ErrAssignmentConflict):
+		// the watch brings what changed, and with it the next pass
+		s.logger.Info("some assignments changed under this pass; scheduling again", "err", err)
+	default:
+		s.logger.Warn("writing assignments failed; retrying", "err", err)
+		time.AfterFunc(time.Second, s.wake)
 	}
-	s.logger.Debug("assignments written", "changes", len(changes))
 }
 
 // setUnschedulable keeps the pass's unschedulable slots and marks the
@@ -355,7 +357,10 @@ func (s *Scheduler) writeStatuses(ctx context.Context) {
 		default:
 			err = s.writeStatus(ctx, id, j.spec, j.reports)
 		}
-		if err != nil {
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return // stopping: the next leader writes it
+		case err != nil:
 			failed = append(failed, id)
 			s.logger.Warn("writing a controller's status failed; retrying", "controller", id, "err", err)
 		}

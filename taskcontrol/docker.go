@@ -480,3 +480,14 @@ func parseTime(s string) time.Time {
 	}
 	return t
 }
+
+// Engine returns what the engine says of itself, for the node it is
+// (DESIGN.md section 8): its name and id, and its machine's CPUs and
+// memory.
+func (d *Docker) Engine(ctx context.Context) (api.Engine, error) {
+	info, err := d.cli.Info(ctx)
+	if err != nil {
+		return api.Engine{}, fmt.Errorf("docker info at %s: %w", d.cli.DaemonHost(), err)
+	}
+	return api.Engine{Name: info.Name, ID: info.ID, CPUs: info.NCPU, Memory: info.MemTotal}, nil
+}

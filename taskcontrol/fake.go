@@ -55,6 +55,8 @@ type Fake struct {
 	RenameErr func(id, newName string) error
 	// InspectErr, when it returns an error, fails InspectTask.
 	InspectErr func(id string) error
+	// EngineName is the name Engine reports; empty means "fake".
+	EngineName string
 
 	mu     sync.Mutex
 	seq    uint64
@@ -435,6 +437,16 @@ func (f *Fake) publishLocked(action string, t *fakeTask) {
 
 // Ping always succeeds.
 func (f *Fake) Ping(context.Context) error { return nil }
+
+// Engine reports the fake engine: EngineName, an id made from it, 2 CPUs
+// and 4 GiB.
+func (f *Fake) Engine(context.Context) (api.Engine, error) {
+	name := f.EngineName
+	if name == "" {
+		name = "fake"
+	}
+	return api.Engine{Name: name, ID: "fake-engine-" + name, CPUs: 2, Memory: 4 << 30}, nil
+}
 
 // Close does nothing.
 func (f *Fake) Close() error { return nil }

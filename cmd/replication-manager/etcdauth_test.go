@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -67,15 +68,13 @@ func TestManagerDoesItsWorkWithTheLeastPrivilegeRoleAndCannotWriteSpecs(t *testi
 	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	fake := &taskcontrol.Fake{}
-	l := &leader{
-		client: client, store: store, logger: logger, identity: "rm-1", ttl: 2 * time.Second,
-		newManager: func(tc registry.TaskControlInterface) *registry.ReplicationManager {
-			return registry.NewReplicationManager(store, tc, logger, registry.Options{SyncPeriod: time.Second})
-		},
-	}
+	opts.LeaderElectIdentity, opts.LeaderElectLeaseDuration, opts.SyncPeriod = "rm-1", 2*time.Second, time.Second
+	engine, _ := fake.Engine(ctx)
+	r := newRoles(client, store, opts, fake, logger, engine, prometheus.NewRegistry())
+	l := r.lead
 	runCtx, stop := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- l.run(runCtx, fake) }()
+	go func() { done <- r.run(runCtx) }()
 	defer func() {
 		stop()
 		if err := <-done; err != nil {

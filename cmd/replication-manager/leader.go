@@ -1,14 +1,16 @@
 package main
 
-// This file runs the manager only while this instance leads: several
+// This file runs work only while this instance holds an election: several
 // managers can share one etcd, exactly one acts, and a standby takes over
-// within the session TTL after the leader dies. The Docker side is fenced
-// by the session: every create, rename and delete first checks that the
-// session is alive. That check and the call are two steps, so a call that
-// passed the check just before the session ended still reaches Docker; the
-// fence bounds the overlap with the next leader to calls already under
-// way, and the slot names (one container per name, refused by Docker
-// itself) keep even those from doubling a replica.
+// within the session TTL after the holder dies. There are two elections:
+// the leader's, whose term runs the scheduler (scheduler.go), and one per
+// node, whose term runs the node's manager (node.go). The Docker side is
+// fenced by the node's session: every create, rename and delete first
+// checks that the session is alive. That check and the call are two steps,
+// so a call that passed the check just before the session ended still
+// reaches Docker; the fence bounds the overlap with the next holder to
+// calls already under way, and the slot names (one container per name,
+// refused by Docker itself) keep even those from doubling a replica.
 
 import (
 	"context"
@@ -29,18 +31,19 @@ import (
 // errNotLeader is returned by fenced Docker calls after leadership is lost.
 var errNotLeader = errors.New("election: not leader")
 
-// leader runs one manager per term of leadership.
+// leader runs work once per term it wins in the election at key.
 type leader struct {
 	client   *clientv3.Client
-	store    *registry.Store
 	logger   *slog.Logger
 	identity string
 	ttl      time.Duration
-	// newManager builds the manager of a term on the fenced task control.
-	newManager func(tc registry.TaskControlInterface) *registry.ReplicationManager
-	// current is the manager of the term in progress, for /readyz and the
-	// status page.
-	current atomic.Pointer[registry.ReplicationManager]
+	// key is the election; empty acts at once, on a session but without
+	// an election (--leader-elect=false).
+	key string
+	// what names the role in logs: "lead", "act for node a".
+	what string
+	// work runs one term, until ctx ends (the term is over) or it fails.
+	work    func(ctx context.Context, t term) error
 	leading atomic.Bool
 	onLead  func(bool)
 	// retryStart and retryMax bound the wait between campaigns; zero
@@ -64,14 +67,29 @@ func defaultIdentity() string {
 	return fmt.Sprintf("%s-%d", host, os.Getpid())
 }
 
-// run campaigns, leads until the session is lost, and campaigns again,
+// term is one term of an election: the session it lives on, and the
+// election won (nil without one).
+type term struct {
+	session  *concurrency.Session
+	election *concurrency.Election
+}
+
+// guard returns the comparisons that hold only while the term lasts, for
+// writes that only the holder may make.
+func (t term) guard() []clientv3.Cmp {
+	if t.election == nil {
+		return nil
+	}
+	return []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(t.election.Key()), "=", t.election.Rev())}
+}
+
+// run campaigns, works until the session is lost, and campaigns again,
 // until ctx ends; it then resigns so that a standby takes over at once.
-func (l *leader) run(ctx context.Context, tc registry.TaskControlInterface) error {
-	key := l.store.Prefix() + "/election/replication-manager"
+func (l *leader) run(ctx context.Context) error {
 	var wait time.Duration
 	for {
 		began := time.Now()
-		led, err := l.term(ctx, key, tc)
+		led, err := l.term(ctx)
 		select {
 		case <-ctx.Done():
 			return nil // a stop, not a failure: term has resigned
@@ -81,7 +99,7 @@ func (l *leader) run(ctx context.Context, tc registry.TaskControlInterface) erro
 			return err // etcd refuses this manager: campaigning again cannot help
 		}
 		wait = l.nextWait(wait, led || time.Since(began) >= l.maxWait())
-		l.logger.Warn("leader election: starting over", "retryIn", wait, "err", err)
+		l.logger.Warn("election: starting over", "role", l.what, "retryIn", wait, "err", err)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -114,9 +132,8 @@ func (l *leader) maxWait() time.Duration {
 	return l.retryMax
 }
 
-// term is one campaign and, if won, one term of leadership. led says
-// whether it won.
-func (l *leader) term(ctx context.Context, key string, tc registry.TaskControlInterface) (led bool, err error) {
+// term is one campaign and, if won, one term. led says whether it won.
+func (l *leader) term(ctx context.Context) (led bool, err error) {
 	// The session outlives ctx: on shutdown the leader stays fenced in
 	// while its syncs drain, then resigns and revokes its lease itself.
 	session, err := concurrency.NewSession(l.client, concurrency.WithTTL(int(l.ttl/time.Second)),
@@ -125,12 +142,15 @@ func (l *leader) term(ctx context.Context, key string, tc registry.TaskControlIn
 		return false, fmt.Errorf("election session: %w", err)
 	}
 	defer func() { _ = session.Close() }() // revokes the lease; it expires anyway
-	election := concurrency.NewElection(session, key)
-	l.logger.Info("waiting to lead", "identity", l.identity, "election", key)
-	if err := election.Campaign(ctx, l.identity); err != nil {
-		return false, fmt.Errorf("campaign: %w", err)
+	t := term{session: session}
+	if l.key != "" {
+		t.election = concurrency.NewElection(session, l.key)
+		l.logger.Info("waiting for my turn", "role", l.what, "identity", l.identity, "election", l.key)
+		if err := t.election.Campaign(ctx, l.identity); err != nil {
+			return false, fmt.Errorf("campaign: %w", err)
+		}
+		l.logger.Info("elected", "role", l.what, "identity", l.identity)
 	}
-	l.logger.Info("became leader", "identity", l.identity)
 	l.setLeading(true)
 	defer l.setLeading(false)
 
@@ -149,30 +169,29 @@ func (l *leader) term(ctx context.Context, key string, tc registry.TaskControlIn
 			l.setLeading(false)
 			// the session also ends when ctx does: that is a shutdown, not a loss
 			if ctx.Err() == nil {
-				l.logger.Warn("lost leadership: etcd session ended; stopping all changes", "identity", l.identity)
+				l.logger.Warn("etcd session ended; stopping", "role", l.what, "identity", l.identity)
 			}
 			cancel()
 		case <-leadCtx.Done():
 		}
 	}()
-	rm := l.newManager(&fencedTasks{TaskControlInterface: tc, session: session})
-	l.current.Store(rm)
-	defer l.current.Store(nil)
-	err = rm.Run(leadCtx)
+	err = l.work(leadCtx, t)
 
 	if ctx.Err() != nil {
-		// shutting down: hand over now instead of after the TTL
-		resignCtx, cancelResign := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancelResign()
-		if rerr := election.Resign(resignCtx); rerr != nil {
-			l.logger.Warn("resign leadership", "err", rerr)
-		} else {
-			l.logger.Info("resigned leadership", "identity", l.identity)
+		if t.election != nil {
+			// shutting down: hand over now instead of after the TTL
+			resignCtx, cancelResign := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancelResign()
+			if rerr := t.election.Resign(resignCtx); rerr != nil {
+				l.logger.Warn("resign", "role", l.what, "err", rerr)
+			} else {
+				l.logger.Info("resigned", "role", l.what, "identity", l.identity)
+			}
 		}
 		return true, err
 	}
 	if err == nil {
-		err = errors.New("lost leadership")
+		err = errors.New("term ended")
 	}
 	return true, err
 }
@@ -184,16 +203,22 @@ func (l *leader) setLeading(v bool) {
 	}
 }
 
-// fencedTasks refuses every change to Docker once the session is gone;
-// reads (list, inspect, image, events) go through.
+// fencedTasks refuses every change to Docker once the session is gone, or
+// once cut is closed (the node is isolated from etcd); reads (list,
+// inspect, image, events) go through.
 type fencedTasks struct {
 	registry.TaskControlInterface
 	session *concurrency.Session
+	// cut, when not nil, closes when the node stops acting before its
+	// session ends.
+	cut <-chan struct{}
 }
 
 func (f *fencedTasks) fenced() error {
 	select {
 	case <-f.session.Done():
+		return errNotLeader
+	case <-f.cut:
 		return errNotLeader
 	default:
 		return nil

@@ -31,17 +31,15 @@ func newTestLeader(t *testing.T, srv *etcdtest.Server, name string, opts ...func
 	store := registry.NewStore(client, "/leadertest")
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	l := &leader{
-		client: client, store: store, logger: logger, identity: name, ttl: 2 * time.Second,
-		newManager: func(tc registry.TaskControlInterface) *registry.ReplicationManager {
-			return registry.NewReplicationManager(store, tc, logger, registry.Options{})
-		},
+		client: client, logger: logger, identity: name, ttl: 2 * time.Second, key: store.LeaderElectionKey(),
+		work: managerTerm(store, &taskcontrol.Fake{}, registry.Options{}, logger),
 	}
 	for _, o := range opts {
 		o(l)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- l.run(ctx, &taskcontrol.Fake{}) }()
+	go func() { done <- l.run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -49,6 +47,15 @@ func newTestLeader(t *testing.T, srv *etcdtest.Server, name string, opts ...func
 		}
 	})
 	return l, cancel, done
+}
+
+// managerTerm is a term that runs a manager of every slot on fake, fenced
+// by the term's session.
+func managerTerm(store *registry.Store, fake *taskcontrol.Fake, opts registry.Options, logger *slog.Logger) func(context.Context, term) error {
+	return func(ctx context.Context, t term) error {
+		tc := &fencedTasks{TaskControlInterface: fake, session: t.session}
+		return registry.NewReplicationManager(store, tc, logger, opts).Run(ctx)
+	}
 }
 
 // waitTimeout bounds every wait of the package's tests.

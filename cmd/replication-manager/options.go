@@ -50,6 +50,10 @@ type options struct {
 	AllowCapAdd              bool
 	AllowCapAddAll           bool
 	AllowHostPorts           bool
+	NodeName                 string
+	NodeLabels               string
+	NodeGrace                time.Duration
+	StopWhenIsolated         bool
 	LogLevel                 string
 	LogFormat                string
 }
@@ -72,6 +76,7 @@ func newOptions() *options {
 		LeaderElect:              true,
 		LeaderElectIdentity:      defaultIdentity(),
 		LeaderElectLeaseDuration: 15 * time.Second,
+		NodeGrace:                registry.DefaultNodeGrace,
 		LogLevel:                 "info",
 		LogFormat:                "text",
 	}
@@ -112,6 +117,10 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.AllowCapAdd, "allow-cap-add", o.AllowCapAdd, "allow templates that add Linux capabilities (capAdd)")
 	fs.BoolVar(&o.AllowCapAddAll, "allow-cap-add-all", o.AllowCapAddAll, "also allow capAdd: [\"ALL\"], every capability (with --allow-cap-add)")
 	fs.BoolVar(&o.AllowHostPorts, "allow-host-ports", o.AllowHostPorts, "allow templates that publish ports on the host (hostPort, hostIP)")
+	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "this Docker engine's name as a node; empty takes the engine's own (docker info's Name)")
+	fs.StringVar(&o.NodeLabels, "node-labels", o.NodeLabels, "this node's labels, k=v,k2=v2, which controllers' nodeSelector match")
+	fs.DurationVar(&o.NodeGrace, "node-grace", o.NodeGrace, "how long a node may be gone before the leader moves its slots to nodes that are alive")
+	fs.BoolVar(&o.StopWhenIsolated, "stop-when-isolated", o.StopWhenIsolated, "remove this node's containers once its etcd lease cannot be renewed, before it can expire, so that a slot never runs on two nodes even under a partition")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "log level: debug, info, warn or error")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "log format: text or json")
 }
@@ -143,6 +152,17 @@ func (o *options) Validate() error {
 	}
 	if o.LeaderElectLeaseDuration < 2*time.Second {
 		bad("--leader-elect-lease-duration: must be at least 2s, got %s", o.LeaderElectLeaseDuration)
+	}
+	if o.NodeName != "" {
+		if err := api.ValidateNodeName(o.NodeName); err != nil {
+			bad("--node-name: %v", err)
+		}
+	}
+	if _, err := api.ParseNodeLabels(o.NodeLabels); err != nil {
+		bad("--node-labels: %v", err)
+	}
+	if o.NodeGrace <= 0 {
+		bad("--node-grace: must be positive, got %s", o.NodeGrace)
 	}
 	if !strings.HasPrefix(o.RegistryPrefix, "/") {
 		bad("--registry-prefix: must start with /, got %q", o.RegistryPrefix)

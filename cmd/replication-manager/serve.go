@@ -10,14 +10,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
 // taskControl is the Docker side serve runs on: what the manager needs,
-// plus a ping for /readyz. run gives the Docker client; tests a fake.
+// a ping for /readyz and the engine's own name and id for the node. run
+// gives the Docker client; tests a fake.
 type taskControl interface {
 	registry.TaskControlInterface
 	Ping(ctx context.Context) error
+	Engine(ctx context.Context) (api.Engine, error)
 }
 
 // serve wires etcd, the task control, the HTTP endpoints and the manager
@@ -60,36 +63,13 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	isLeader := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "replication_manager_is_leader",
-		Help: "1 while this instance leads and may change containers, else 0.",
-	})
-	reg.MustRegister(isLeader)
 	store := registry.NewStore(client, opts.RegistryPrefix)
-	managerOpts := registry.Options{
-		SyncPeriod:           opts.SyncPeriod,
-		Workers:              opts.Workers,
-		BurstReplicas:        opts.BurstReplicas,
-		RevisionHistoryLimit: opts.RevisionHistoryLimit,
-		MaxReplicas:          opts.MaxReplicas,
-		DrainTimeout:         opts.ShutdownGracePeriod,
-		Policy:               opts.policy(),
-		Registerer:           reg,
+	engine, err := nodeEngine(ctx, opts, docker, logger)
+	if err != nil {
+		return unlessDone(ctx, err)
 	}
-	lead := &leader{
-		client: client, store: store, logger: logger,
-		identity: opts.LeaderElectIdentity, ttl: opts.LeaderElectLeaseDuration,
-		newManager: func(tc registry.TaskControlInterface) *registry.ReplicationManager {
-			return registry.NewReplicationManager(store, tc, logger, managerOpts)
-		},
-		onLead: func(v bool) {
-			if v {
-				isLeader.Set(1)
-			} else {
-				isLeader.Set(0)
-			}
-		},
-	}
+	r := newRoles(client, store, opts, docker, logger, engine, reg)
+	agent, nodeRole := r.agent, r.node
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -107,36 +87,27 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 			"docker": docker.Ping,
 			"controllers-listed": func(context.Context) error {
 				if !opts.LeaderElect {
-					if rm := lead.current.Load(); rm == nil || !rm.Synced() {
+					if rm := agent.current.Load(); rm == nil || !rm.Synced() {
 						return fmt.Errorf("first list of controllers not done")
 					}
 					return nil
 				}
-				rm := lead.current.Load()
-				if (rm != nil || lead.leading.Load()) && (rm == nil || !rm.Synced()) {
-					// leading, but its manager has not listed yet
+				rm := agent.current.Load()
+				if (rm != nil || nodeRole.leading.Load()) && (rm == nil || !rm.Synced()) {
+					// acting for the node, but its manager has not listed yet
 					return fmt.Errorf("first list of controllers not done")
 				}
 				return nil // a standby is ready to take over
 			},
-		}, newStatusPage(daemonSource{current: lead.current.Load, store: store, leaderElect: opts.LeaderElect}, logger, time.Now))
+		}, newStatusPage(daemonSource{current: agent.current.Load, store: store, leaderElect: opts.LeaderElect}, logger, time.Now))
 		running++
 		go func() { errc <- serveHTTP(runCtx, ln, handler) }()
 		logger.Info("serving metrics, health and the status page", "address", ln.Addr().String(), "page", "http://"+ln.Addr().String()+"/")
 	}
 
 	running++
-	if opts.LeaderElect {
-		go func() { errc <- lead.run(runCtx, docker) }()
-	} else {
-		go func() {
-			lead.setLeading(true)
-			rm := lead.newManager(docker)
-			lead.current.Store(rm)
-			errc <- rm.Run(runCtx)
-		}()
-	}
-	logger.Info("replication manager started", "etcd", endpoints, "prefix", opts.RegistryPrefix,
+	go func() { errc <- r.run(runCtx) }()
+	logger.Info("replication manager started", "etcd", endpoints, "prefix", opts.RegistryPrefix, "node", engine.Name,
 		"syncPeriod", opts.SyncPeriod, "workers", opts.Workers, "burstReplicas", opts.BurstReplicas,
 		"leaderElect", opts.LeaderElect)
 
@@ -151,4 +122,40 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 		logger.Info("replication manager stopped; containers left running")
 	}
 	return firstErr
+}
+
+// unlessDone returns err, or nil once ctx has ended: a stop is no failure.
+func unlessDone(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// nodeEngine returns the engine this manager acts for, named --node-name
+// when given. The engine's id and machine come from docker info, which is
+// asked until Docker answers or ctx ends.
+func nodeEngine(ctx context.Context, opts *options, docker taskControl, logger *slog.Logger) (api.Engine, error) {
+	backoff := time.Second
+	for {
+		infoCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		engine, err := docker.Engine(infoCtx)
+		cancel()
+		if err == nil {
+			if opts.NodeName != "" {
+				engine.Name = opts.NodeName
+			}
+			if verr := api.ValidateNodeName(engine.Name); verr != nil {
+				return api.Engine{}, fmt.Errorf("the engine's name cannot name a node (set --node-name): %w", verr)
+			}
+			return engine, nil
+		}
+		logger.Warn("docker does not answer; the node registers once it does", "retryIn", backoff, "err", err)
+		select {
+		case <-ctx.Done():
+			return api.Engine{}, ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
 }

@@ -37,6 +37,10 @@ type Permission struct {
 //   - readwrite <prefix>/election/: campaign, lead and resign;
 //   - readwrite <prefix>/history/: record each template it rolls to, and
 //     remove them with their controller;
+//   - readwrite <prefix>/nodes/: register the node, under its lease;
+//   - readwrite <prefix>/assignments/: the leader assigns slots to nodes;
+//   - readwrite <prefix>/reports/: each node reports on its share of a
+//     controller, under its lease;
 //   - readwrite on the one key <prefix>/meta/registry-id: the first manager
 //     of a registry writes its id there, every later one reads it.
 //
@@ -54,6 +58,9 @@ func ManagerPermissions(prefix string) []Permission {
 		perm(store.Prefix()+"/events/", clientv3.PermissionType(clientv3.PermReadWrite)),
 		perm(store.Prefix()+"/election/", clientv3.PermissionType(clientv3.PermReadWrite)),
 		perm(store.Prefix()+"/history/", clientv3.PermissionType(clientv3.PermReadWrite)),
+		perm(store.NodesPrefix(), clientv3.PermissionType(clientv3.PermReadWrite)),
+		perm(store.AssignmentsPrefix(), clientv3.PermissionType(clientv3.PermReadWrite)),
+		perm(store.ReportsPrefix(), clientv3.PermissionType(clientv3.PermReadWrite)),
 		{Key: store.RegistryIDKey(), Type: clientv3.PermissionType(clientv3.PermReadWrite)},
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 )
 
-func TestManagerPermissionsAreTheFivePrefixesAndTheRegistryID(t *testing.T) {
+func TestManagerPermissionsAreTheEightPrefixesAndTheRegistryID(t *testing.T) {
 	for _, prefix := range []string{"", "/registry", "/registry/"} {
 		got := etcdauth.ManagerPermissions(prefix)
 		want := []etcdauth.Permission{
@@ -25,6 +25,9 @@ func TestManagerPermissionsAreTheFivePrefixesAndTheRegistryID(t *testing.T) {
 			{"/registry/events/", "/registry/events0", clientv3.PermissionType(clientv3.PermReadWrite)},
 			{"/registry/election/", "/registry/election0", clientv3.PermissionType(clientv3.PermReadWrite)},
 			{"/registry/history/", "/registry/history0", clientv3.PermissionType(clientv3.PermReadWrite)},
+			{"/registry/nodes/", "/registry/nodes0", clientv3.PermissionType(clientv3.PermReadWrite)},
+			{"/registry/assignments/", "/registry/assignments0", clientv3.PermissionType(clientv3.PermReadWrite)},
+			{"/registry/reports/", "/registry/reports0", clientv3.PermissionType(clientv3.PermReadWrite)},
 			{"/registry/meta/registry-id", "", clientv3.PermissionType(clientv3.PermReadWrite)},
 		}
 		if !slices.Equal(got, want) {

@@ -1,0 +1,115 @@
+package main
+
+// This file puts the two parts every manager plays together (DESIGN.md
+// section 8): it acts for its node (its Docker engine), in the node's
+// election, and it may lead, in the leader's election, which schedules
+// the slots over the nodes and writes the statuses. Without
+// --leader-elect both act at once.
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+)
+
+// roles are a manager's two elections and what each term runs.
+type roles struct {
+	agent *nodeAgent
+	node  *leader
+	lead  *leader
+}
+
+// newRoles wires the roles of a manager of engine; its metrics go to reg.
+func newRoles(client *clientv3.Client, store *registry.Store, opts *options, docker taskControl, logger *slog.Logger,
+	engine api.Engine, reg prometheus.Registerer) *roles {
+	isLeader := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "replication_manager_is_leader",
+		Help: "1 while this instance leads: it schedules the slots over the nodes and writes the statuses, else 0.",
+	})
+	isActing := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "replication_manager_is_acting_for_node",
+		Help: "1 while this instance acts for its node and may change its containers, else 0.",
+	})
+	reg.MustRegister(isLeader, isActing)
+	managerOpts := registry.Options{
+		SyncPeriod:           opts.SyncPeriod,
+		Workers:              opts.Workers,
+		BurstReplicas:        opts.BurstReplicas,
+		RevisionHistoryLimit: opts.RevisionHistoryLimit,
+		MaxReplicas:          opts.MaxReplicas,
+		DrainTimeout:         opts.ShutdownGracePeriod,
+		Policy:               opts.policy(),
+		Registerer:           reg,
+	}
+	labels, _ := api.ParseNodeLabels(opts.NodeLabels) // Validate checked them
+	agent := &nodeAgent{
+		client: client, store: store, logger: logger.With("node", engine.Name), docker: docker,
+		identity: opts.LeaderElectIdentity, ttl: opts.LeaderElectLeaseDuration, stopWhenIsolated: opts.StopWhenIsolated,
+		node: api.Node{Name: engine.Name, Labels: labels, EngineID: engine.ID,
+			Capacity: api.NodeCapacity{CPUs: engine.CPUs, Memory: engine.Memory}},
+		newManager: func(tc registry.TaskControlInterface, node *registry.NodeOptions) *registry.ReplicationManager {
+			o := managerOpts
+			o.Node = node
+			return registry.NewReplicationManager(store, tc, logger, o)
+		},
+	}
+	schedOpts := registry.SchedulerOptions{
+		NodeGrace: opts.NodeGrace, SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
+		Policy: opts.policy(), RevisionHistoryLimit: opts.RevisionHistoryLimit,
+	}
+	r := &roles{
+		agent: agent,
+		node: &leader{
+			client: client, logger: logger, identity: opts.LeaderElectIdentity, ttl: opts.LeaderElectLeaseDuration,
+			what: "act for node " + engine.Name, work: agent.term, onLead: gaugeOf(isActing),
+		},
+		lead: &leader{
+			client: client, logger: logger, identity: opts.LeaderElectIdentity, ttl: opts.LeaderElectLeaseDuration,
+			what: "lead", onLead: gaugeOf(isLeader),
+			work: func(ctx context.Context, t term) error {
+				o := schedOpts
+				o.Guard = t.guard()
+				return registry.NewScheduler(store, logger, o).Run(ctx)
+			},
+		},
+	}
+	if opts.LeaderElect {
+		r.node.key = store.NodeElectionKey(engine.Name)
+		r.lead.key = store.LeaderElectionKey()
+	}
+	return r
+}
+
+// run plays both roles until ctx ends or one fails for good; it then
+// stops the other and returns the first error.
+func (r *roles) run(ctx context.Context) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	errc := make(chan error, 2)
+	go func() { errc <- r.node.run(ctx) }()
+	go func() { errc <- r.lead.run(ctx) }()
+	var first error
+	for range 2 {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+			stop()
+		}
+	}
+	return first
+}
+
+// gaugeOf returns a function that sets g to 1 or 0.
+func gaugeOf(g prometheus.Gauge) func(bool) {
+	return func(v bool) {
+		if v {
+			g.Set(1)
+		} else {
+			g.Set(0)
+		}
+	}
+}
