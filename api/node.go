@@ -42,6 +42,10 @@ type NodeReport struct {
 	Node   string                      `json:"node"`
 	Status ReplicationControllerStatus `json:"status"`
 	Tasks  []ReportedTask              `json:"tasks,omitempty"`
+	// BlockedSlots are the slots whose names containers outside the
+	// controller's set hold on this node's engine: the leader puts those
+	// slots elsewhere, or uses other slot numbers.
+	BlockedSlots []int `json:"blockedSlots,omitempty"`
 }
 
 // ReportedTask is one container in a NodeReport, as rcctl describe and the

@@ -139,8 +139,8 @@ func (n *nodeSlots) dropLocked(id string, slot int) {
 
 // nodeReport is the report of this node's share of a controller, from
 // its status and its active containers.
-func nodeReport(node string, st api.ReplicationControllerStatus, active []api.Task) *api.NodeReport {
-	r := &api.NodeReport{Node: node, Status: st, Tasks: make([]api.ReportedTask, 0, len(active))}
+func nodeReport(node string, st api.ReplicationControllerStatus, active []api.Task, blocked []int) *api.NodeReport {
+	r := &api.NodeReport{Node: node, Status: st, Tasks: make([]api.ReportedTask, 0, len(active)), BlockedSlots: blocked}
 	for _, t := range active {
 		slot := slotOf(t)
 		if slot == noSlot {
@@ -158,15 +158,16 @@ func nodeReport(node string, st api.ReplicationControllerStatus, active []api.Ta
 // writeReport stores the node's report on a controller when it changed,
 // or removes it once the node has nothing of the controller left: a node
 // without a slot or a container of a controller does not report on it.
-func (rm *ReplicationManager) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active []api.Task) error {
+func (rm *ReplicationManager) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active []api.Task, blocked []int) error {
 	node := rm.opts.Node
 	empty := st.Replicas == 0 && !rm.slots.has(st.ID) && st.FindCondition(api.ConditionReplicaFailure) == nil
-	r := nodeReport(node.Name, st, active)
+	r := nodeReport(node.Name, st, active, blocked)
 	if empty && !record.reported {
 		record.status = &st
 		return nil
 	}
-	if prev := record.status; record.reported && !empty && prev != nil && sameStatus(*prev, st) && slices.Equal(record.reportedTasks, r.Tasks) {
+	if prev := record.status; record.reported && !empty && prev != nil && sameStatus(*prev, st) &&
+		slices.Equal(record.reportedTasks, r.Tasks) && slices.Equal(record.reportedBlocked, blocked) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
@@ -175,7 +176,7 @@ func (rm *ReplicationManager) writeReport(ctx context.Context, record *controlle
 		if err := rm.store.DeleteReport(ctx, st.ID, node.Name); err != nil {
 			return err
 		}
-		record.reported, record.reportedTasks, record.status = false, nil, &st
+		record.reported, record.reportedTasks, record.reportedBlocked, record.status = false, nil, nil, &st
 		return nil
 	}
 	st.LastSyncTime = rm.now().UTC()
@@ -183,7 +184,7 @@ func (rm *ReplicationManager) writeReport(ctx context.Context, record *controlle
 	if err := rm.store.PutReport(ctx, r, node.Lease); err != nil {
 		return err
 	}
-	record.reported, record.reportedTasks, record.status = true, r.Tasks, &st
+	record.reported, record.reportedTasks, record.reportedBlocked, record.status = true, r.Tasks, blocked, &st
 	rm.published.Store(st.ID, &st)
 	return nil
 }

@@ -7,6 +7,7 @@ package registry
 // of plan.
 
 import (
+	"maps"
 	"slices"
 	"sort"
 
@@ -31,6 +32,21 @@ func planUnassigned(in planInput, d *decision) {
 	d.more = d.more || n < len(gone)
 	d.active = withoutTasks(d.active, gone)
 	d.event(api.EventNormal, "Unassigned", "removing %d container(s) of slots no longer assigned to this node", len(gone))
+}
+
+// lowestSlots returns the lowest n of slots: a node never keeps more than
+// replicas, even while the leader has yet to take the extra assignments of
+// a scale-down back. nil stays nil (one host).
+func lowestSlots(slots map[int]bool, n int) map[int]bool {
+	if len(slots) <= n {
+		return slots
+	}
+	sorted := slices.Sorted(maps.Keys(slots))
+	out := make(map[int]bool, n)
+	for _, slot := range sorted[:n] {
+		out[slot] = true
+	}
+	return out
 }
 
 // freeAssignedSlots returns up to n of this node's slots, lowest first,

@@ -34,8 +34,10 @@ func TestPlanOnANode(t *testing.T) {
 		{name: "no slot assigned: creates nothing", replicas: 3, slots: nil},
 		{name: "removes its containers of slots assigned elsewhere", replicas: 4, slots: []int{1, 3},
 			tasks: []api.Task{ours(1), ours(2), ours(3)}, deletes: []string{"web-2"}, status: 2},
-		{name: "a scale-down removes the slots above replicas even while still assigned", replicas: 1, slots: []int{1, 3},
+		{name: "never more than replicas, even before the leader takes an assignment back", replicas: 1, slots: []int{1, 3},
 			tasks: []api.Task{ours(1), ours(3)}, deletes: []string{"web-3"}, status: 1},
+		{name: "keeps the slot numbers the leader gave it, above replicas too", replicas: 2, slots: []int{3, 4},
+			tasks: []api.Task{ours(3)}, creates: []string{"web-4"}, status: 2},
 		{name: "a moved slot is replaced here once assigned here", replicas: 2, slots: []int{1, 2},
 			tasks: []api.Task{ours(1)}, creates: []string{"web-2"}, status: 2},
 	}

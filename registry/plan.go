@@ -48,24 +48,22 @@ type planInput struct {
 }
 
 // desired is how many replicas this manager keeps: the spec's, or on a
-// node, its assigned slots among 1..replicas.
+// node, as many as the leader assigned to it.
 func (in *planInput) desired() int {
-	replicas := in.spec.DesiredState.Replicas
 	if in.slots == nil {
-		return replicas
+		return in.spec.DesiredState.Replicas
 	}
-	n := 0
-	for slot := range in.slots {
-		if slot <= replicas {
-			n++
-		}
-	}
-	return n
+	return len(in.slots)
 }
 
-// wants reports whether slot is one this manager keeps.
+// wants reports whether slot is one this manager keeps: one of 1..replicas,
+// or on a node, one the leader assigned to it (which picks other numbers
+// for slots whose names are taken).
 func (in *planInput) wants(slot int) bool {
-	return slot <= in.spec.DesiredState.Replicas && (in.slots == nil || in.slots[slot])
+	if in.slots == nil {
+		return slot <= in.spec.DesiredState.Replicas
+	}
+	return in.slots[slot]
 }
 
 // decision is what plan decided.
@@ -91,6 +89,8 @@ type decision struct {
 	active []api.Task
 	// failure is the ReplicaFailure known before apply (a slot conflict).
 	failure *api.Condition
+	// blocked are the slots whose names containers outside the set hold.
+	blocked []int
 	// keepFailure leaves the last ReplicaFailure in place: creates wait out
 	// a backoff, so the failure has not gone away.
 	keepFailure bool
@@ -159,6 +159,7 @@ func plan(in planInput) decision {
 		planGone(in, &d)
 	case planStale(in, &d):
 	default:
+		in.slots = lowestSlots(in.slots, in.spec.DesiredState.Replicas)
 		planReplicas(in, &d)
 	}
 	return d
@@ -280,6 +281,10 @@ func planReplicas(in planInput, d *decision) {
 	if c := conflictCondition(in, blocked); c != nil {
 		d.failure = c
 	}
+	for slot := range blocked {
+		d.blocked = append(d.blocked, slot)
+	}
+	sort.Ints(d.blocked)
 	planCount(in, d, removing, blocked)
 }
 
@@ -391,13 +396,13 @@ func outsider(in planInput, t api.Task) string {
 	return fmt.Sprintf("%s (%s), outside the selector", t.Name, shortID(t.ID))
 }
 
-// conflictCondition reports the slots this manager keeps whose names
+// conflictCondition reports the slots of 1..replicas whose names
 // containers outside the set hold; nil when there are none.
 func conflictCondition(in planInput, blocked map[int]string) *api.Condition {
 	id := in.id
 	var slots []int
 	for slot := range blocked {
-		if in.wants(slot) {
+		if slot <= in.spec.DesiredState.Replicas {
 			slots = append(slots, slot)
 		}
 	}

@@ -31,6 +31,9 @@ type schedController struct {
 	// frozen: the spec cannot be acted on (invalid); its assignments are
 	// left as they are, so that a bad edit moves no container.
 	frozen bool
+	// blocked are, per slot, the nodes on which a container outside the
+	// set holds the slot's name (the nodes report them).
+	blocked map[int]map[string]bool
 }
 
 // schedNode is a node as placement sees it.
@@ -97,45 +100,28 @@ func schedule(in scheduleInput) scheduleResult {
 	res := scheduleResult{unschedulable: map[string]unschedulable{}}
 	loads := make(map[string]*nodeLoad, len(in.nodes))
 	names := slices.Sorted(maps.Keys(in.nodes))
+	alive := make([]*nodeLoad, 0, len(names))
 	for _, name := range names {
 		n := in.nodes[name]
-		loads[name] = &nodeLoad{node: n}
-		if !n.alive {
-			if wait := in.grace - in.now.Sub(n.goneSince); wait > 0 && (res.recheckAfter == 0 || wait < res.recheckAfter) {
-				res.recheckAfter = wait
-			}
+		l := &nodeLoad{node: n}
+		loads[name] = l
+		if n.alive {
+			alive = append(alive, l)
+			continue
+		}
+		if wait := in.grace - in.now.Sub(n.goneSince); wait > 0 && (res.recheckAfter == 0 || wait < res.recheckAfter) {
+			res.recheckAfter = wait
 		}
 	}
 
-	// Pass 1: keep what is still good, drop what is not, so that the
+	// Pass 1: keep what is still good and drop what is not, so that the
 	// loads count every kept slot before anything new is placed.
+	plans := make([]slotPlan, len(in.controllers))
 	known := make(map[string]bool, len(in.controllers))
-	open := make(map[string][]int, len(in.controllers)) // slots to place, by controller
 	for i := range in.controllers {
 		c := &in.controllers[i]
 		known[c.id] = true
-		current := in.assignments[c.id]
-		for _, slot := range slices.Sorted(maps.Keys(current)) {
-			a := current[slot]
-			switch {
-			case c.frozen:
-				countOn(loads, a.node, c, 0)
-			case slot > c.replicas:
-				res.changes = append(res.changes, assignChange{id: c.id, slot: slot, old: a})
-			case keeps(loads[a.node], c, in):
-				countOn(loads, a.node, c, slot)
-			default:
-				open[c.id] = append(open[c.id], slot)
-			}
-		}
-		if c.frozen {
-			continue
-		}
-		for slot := 1; slot <= c.replicas; slot++ {
-			if _, ok := current[slot]; !ok {
-				open[c.id] = append(open[c.id], slot)
-			}
-		}
+		plans[i] = keepGood(c, in, loads, &res)
 	}
 	for _, id := range slices.Sorted(maps.Keys(in.assignments)) {
 		if known[id] {
@@ -146,56 +132,130 @@ func schedule(in scheduleInput) scheduleResult {
 		}
 	}
 
-	// Pass 2: place the open slots, controller by controller.
-	alive := make([]*nodeLoad, 0, len(loads))
-	for _, name := range names {
-		if l := loads[name]; l.node.alive {
-			alive = append(alive, l)
-		}
-	}
+	// Pass 2: place the rest, controller by controller.
 	for i := range in.controllers {
-		c := &in.controllers[i]
-		slots := open[c.id]
-		if len(slots) == 0 {
-			continue
-		}
-		slices.Sort(slots)
-		mine := make(map[string]int, len(alive)) // this controller's slots per node
-		for slot, a := range in.assignments[c.id] {
-			if slot <= c.replicas && !slices.Contains(slots, slot) {
-				mine[a.node]++
-			}
-		}
-		var failed []int
-		for _, slot := range slots {
-			best := pick(alive, c, mine)
-			if best == nil {
-				failed = append(failed, slot)
-				continue
-			}
-			mine[best.node.name]++
-			countOn(loads, best.node.name, c, slot)
-			res.changes = append(res.changes, assignChange{id: c.id, slot: slot, old: in.assignments[c.id][slot], node: best.node.name})
-		}
-		for _, slot := range failed {
-			// a slot that was assigned somewhere no longer good, and fits
-			// nowhere now, loses its assignment: its node must not keep it
-			if old, ok := in.assignments[c.id][slot]; ok {
-				res.changes = append(res.changes, assignChange{id: c.id, slot: slot, old: old})
-			}
-		}
-		if len(failed) > 0 {
-			res.unschedulable[c.id] = unschedulable{slots: failed, reason: whyUnschedulable(alive, c)}
+		if p := &plans[i]; len(p.moving) > 0 || p.need > 0 {
+			place(&in.controllers[i], in, p, alive, loads, &res)
 		}
 	}
 	return res
 }
 
-// keeps reports whether an assignment to the node of l stays: the node
-// matches the selector, is alive or within its grace, and publishes none
-// of the controller's host ports yet.
-func keeps(l *nodeLoad, c *schedController, in scheduleInput) bool {
-	if l == nil || !nodeMatches(c.selector, l.node.labels) {
+// slotPlan is what pass 1 leaves of one controller.
+type slotPlan struct {
+	// taken are its slot numbers that stay in use, kept or moving.
+	taken map[int]bool
+	// mine counts its kept slots per node.
+	mine map[string]int
+	// moving are assigned slots whose node can no longer keep them.
+	moving []int
+	// need is how many slot numbers it lacks.
+	need int
+}
+
+// keepGood keeps c's assignments that are still good: it drops the highest
+// slots above replicas (a scale-down), and lists the slots whose node can
+// no longer run them.
+func keepGood(c *schedController, in scheduleInput, loads map[string]*nodeLoad, res *scheduleResult) slotPlan {
+	current := in.assignments[c.id]
+	slots := slices.Sorted(maps.Keys(current))
+	p := slotPlan{taken: make(map[int]bool, len(slots)), mine: make(map[string]int)}
+	if c.frozen {
+		for _, slot := range slots {
+			countOn(loads, current[slot].node, c, slot)
+		}
+		return p
+	}
+	if len(slots) > c.replicas {
+		for _, slot := range slots[c.replicas:] {
+			res.changes = append(res.changes, assignChange{id: c.id, slot: slot, old: current[slot]})
+		}
+		slots = slots[:c.replicas]
+	}
+	for _, slot := range slots {
+		p.taken[slot] = true
+		a := current[slot]
+		if keeps(loads[a.node], c, slot, in) {
+			countOn(loads, a.node, c, slot)
+			p.mine[a.node]++
+		} else {
+			p.moving = append(p.moving, slot)
+		}
+	}
+	p.need = c.replicas - len(slots)
+	return p
+}
+
+// place finds nodes for c's moving slots, and slot numbers and nodes for
+// the ones it lacks: the lowest free numbers, skipping a number whose name
+// every node that could run it has taken by a container outside the set.
+func place(c *schedController, in scheduleInput, p *slotPlan, alive []*nodeLoad, loads map[string]*nodeLoad, res *scheduleResult) {
+	current := in.assignments[c.id]
+	var failed []int
+	assign := func(slot int) bool {
+		best := pick(alive, c, p.mine, slot)
+		if best == nil {
+			return false
+		}
+		p.mine[best.node.name]++
+		countOn(loads, best.node.name, c, slot)
+		res.changes = append(res.changes, assignChange{id: c.id, slot: slot, old: current[slot], node: best.node.name})
+		return true
+	}
+	for _, slot := range p.moving {
+		if assign(slot) {
+			continue
+		}
+		// its node must not keep it: the slot loses its assignment
+		res.changes = append(res.changes, assignChange{id: c.id, slot: slot, old: current[slot]})
+		if nameTakenEverywhere(alive, c, slot) {
+			delete(p.taken, slot)
+			p.need++ // under another number
+		} else {
+			failed = append(failed, slot)
+		}
+	}
+	for slot := 1; p.need > 0; slot++ {
+		if p.taken[slot] {
+			continue
+		}
+		switch {
+		case assign(slot):
+		case nameTakenEverywhere(alive, c, slot):
+			continue // the next number
+		default:
+			failed = append(failed, slot)
+		}
+		p.taken[slot] = true
+		p.need--
+	}
+	if len(failed) > 0 {
+		slices.Sort(failed)
+		res.unschedulable[c.id] = unschedulable{slots: failed, reason: whyUnschedulable(alive, c)}
+	}
+}
+
+// nameTakenEverywhere reports whether every live node that matches c's
+// selector has slot's name taken by a container outside c's set.
+func nameTakenEverywhere(alive []*nodeLoad, c *schedController, slot int) bool {
+	matched := false
+	for _, l := range alive {
+		if !nodeMatches(c.selector, l.node.labels) {
+			continue
+		}
+		matched = true
+		if !c.blocked[slot][l.node.name] {
+			return false
+		}
+	}
+	return matched
+}
+
+// keeps reports whether slot's assignment to the node of l stays: the
+// node matches the selector, is alive or within its grace, has the slot's
+// name free and publishes none of the controller's host ports yet.
+func keeps(l *nodeLoad, c *schedController, slot int, in scheduleInput) bool {
+	if l == nil || !nodeMatches(c.selector, l.node.labels) || c.blocked[slot][l.node.name] {
 		return false
 	}
 	if !l.node.alive && in.now.Sub(l.node.goneSince) >= in.grace {
@@ -204,13 +264,14 @@ func keeps(l *nodeLoad, c *schedController, in scheduleInput) bool {
 	return freePorts(l, c)
 }
 
-// pick returns the node a new slot of c goes to: a live one that matches
-// the selector and has c's host ports free, with the fewest slots of c,
-// then the fewest in all, then the first by name; nil when none fits.
-func pick(alive []*nodeLoad, c *schedController, mine map[string]int) *nodeLoad {
+// pick returns the node slot of c goes to: a live one that matches the
+// selector, has the slot's name and c's host ports free, with the fewest
+// slots of c, then the fewest in all, then the first by name; nil when
+// none fits.
+func pick(alive []*nodeLoad, c *schedController, mine map[string]int, slot int) *nodeLoad {
 	var best *nodeLoad
 	for _, l := range alive {
-		if !nodeMatches(c.selector, l.node.labels) || !freePorts(l, c) {
+		if !nodeMatches(c.selector, l.node.labels) || !freePorts(l, c) || c.blocked[slot][l.node.name] {
 			continue
 		}
 		if best == nil || mine[l.node.name] < mine[best.node.name] ||

@@ -250,3 +250,57 @@ func BenchmarkScheduleFirstAssignment(b *testing.B) {
 		}
 	}
 }
+
+func TestScheduleSlotNamesTakenOnANode(t *testing.T) {
+	blockedOn := func(slot int, nodes ...string) map[int]map[string]bool {
+		m := map[string]bool{}
+		for _, n := range nodes {
+			m[n] = true
+		}
+		return map[int]map[string]bool{slot: m}
+	}
+	t.Run("on one node, the slot takes the next free number", func(t *testing.T) {
+		in := scheduleInput{
+			controllers: []schedController{{id: "web", replicas: 3, blocked: blockedOn(1, "a")}},
+			nodes:       liveNodes("a"),
+			now:         schedNow,
+		}
+		res := schedule(in)
+		if got := placed(in, res, "web"); !maps.Equal(got, map[int]string{2: "a", 3: "a", 4: "a"}) {
+			t.Errorf("slot 1's name taken on a: got %v, want slots 2, 3 and 4 on a", got)
+		}
+		if len(res.unschedulable) != 0 {
+			t.Errorf("unschedulable %v, want none", res.unschedulable)
+		}
+	})
+	t.Run("with another node, the slot goes there", func(t *testing.T) {
+		in := scheduleInput{
+			controllers: []schedController{{id: "web", replicas: 2, blocked: blockedOn(1, "a")}},
+			nodes:       liveNodes("a", "b"),
+			assignments: map[string]map[int]slotAssignment{"web": assigned(map[int]string{1: "a", 2: "b"})},
+			now:         schedNow,
+		}
+		res := schedule(in)
+		if got := placed(in, res, "web"); !maps.Equal(got, map[int]string{1: "b", 2: "b"}) {
+			t.Errorf("slot 1's name taken on a: got %v, want slot 1 moved to b", got)
+		}
+	})
+	t.Run("an assigned slot moves to another number once its name is taken everywhere", func(t *testing.T) {
+		in := scheduleInput{
+			controllers: []schedController{{id: "web", replicas: 2, blocked: blockedOn(1, "a")}},
+			nodes:       liveNodes("a"),
+			assignments: map[string]map[int]slotAssignment{"web": assigned(map[int]string{1: "a", 2: "a"})},
+			now:         schedNow,
+		}
+		res := schedule(in)
+		if got := placed(in, res, "web"); !maps.Equal(got, map[int]string{2: "a", 3: "a"}) {
+			t.Errorf("got %v, want slots 2 and 3", got)
+		}
+		// once the name is free again, nothing moves back: the count is met
+		in.assignments = map[string]map[int]slotAssignment{"web": assigned(placed(in, res, "web"))}
+		in.controllers[0].blocked = nil
+		if res := schedule(in); len(res.changes) != 0 {
+			t.Errorf("after the name came free: %+v, want no change", res.changes)
+		}
+	})
+}

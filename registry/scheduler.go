@@ -245,7 +245,19 @@ func (s *Scheduler) scheduleInputLocked() *scheduleInput {
 		now:         s.now(), grace: s.opts.NodeGrace,
 	}
 	for _, id := range slices.Sorted(maps.Keys(s.specs)) {
-		in.controllers = append(in.controllers, s.specs[id].ctl)
+		ctl := s.specs[id].ctl
+		for node, r := range s.reports[id] {
+			for _, slot := range r.BlockedSlots {
+				if ctl.blocked == nil {
+					ctl.blocked = map[int]map[string]bool{}
+				}
+				if ctl.blocked[slot] == nil {
+					ctl.blocked[slot] = map[string]bool{}
+				}
+				ctl.blocked[slot][node] = true
+			}
+		}
+		in.controllers = append(in.controllers, ctl)
 	}
 	for name, n := range s.nodes {
 		in.nodes[name] = &schedNode{name: name, labels: n.node.Labels, alive: n.alive, goneSince: n.goneSince}
@@ -652,7 +664,7 @@ func (s *Scheduler) resetReports(keys []kv, _ int64) {
 	defer s.mu.Unlock()
 	ids := slices.Collect(maps.Keys(s.reports))
 	s.reports = all
-	s.changed(s.store.ReportsPrefix(), false, append(ids, slices.Collect(maps.Keys(all))...)...)
+	s.changed(s.store.ReportsPrefix(), true, append(ids, slices.Collect(maps.Keys(all))...)...)
 }
 
 func (s *Scheduler) putReport(k kv) {
@@ -665,8 +677,13 @@ func (s *Scheduler) putReport(k kv) {
 	if s.reports[id] == nil {
 		s.reports[id] = map[string]*api.NodeReport{}
 	}
+	var before []int
+	if old := s.reports[id][r.Node]; old != nil {
+		before = old.BlockedSlots
+	}
 	s.reports[id][r.Node] = r
-	s.changed(s.store.ReportsPrefix(), false, id)
+	// slot names taken on a node change where its slots may go
+	s.changed(s.store.ReportsPrefix(), !slices.Equal(before, r.BlockedSlots), id)
 }
 
 func (s *Scheduler) delReport(key string, _ int64) {
@@ -676,11 +693,15 @@ func (s *Scheduler) delReport(key string, _ int64) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	blocked := false
+	if old := s.reports[id][node]; old != nil {
+		blocked = len(old.BlockedSlots) > 0
+	}
 	delete(s.reports[id], node)
 	if len(s.reports[id]) == 0 {
 		delete(s.reports, id)
 	}
-	s.changed(s.store.ReportsPrefix(), false, id)
+	s.changed(s.store.ReportsPrefix(), blocked, id)
 }
 
 func (s *Scheduler) decodeReport(k kv) (string, *api.NodeReport) {

@@ -7,6 +7,7 @@ package registry
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +47,9 @@ type report struct {
 	continueRollout bool
 	// active are the counted containers after apply.
 	active []api.Task
+	// blocked are the slots whose names containers outside the set hold,
+	// as plan found them and the creates learned.
+	blocked []int
 }
 
 // settle turns a decision and what apply did into the status and the
@@ -157,6 +161,16 @@ func settle(in planInput, d decision, out outcome) report {
 	st.Conditions = setCondition(st.Conditions, prog, now)
 	r.status = &st
 	r.active = active
+	r.blocked = d.blocked
+	if len(out.conflicts) > 0 {
+		r.blocked = slices.Clone(r.blocked)
+		for slot := range out.conflicts {
+			if !slices.Contains(r.blocked, slot) {
+				r.blocked = append(r.blocked, slot)
+			}
+		}
+		slices.Sort(r.blocked)
+	}
 	return r
 }
 

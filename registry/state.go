@@ -45,8 +45,9 @@ type controllerState struct {
 	recorded string
 	// reported says this node has a report on the controller in etcd, and
 	// reportedTasks what it listed (one of several nodes only).
-	reported      bool
-	reportedTasks []api.ReportedTask
+	reported        bool
+	reportedTasks   []api.ReportedTask
+	reportedBlocked []int
 }
 
 // validation is the result of validating one spec revision, and its
@@ -166,7 +167,7 @@ func (s *states) loadReports(reports map[string]*api.NodeReport) {
 	s.records = make(map[string]*controllerState, len(reports))
 	for id, r := range reports {
 		st := r.Status
-		s.records[id] = &controllerState{status: &st, reported: true, reportedTasks: r.Tasks}
+		s.records[id] = &controllerState{status: &st, reported: true, reportedTasks: r.Tasks, reportedBlocked: r.BlockedSlots}
 	}
 }
 

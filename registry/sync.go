@@ -94,7 +94,7 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 		errs = append(errs, rm.forget(ctx, id))
 	case r.status != nil && rm.slots != nil:
 		if in.invalid == nil { // the leader reports an invalid spec
-			errs = append(errs, rm.writeReport(ctx, record, *r.status, r.active))
+			errs = append(errs, rm.writeReport(ctx, record, *r.status, r.active, r.blocked))
 		}
 	case r.status != nil:
 		if in.spec != nil && in.hash != record.recorded {
