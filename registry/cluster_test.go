@@ -280,3 +280,59 @@ func TestAssignmentWritesCompareWhatTheyReplace(t *testing.T) {
 		t.Errorf("assignments: got %v (%v), want only slot 1 on b", got["web"], err)
 	}
 }
+
+func TestClusterRollingUpdateKeepsTheBoundsOverNodes(t *testing.T) {
+	c := newCluster(t, time.Minute, zones("a", "b"))
+	rc := newController("web", 4)
+	rc.DesiredState.MinReadySeconds = 1
+	c.apply(t, rc)
+	c.waitRunning(t, "web", map[string]int{"a": 2, "b": 2})
+	c.waitStatus(t, "web", func(st *api.ReplicationControllerStatus) error {
+		if st.AvailableReplicas != 4 {
+			return fmt.Errorf("available %d, want 4", st.AvailableReplicas)
+		}
+		return nil
+	})
+
+	// available, as the manager counts it: running, and started at least
+	// minReadySeconds ago; the default bounds allow one fewer than replicas
+	availableNow := func() (available, live int) {
+		now := time.Now()
+		for _, n := range c.nodes {
+			for _, task := range n.fake.Tasks() {
+				if task.Labels[api.LabelController] != "web" || !task.Active() {
+					continue
+				}
+				live++
+				if now.Sub(task.StartedAt) >= time.Second {
+					available++
+				}
+			}
+		}
+		return available, live
+	}
+	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Env = []api.EnvVar{{Name: "MODE", Value: "v2"}}
+	newHash := api.TemplateHash(&rc.DesiredState.TaskTemplate)
+	c.apply(t, rc)
+	minAvailable, maxLive := 4, 0
+	testpoll.Eventually(t, waitTimeout, func() error {
+		available, live := availableNow()
+		minAvailable, maxLive = min(minAvailable, available), max(maxLive, live)
+		updated := 0
+		for _, n := range c.nodes {
+			for _, task := range n.fake.Tasks() {
+				if task.Labels[api.LabelController] == "web" && task.Active() && task.Labels[api.LabelTemplateHash] == newHash {
+					updated++
+				}
+			}
+		}
+		if updated != 4 || live != 4 {
+			return fmt.Errorf("%d of 4 updated, %d live", updated, live)
+		}
+		return nil
+	})
+	if minAvailable < 3 || maxLive > 4 {
+		t.Errorf("during the rollout over two nodes: at least %d available and at most %d live; want at least 3 and at most 4", minAvailable, maxLive)
+	}
+	t.Logf("rollout over two nodes: at least %d available, at most %d live", minAvailable, maxLive)
+}

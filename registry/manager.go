@@ -114,8 +114,10 @@ type ReplicationManager struct {
 	busy atomic.Int32
 	// relistMu runs one container list at a time.
 	relistMu sync.Mutex
-	// slots are the slots assigned to this node; nil without Options.Node.
+	// slots are the slots assigned to this node, and peers the other
+	// nodes' shares; both nil without Options.Node.
 	slots *nodeSlots
+	peers *peers
 
 	// registryID is this registry's id (DESIGN.md section 5), read or
 	// made once by Run before anything syncs; sharedID is the same, for
@@ -157,6 +159,11 @@ func NewReplicationManager(store *Store, taskControl TaskControlInterface, logge
 	}
 	if opts.Node != nil {
 		rm.slots = newNodeSlots(store, opts.Node.Name, rm.queue.Add)
+		rm.peers = newPeers(store, opts.Node.Name, func(id string) {
+			if rm.slots.has(id) {
+				rm.queue.Add(id) // its turn to roll, or room to, may have come
+			}
+		})
 	}
 	rm.events = newEventRecorder(store, func() time.Time { return rm.now() }, opts.EtcdTimeout, m.eventsDropped, logger)
 	return rm
@@ -191,11 +198,13 @@ func (rm *ReplicationManager) Run(ctx context.Context) error {
 	watchers.Go(func() { rm.watchTasks(runCtx) })
 	watchers.Go(func() { rm.feed(runCtx) })
 	if rm.slots != nil {
-		watchers.Go(func() {
-			if err := rm.store.mirror(runCtx, rm.store.AssignmentsPrefix(), rm.slots, rm.logger.Warn); err != nil {
-				fail(err)
-			}
-		})
+		for prefix, target := range map[string]mirrorTarget{rm.store.AssignmentsPrefix(): rm.slots, rm.store.ReportsPrefix(): rm.peers} {
+			watchers.Go(func() {
+				if err := rm.store.mirror(runCtx, prefix, target, rm.logger.Warn); err != nil {
+					fail(err)
+				}
+			})
+		}
 	}
 	select {
 	case <-runCtx.Done():

@@ -40,6 +40,10 @@ type planInput struct {
 	now        time.Time
 	registryID string
 	burst      int
+	// others is what the controller's other nodes last reported, so that a
+	// rollout keeps the controller's bounds over every node; zero on one
+	// host.
+	others othersShare
 	// slots are, on one of several nodes, the slots the leader assigned to
 	// this node (DESIGN.md section 8): the node keeps those and removes
 	// its containers of any other. nil on a manager that keeps every slot

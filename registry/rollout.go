@@ -75,22 +75,28 @@ func planCount(in planInput, d *decision, removing []api.Task, blocked map[int]s
 
 	freed := map[int]bool{} // slots whose container goes this sync, to be created again
 	if strategy.Type == api.RollingUpdate && !ds.Paused && createWait(d, in.now) == 0 {
-		surge, unavailable := strategy.Bounds(desired)
-		minAvailable := desired - unavailable
+		// the bounds are the controller's, over every node: o is what the
+		// other nodes last reported (nothing on one host)
+		o := in.others
+		total := ds.Replicas
+		surge, unavailable := strategy.Bounds(total)
+		minAvailable := total - unavailable
 		deleted, tookAvailable := planRenamedCleanup(in, d, renamed, named, avail)
-		live := len(d.active) - deleted
+		live := len(d.active) - deleted + o.live
 		b := bounds{
 			// what a surge may add, once the creates of a scale-up are counted
-			room: desired + surge - live - max(0, desired-len(named)),
+			room: total + surge - live - max(0, desired-len(named)),
 			// how many available ones may go
-			available: countAvailable(d.active, avail) - tookAvailable - minAvailable,
+			available: countAvailable(d.active, avail) + o.available - tookAvailable - minAvailable,
 			// how many may go at all, as Kubernetes counts it: successors
 			// not yet available count against it, so that containers that
 			// are merely not available yet (minReadySeconds) do not all go
 			// at once
-			scaleDown: live - minAvailable - unavailableSuccessors(in, d.active, avail),
+			scaleDown: live - minAvailable - unavailableSuccessors(in, d.active, avail) - o.unavailable,
 		}
-		planReplacements(in, d, named, b, freed, avail)
+		if !o.ahead {
+			planReplacements(in, d, named, b, freed, avail)
+		}
 	} else {
 		planRenamedCleanup(in, d, renamed, named, avail)
 	}

@@ -54,6 +54,7 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 	}
 	if rm.slots != nil {
 		in.slots = rm.slots.of(id)
+		in.others = rm.peers.of(id, spec.ModRevision)
 	}
 	var errs []error
 	switch {
