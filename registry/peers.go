@@ -27,7 +27,7 @@ type othersShare struct {
 
 // peerShare is one node's last report on one controller, in counts.
 type peerShare struct {
-	revision                   int64
+	revision                  int64
 	live, available, outdated int
 }
 
