@@ -54,18 +54,24 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildPrograms builds the daemon (with the race detector) and rcctl.
+// buildPrograms builds the daemon (with the race detector), rcctl, and
+// the real etcd server from the module, for the tests of several nodes.
 func buildPrograms(dir string) int {
 	root, err := dockertest.RepoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	cmd := exec.Command("go", "build", "-race", "-o", dir+"/", "./cmd/replication-manager", "./cmd/rcctl")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: build: %v\n%s", err, out)
-		return 1
+	for _, args := range [][]string{
+		{"build", "-race", "-o", dir + "/", "./cmd/replication-manager", "./cmd/rcctl"},
+		{"build", "-o", filepath.Join(dir, "etcd"), "go.etcd.io/etcd/server/v3"},
+	} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: go %s: %v\n%s", strings.Join(args, " "), err, out)
+			return 1
+		}
 	}
 	return 0
 }

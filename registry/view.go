@@ -21,8 +21,14 @@ type ControllerView struct {
 	// nil before its first.
 	Status *api.ReplicationControllerStatus
 	// Containers are the controller's containers of this registry, by
-	// name.
+	// name, on this manager's engine: the node Node ("" for a manager of
+	// every slot).
 	Containers []api.Task
+	Node       string
+	// Elsewhere are the reports of the other nodes that run part of the
+	// controller, for readers that add them (the status page does, from
+	// etcd).
+	Elsewhere []api.NodeReport
 }
 
 // Controllers returns every controller the manager knows, by id. Callers
@@ -47,6 +53,9 @@ func (rm *ReplicationManager) Controller(id string) (ControllerView, bool) {
 		return ControllerView{}, false
 	}
 	v := ControllerView{ID: id, Spec: spec.Controller, SpecErr: spec.Err, Revision: spec.ModRevision}
+	if rm.opts.Node != nil {
+		v.Node = rm.opts.Node.Name
+	}
 	if st, ok := rm.published.Load(id); ok {
 		v.Status = st.(*api.ReplicationControllerStatus)
 	}

@@ -34,6 +34,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,8 +56,8 @@ const uiReadTimeout = 5 * time.Second
 // its JSON show, as rcctl describe does.
 const recentEvents = 20
 
-// localNode names the Docker engine of every container until the nodes of
-// DESIGN.md section 8 exist: this manager's own.
+// localNode names the Docker engine of the containers of a manager that is
+// no node of several (one that keeps every slot itself).
 const localNode = "local"
 
 // origin says which manager answers and where its data comes from
@@ -100,7 +101,17 @@ func (s daemonSource) manager() (*registry.ReplicationManager, origin) {
 func (s daemonSource) Controllers(ctx context.Context) (origin, []registry.ControllerView, error) {
 	rm, o := s.manager()
 	if rm != nil {
-		return o, rm.Controllers(), nil
+		views := rm.Controllers()
+		// a node knows its own share: the status over every node is the
+		// leader's, in etcd
+		statuses, err := s.store.ListStatuses(ctx)
+		if err != nil {
+			return o, nil, err
+		}
+		for i := range views {
+			views[i].Status = statuses[views[i].ID]
+		}
+		return o, views, nil
 	}
 	specs, _, err := s.store.ListControllers(ctx)
 	if err != nil {
@@ -121,7 +132,11 @@ func (s daemonSource) Controller(ctx context.Context, id string) (origin, regist
 	rm, o := s.manager()
 	if rm != nil {
 		v, ok := rm.Controller(id)
-		return o, v, ok, nil
+		if !ok {
+			return o, v, false, nil
+		}
+		err := s.fromEtcd(ctx, &v)
+		return o, v, true, err
 	}
 	if !s.store.IsControllerKey(s.store.ControllerKey(id)) {
 		// an id with a slash (%2F in the URL) names a nested key, which is
@@ -140,6 +155,30 @@ func (s daemonSource) Controller(ctx context.Context, id string) (origin, regist
 		return o, registry.ControllerView{}, false, err
 	}
 	return o, etcdView(spec, st), true, nil
+}
+
+// fromEtcd gives a node's view of a controller the status over every node,
+// and the other nodes' containers, from etcd.
+func (s daemonSource) fromEtcd(ctx context.Context, v *registry.ControllerView) error {
+	st, err := s.store.GetStatus(ctx, v.ID)
+	switch {
+	case errors.Is(err, registry.ErrNotFound):
+		v.Status = nil
+	case err != nil:
+		return err
+	default:
+		v.Status = st
+	}
+	reports, err := s.store.ListReports(ctx, v.ID)
+	if err != nil {
+		return err
+	}
+	for _, r := range reports {
+		if r.Node != v.Node {
+			v.Elsewhere = append(v.Elsewhere, r)
+		}
+	}
+	return nil
 }
 
 func (s daemonSource) Events(ctx context.Context, id string) ([]api.Event, error) {
@@ -381,19 +420,32 @@ func controllerItem(v registry.ControllerView) ctlview.Controller {
 // containerItems lists a view's containers by slot, then name, as rcctl
 // describe does; nil when the view has none.
 func containerItems(v registry.ControllerView) []ctlview.Container {
-	if len(v.Containers) == 0 {
+	if len(v.Containers) == 0 && len(v.Elsewhere) == 0 {
 		return nil
 	}
 	hash := ""
 	if v.SpecErr == nil && v.Spec != nil {
 		hash = api.TemplateHash(&v.Spec.DesiredState.TaskTemplate)
 	}
-	out := make([]ctlview.Container, len(v.Containers))
-	for i, t := range v.Containers {
-		out[i] = ctlview.Container{
-			Name: strings.TrimPrefix(t.Name, "/"), Node: localNode, Slot: t.Labels[api.LabelSlot],
+	node := cmp.Or(v.Node, localNode)
+	out := make([]ctlview.Container, 0, len(v.Containers))
+	for _, t := range v.Containers {
+		out = append(out, ctlview.Container{
+			Name: strings.TrimPrefix(t.Name, "/"), Node: node, Slot: t.Labels[api.LabelSlot],
 			State: t.State, Health: t.Health, Image: t.Image, Created: t.Created,
 			UpToDate: hash != "" && t.Labels[api.LabelTemplateHash] == hash,
+		})
+	}
+	for _, r := range v.Elsewhere {
+		for _, t := range r.Tasks {
+			slot := ""
+			if t.Slot > 0 {
+				slot = strconv.Itoa(t.Slot)
+			}
+			out = append(out, ctlview.Container{
+				Name: t.Name, Node: r.Node, Slot: slot, State: t.State, Health: t.Health, Image: t.Image,
+				Created: t.Created, UpToDate: hash != "" && t.TemplateHash == hash,
+			})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b ctlview.Container) int {
