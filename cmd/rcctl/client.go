@@ -271,6 +271,34 @@ func (cn *conn) deleteController(ctx context.Context, id string) error {
 	return err
 }
 
+func (cn *conn) listNodes(ctx context.Context) ([]api.Node, error) {
+	return call(ctx, cn, cn.store.ListNodes)
+}
+
+func (cn *conn) listAssignments(ctx context.Context) (map[string]map[int]string, error) {
+	return call(ctx, cn, cn.store.ListAssignments)
+}
+
+// listReports returns the nodes' reports on controller id ("" for every
+// controller).
+func (cn *conn) listReports(ctx context.Context, id string) ([]api.NodeReport, error) {
+	return call(ctx, cn, func(ctx context.Context) ([]api.NodeReport, error) {
+		return cn.store.ListReports(ctx, id)
+	})
+}
+
+// leaseTTL asks etcd how long lease has left, in whole seconds; -1 when
+// the lease is gone.
+func leaseTTL(ctx context.Context, cn *conn, lease clientv3.LeaseID) (int64, error) {
+	return call(ctx, cn, func(ctx context.Context) (int64, error) {
+		resp, err := cn.client.TimeToLive(ctx, lease)
+		if err != nil {
+			return 0, err
+		}
+		return resp.TTL, nil
+	})
+}
+
 // taskLister is what describe needs from Docker: the containers carrying
 // some labels. It is an interface so that tests can give a fake.
 type taskLister interface {

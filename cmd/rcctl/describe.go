@@ -1,9 +1,12 @@
 package main
 
 // describe shows one controller in full: its spec (environment names only,
-// never values), the status and conditions the manager wrote, and the
-// containers Docker reports for it. When Docker cannot be asked, the etcd
-// parts are still printed and the command fails.
+// never values), the status and conditions the manager wrote, and its
+// containers: those the local Docker reports, each with the node whose
+// report lists it, and those only other nodes report (DESIGN.md section
+// 8). When Docker cannot be asked, the containers come from the reports
+// alone; when there are no reports either, the etcd parts are still
+// printed and the command fails.
 
 import (
 	"cmp"
@@ -14,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,7 +32,10 @@ func (c *cli) describeCommand() *cobra.Command {
 		Short: "show a controller's spec, status, conditions and containers",
 		Long: `Describe prints the spec of one controller (environment variable names only:
 values are never printed), the status and conditions the manager last wrote,
-and the controller's containers as Docker reports them.`,
+and the controller's containers with the node of each: those the local Docker
+reports (a container no node's report lists, such as an exited one kept for
+inspection, has NODE <none>), and those the other nodes report running. When
+the local Docker cannot be asked, the containers are those the nodes report.`,
 		ValidArgsFunction: c.completeID,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -62,7 +69,15 @@ func (c *cli) describe(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	reports, reportsOK, err := c.readReports(ctx, cn, id)
+	if err != nil {
+		return err
+	}
 	tasks, taskErr := c.listContainers(ctx, id, registryID)
+	if taskErr != nil && len(reports) > 0 {
+		fmt.Fprintf(c.stderr, "warning: the local Docker cannot be asked, so the containers are those the nodes report: %s\n", oneLine(taskErr))
+		tasks, taskErr = nil, nil
+	}
 
 	kv := newFieldTable(c.stdout)
 	printSpecFields(kv, v)
@@ -72,7 +87,7 @@ func (c *cli) describe(ctx context.Context, id string) error {
 	if taskErr != nil {
 		field(c.stdout, "Containers:", fmt.Sprintf("<unavailable: %s>", oneLine(taskErr)))
 	} else {
-		c.printContainers(c.stdout, tasks)
+		c.printContainers(c.stdout, containerRows(tasks, reports, reportsOK))
 	}
 	printRecentRevisions(c.stdout, v.spec, revisions, revErr)
 	c.printEvents(c.stdout, events)
@@ -277,25 +292,75 @@ func (c *cli) printConditions(w io.Writer, st *api.ReplicationControllerStatus) 
 	_ = tw.Flush()
 }
 
-func (c *cli) printContainers(w io.Writer, tasks []api.Task) {
-	if len(tasks) == 0 {
+// containerRow is one line of describe's Containers table.
+type containerRow struct {
+	name, node, slot, state, health string
+	created                         time.Time
+}
+
+// containerRows merges the containers of the local Docker with the nodes'
+// reports: a local container gets the node of the report that lists its
+// id (<none> when none does, <unknown> when the reports could not be
+// read), and the containers only the reports list are added as reported.
+func containerRows(local []api.Task, reports []api.NodeReport, reportsOK bool) []containerRow {
+	nodeOf := map[string]string{}
+	for _, r := range reports {
+		for _, t := range r.Tasks {
+			if _, seen := nodeOf[t.ID]; !seen && t.ID != "" {
+				nodeOf[t.ID] = r.Node
+			}
+		}
+	}
+	rows := make([]containerRow, 0, len(local)+len(nodeOf))
+	shown := map[string]bool{}
+	for _, t := range local {
+		node, ok := nodeOf[t.ID]
+		switch {
+		case !reportsOK:
+			node = ctlview.Unknown
+		case !ok:
+			node = ctlview.None
+		}
+		shown[t.ID] = true
+		rows = append(rows, containerRow{name: strings.TrimPrefix(t.Name, "/"), node: node, slot: t.Labels[api.LabelSlot],
+			state: t.State, health: t.Health, created: t.Created})
+	}
+	for _, r := range reports {
+		for _, t := range r.Tasks {
+			if shown[t.ID] {
+				continue
+			}
+			shown[t.ID] = true
+			slot := ""
+			if t.Slot > 0 {
+				slot = strconv.Itoa(t.Slot)
+			}
+			rows = append(rows, containerRow{name: strings.TrimPrefix(t.Name, "/"), node: r.Node, slot: slot,
+				state: t.State, health: t.Health, created: t.Created})
+		}
+	}
+	return rows
+}
+
+func (c *cli) printContainers(w io.Writer, rows []containerRow) {
+	if len(rows) == 0 {
 		field(w, "Containers:", ctlview.None)
 		return
 	}
-	tasks = slices.Clone(tasks)
-	slices.SortStableFunc(tasks, func(a, b api.Task) int {
-		return cmp.Or(cmp.Compare(ctlview.SlotOrder(a.Labels[api.LabelSlot]), ctlview.SlotOrder(b.Labels[api.LabelSlot])), strings.Compare(a.Name, b.Name))
+	rows = slices.Clone(rows)
+	slices.SortStableFunc(rows, func(a, b containerRow) int {
+		return cmp.Or(cmp.Compare(ctlview.SlotOrder(a.slot), ctlview.SlotOrder(b.slot)), strings.Compare(a.name, b.name), strings.Compare(a.node, b.node))
 	})
 	fmt.Fprintln(w, "Containers:")
 	tw := newTable(w)
-	row(tw, "  NAME", "SLOT", "STATE", "HEALTH", "CREATED")
+	row(tw, "  NAME", "NODE", "SLOT", "STATE", "HEALTH", "CREATED")
 	now := c.now()
-	for _, t := range tasks {
+	for _, r := range rows {
 		created := ctlview.Unknown
-		if !t.Created.IsZero() {
-			created = ctlview.Age(now, t.Created) + " ago"
+		if !r.created.IsZero() {
+			created = ctlview.Age(now, r.created) + " ago"
 		}
-		row(tw, "  "+strings.TrimPrefix(t.Name, "/"), ctlview.OrNone(t.Labels[api.LabelSlot]), ctlview.OrNone(t.State), ctlview.OrNone(t.Health), created)
+		row(tw, "  "+r.name, r.node, ctlview.OrNone(r.slot), ctlview.OrNone(r.state), ctlview.OrNone(r.health), created)
 	}
 	_ = tw.Flush()
 }

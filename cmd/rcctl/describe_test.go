@@ -51,10 +51,10 @@ func TestDescribeShowsSpecStatusConditionsAndContainers(t *testing.T) {
 		"Observed:           revision "+itoa(rev)+" (up to date)\n",
 		"Last sync:          2026-11-29T09:59:55Z (5s ago)\n",
 		"ReplicaFailure   True     CreateFailed   create web-3: no such image: demo-task:latest   2m\n",
-		"  NAME     SLOT   STATE     HEALTH    CREATED\n"+
-			"  web-1    1      running   healthy   3h ago\n"+
-			"  web-2    2      exited    <none>    10m ago\n"+
-			"  web-10   10     running   <none>    60s ago\n",
+		"  NAME     NODE     SLOT   STATE     HEALTH    CREATED\n"+
+			"  web-1    <none>   1      running   healthy   3h ago\n"+
+			"  web-2    <none>   2      exited    <none>    10m ago\n"+
+			"  web-10   <none>   10     running   <none>    60s ago\n",
 	)
 	if strings.Contains(r.stdout, "api-1") {
 		t.Errorf("describe web lists another controller's container:\n%s", r.stdout)
@@ -299,4 +299,65 @@ func TestDescribeWithoutRevisionsSaysSo(t *testing.T) {
 
 	assertOK(t, r)
 	assertContains(t, r.stdout, "Recent revisions:   <none>\n")
+}
+
+// addTask gives the fake Docker a container of web's slot and returns its
+// id.
+func addTask(t *testing.T, e *testEnv, slot int, state string, created time.Time) string {
+	t.Helper()
+	id, err := e.docker.Add(api.Task{Name: "web-" + strconv.Itoa(slot), Image: "demo-task:latest", State: state, Created: created,
+		Labels: map[string]string{"name": "web", api.LabelController: "web", api.LabelSlot: strconv.Itoa(slot)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestDescribeShowsTheNodeOfEachContainer(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	withStatus(t, e)
+	local := e.grantLease(time.Hour)
+	web1 := addTask(t, e, 1, api.StateRunning, e.now.Add(-time.Hour))
+	addTask(t, e, 2, api.StateExited, e.now.Add(-2*time.Hour)) // no report lists it: kept for inspection
+	e.report(local, "node-a", "web", api.ReportedTask{Name: "web-1", ID: web1, Slot: 1, State: api.StateRunning, Created: e.now.Add(-time.Hour)})
+	// another engine's container, which the local Docker does not see
+	other := reported("web", 3, e.now.Add(-10*time.Minute))
+	other.Health = api.HealthHealthy
+	e.report(e.grantLease(time.Hour), "node-b", "web", other)
+
+	r := e.runCLI("describe", "web")
+
+	assertOK(t, r)
+	assertContains(t, r.stdout, ""+
+		"Containers:\n"+
+		"  NAME    NODE     SLOT   STATE     HEALTH    CREATED\n"+
+		"  web-1   node-a   1      running   <none>    60m ago\n"+
+		"  web-2   <none>   2      exited    <none>    120m ago\n"+
+		"  web-3   node-b   3      running   healthy   10m ago\n"+
+		"Recent revisions:")
+	if r.stderr != "" {
+		t.Errorf("stderr %q, want nothing", r.stderr)
+	}
+}
+
+func TestDescribeWithDockerUnavailableShowsTheNodesReportsAndSucceeds(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	withStatus(t, e)
+	e.docker.ListErr = func() error { return errors.New("Cannot connect to the Docker daemon at unix:///var/run/docker.sock") }
+	e.report(e.grantLease(time.Hour), "node-b", "web", reported("web", 2, e.now.Add(-time.Minute)), reported("web", 1, e.now.Add(-time.Hour)))
+	e.report(e.grantLease(time.Hour), "node-a", "web", reported("web", 3, e.now.Add(-3*time.Hour)))
+
+	r := e.runCLI("describe", "web")
+
+	assertOK(t, r)
+	assertContains(t, r.stdout,
+		"Status:             3 current / 2 ready / 1 available\n",
+		"Containers:\n"+
+			"  NAME    NODE     SLOT   STATE     HEALTH   CREATED\n"+
+			"  web-1   node-b   1      running   <none>   60m ago\n"+
+			"  web-2   node-b   2      running   <none>   60s ago\n"+
+			"  web-3   node-a   3      running   <none>   3h ago\n")
+	assertContains(t, r.stderr, "warning: the local Docker cannot be asked", "Cannot connect to the Docker daemon")
 }

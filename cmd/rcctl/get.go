@@ -6,6 +6,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,7 +31,10 @@ func (c *cli) getCommand() *cobra.Command {
 		Use:   "get [ID] [-o wide|json|yaml]",
 		Short: "list controllers, or show one",
 		Long: `Get prints a table of every controller, or of the one named, with the replicas
-the manager last reported. -o json and -o yaml print the specs as stored, in
+the manager last reported. -o wide adds the selector, the available replicas,
+the spec's revision, the conditions worth a look, and NODES: the containers
+each node reports running, as node:count in node order (<none> when no node
+reports on the controller). -o json and -o yaml print the specs as stored, in
 the form 'rcctl apply -f' reads back; without an ID they print {"items": [...]}.`,
 		ValidArgsFunction: c.completeID,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -71,7 +75,11 @@ func (c *cli) get(ctx context.Context, args []string, output string) error {
 		case "json", "yaml":
 			return printSpec(c.stdout, v.spec, output)
 		}
-		c.printTable(c.stdout, []view{v}, output == "wide")
+		nodes, err := c.readNodesColumn(ctx, cn, args[0], output == "wide")
+		if err != nil {
+			return err
+		}
+		c.printTable(c.stdout, []view{v}, output == "wide", nodes)
 		return nil
 	}
 
@@ -87,8 +95,30 @@ func (c *cli) get(ctx context.Context, args []string, output string) error {
 		fmt.Fprintln(c.stderr, "No controllers found.")
 		return nil
 	}
-	c.printTable(c.stdout, views, output == "wide")
+	nodes, err := c.readNodesColumn(ctx, cn, "", output == "wide")
+	if err != nil {
+		return err
+	}
+	c.printTable(c.stdout, views, output == "wide", nodes)
 	return nil
+}
+
+// readNodesColumn returns the NODES cell of -o wide by controller id, from
+// the reports on id ("": every controller's); nil when not wide, or when
+// the reports cannot be read (every cell then shows <unknown>).
+func (c *cli) readNodesColumn(ctx context.Context, cn *conn, id string, wide bool) (map[string]string, error) {
+	if !wide {
+		return nil, nil
+	}
+	reports, ok, err := c.readReports(ctx, cn, id)
+	if err != nil || !ok {
+		return nil, err
+	}
+	cells := map[string]string{}
+	for id, counts := range nodeCounts(reports) {
+		cells[id] = formatNodeCounts(counts)
+	}
+	return cells, nil
 }
 
 // readView reads one controller and its status.
@@ -127,11 +157,13 @@ func readViews(ctx context.Context, cn *conn) ([]view, error) {
 	return views, nil
 }
 
-func (c *cli) printTable(w io.Writer, views []view, wide bool) {
+// printTable prints the controllers' table; nodes are the NODES cells of
+// -o wide by controller id (nil: the reports could not be read).
+func (c *cli) printTable(w io.Writer, views []view, wide bool, nodes map[string]string) {
 	tw := newTable(w)
 	header := []string{"ID", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AGE", "IMAGE"}
 	if wide {
-		header = append(header, "SELECTOR", "AVAILABLE", "REVISION", "CONDITIONS")
+		header = append(header, "SELECTOR", "AVAILABLE", "REVISION", "CONDITIONS", "NODES")
 	}
 	row(tw, header...)
 	now := c.now()
@@ -152,7 +184,11 @@ func (c *cli) printTable(w io.Writer, views []view, wide bool) {
 		}
 		cells := []string{v.spec.ID, desired, current, ready, updated, created, image}
 		if wide {
-			cells = append(cells, selector, available, strconv.FormatInt(v.spec.ModRevision, 10), notableConditions(v.status))
+			onNodes := ctlview.Unknown
+			if nodes != nil {
+				onNodes = cmp.Or(nodes[v.spec.ID], ctlview.None)
+			}
+			cells = append(cells, selector, available, strconv.FormatInt(v.spec.ModRevision, 10), notableConditions(v.status), onNodes)
 		}
 		row(tw, cells...)
 	}

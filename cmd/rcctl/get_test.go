@@ -69,9 +69,9 @@ func TestGetWideAddsSelectorAvailableRevisionConditions(t *testing.T) {
 	r := e.runCLI("get", "-o", "wide")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   AGE         IMAGE              SELECTOR   AVAILABLE   REVISION   CONDITIONS\n"+
-		"api   1         <none>    <none>   <none>       <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>\n"+
-		"web   3         3         2        0            3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure\n")
+		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   AGE         IMAGE              SELECTOR   AVAILABLE   REVISION   CONDITIONS       NODES\n"+
+		"api   1         <none>    <none>   <none>       <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>           <none>\n"+
+		"web   3         3         2        0            3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   <none>\n")
 }
 
 // pad is a revision in the REVISION column, padded to the header's width.
@@ -265,8 +265,38 @@ func TestGetShowsUpToDateReplicasAndTheRolloutInConditions(t *testing.T) {
 	r := e.runCLI("get", "-o", "wide")
 
 	assertStdout(t, r, ""+
-		"ID        DESIRED   CURRENT   READY   UP-TO-DATE   AGE   IMAGE              SELECTOR       AVAILABLE   REVISION   CONDITIONS\n"+
-		"done      3         3         3       3            60m   demo-task:latest   name=done      2           "+pad(revs["done"])+"<none>\n"+
-		"rolling   3         3         3       1            60m   demo-task:latest   name=rolling   2           "+pad(revs["rolling"])+"Progressing\n"+
-		"stalled   3         3         3       0            60m   demo-task:latest   name=stalled   2           "+pad(revs["stalled"])+"ProgressDeadlineExceeded\n")
+		"ID        DESIRED   CURRENT   READY   UP-TO-DATE   AGE   IMAGE              SELECTOR       AVAILABLE   REVISION   CONDITIONS                 NODES\n"+
+		"done      3         3         3       3            60m   demo-task:latest   name=done      2           "+pad(revs["done"])+"<none>                     <none>\n"+
+		"rolling   3         3         3       1            60m   demo-task:latest   name=rolling   2           "+pad(revs["rolling"])+"Progressing                <none>\n"+
+		"stalled   3         3         3       0            60m   demo-task:latest   name=stalled   2           "+pad(revs["stalled"])+"ProgressDeadlineExceeded   <none>\n")
+}
+
+func TestGetWideShowsTheContainersOfEachNode(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	rev := withStatus(t, e)
+	apiRev := e.get("api").ModRevision
+	lease := e.grantLease(time.Hour)
+	e.report(lease, "node-b", "web", reported("web", 1, e.now), reported("web", 3, e.now))
+	e.report(lease, "node-a", "web", reported("web", 2, e.now))
+	e.report(lease, "node-c", "web") // a slot there, no container yet
+
+	r := e.runCLI("get", "-o", "wide")
+
+	assertStdout(t, r, ""+
+		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   AGE         IMAGE              SELECTOR   AVAILABLE   REVISION   CONDITIONS       NODES\n"+
+		"api   1         <none>    <none>   <none>       <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>           <none>\n"+
+		"web   3         3         2        0            3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   node-a:1,node-b:2,node-c:0\n")
+
+	r = e.runCLI("get", "web", "-o", "wide")
+
+	assertStdout(t, r, ""+
+		"ID    DESIRED   CURRENT   READY   UP-TO-DATE   AGE   IMAGE              SELECTOR   AVAILABLE   REVISION   CONDITIONS       NODES\n"+
+		"web   3         3         2       0            3h    demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   node-a:1,node-b:2,node-c:0\n")
+
+	// without -o wide, the table is as it always was
+	assertStdout(t, e.runCLI("get"), ""+
+		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   AGE         IMAGE\n"+
+		"api   1         <none>    <none>   <none>       <unknown>   demo-api:v2\n"+
+		"web   3         3         2        0            3h          demo-task:latest\n")
 }

@@ -1,6 +1,6 @@
 // Command rcctl reads and writes replication controller specs in etcd, with
-// kubectl habits: apply, get, describe, scale, rollout, delete and the 2014
-// run.
+// kubectl habits: apply, get, describe, scale, rollout, delete, the 2014
+// run, and nodes, the Docker engines the managers act for.
 //
 // This file holds main, run and the command tree, built on cobra as
 // kubectl's is; each subcommand lives in its own file, the etcd and Docker
@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
 )
@@ -52,18 +53,22 @@ func newCLI(stdin io.Reader, stdout, stderr io.Writer) *cli {
 		stdout:     stdout,
 		stderr:     stderr,
 		dialDocker: dialDocker,
+		leaseTTL:   leaseTTL,
 		now:        time.Now,
 	}
 }
 
 // cli is one invocation of rcctl: its streams, its global options and the
-// two dependencies tests replace (the Docker client and the clock).
+// dependencies tests replace (the Docker client, etcd's answer on a
+// lease's remaining time, and the clock).
 type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	opts           globalOptions
 	// dialDocker opens the Docker side that describe lists containers from.
 	dialDocker func(host string) (taskLister, func(), error)
+	// leaseTTL asks etcd for the seconds a lease has left (-1: gone).
+	leaseTTL func(ctx context.Context, cn *conn, lease clientv3.LeaseID) (int64, error)
 	// now is the clock ages are measured against.
 	now func() time.Time
 	// accepted is set once cobra has accepted the command line (command,
@@ -93,6 +98,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.rolloutCommand(),
 		c.deleteCommand(),
 		c.runCommand(),
+		c.nodesCommand(),
 	}
 }
 

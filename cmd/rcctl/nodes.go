@@ -1,0 +1,323 @@
+package main
+
+// nodes lists the nodes of DESIGN.md section 8: every Docker engine a
+// manager acts for. The acting manager registers its node under
+// /registry/nodes/<name> with its etcd session lease, so the key exists
+// only while the node is alive. A node that is no longer registered but
+// still holds assignments (/registry/assignments/<id>/<slot>) is listed
+// too, as NotReady: its lease is gone, and the leader moves its slots to
+// live nodes after --node-grace. The container counts come from the
+// nodes' reports (/registry/reports/<id>/<node>).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/ctlview"
+)
+
+// nodesOutputFormats are the values of nodes -o.
+var nodesOutputFormats = []string{"wide", "json"}
+
+// The STATUS of a node.
+const (
+	nodeReady    = "Ready"
+	nodeNotReady = "NotReady"
+)
+
+func (c *cli) nodesCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "nodes [-o wide|json]",
+		Short: "list the nodes (Docker engines), their leases and containers",
+		Long: `Nodes lists the Docker engines the managers act for, one row per node.
+
+STATUS is Ready for a registered node: the acting manager keeps its key alive
+under its etcd lease. A node that is no longer registered but still holds
+assignments is NotReady: its lease is gone, and the leader moves its slots to
+live nodes after --node-grace. CONTAINERS counts the containers the node
+reports running, over every controller; ASSIGNED counts the slots the leader
+assigned to it. LEASE is the etcd lease of the registration, in hex, with the
+seconds it has left when etcd tells them. -o wide adds the engine's id, CPUs
+and memory, and the manager acting for the node.
+
+-o json prints {"items": [...]}, one item per node, in name order: the
+registration as the manager wrote it (name, labels, capacity {cpus, memory},
+engineID, manager, lease, registeredAt; only the name for a NotReady node),
+and "status": {"state": "Ready"|"NotReady", "containers": N, "assigned": N,
+"leaseTTLSeconds": N}, leaseTTLSeconds only when etcd told it.`,
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "" && !slices.Contains(nodesOutputFormats, output) {
+				return usageErrorf("nodes: unknown output format %q (want wide or json)", output)
+			}
+			if len(args) > 0 {
+				return usageErrorf("nodes: takes no arguments, got %d", len(args))
+			}
+			return c.nodes(cmd.Context(), output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: wide or json (default: a table)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(nodesOutputFormats, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// nodeView is one node as nodes shows it.
+type nodeView struct {
+	name string
+	// node is the registration; nil for a node that is not registered.
+	node       *api.Node
+	containers int
+	assigned   int
+	// ttl is the seconds the lease has left (-1: gone), when ttlKnown.
+	ttl      int64
+	ttlKnown bool
+}
+
+func (v *nodeView) state() string {
+	if v.node != nil {
+		return nodeReady
+	}
+	return nodeNotReady
+}
+
+func (c *cli) nodes(ctx context.Context, output string) error {
+	cn, err := c.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer cn.close()
+	views, err := c.readNodes(ctx, cn)
+	if err != nil {
+		return err
+	}
+	if output == "json" {
+		return c.printNodesJSON(views)
+	}
+	if len(views) == 0 {
+		fmt.Fprintln(c.stderr, "No nodes found.")
+		return nil
+	}
+	c.printNodes(c.stdout, views, output == "wide")
+	return nil
+}
+
+// readNodes joins the registrations, the assignments and the reports by
+// node name, in name order, and asks etcd for each registration lease's
+// remaining time.
+func (c *cli) readNodes(ctx context.Context, cn *conn) ([]*nodeView, error) {
+	nodes, err := cn.listNodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	assignments, err := cn.listAssignments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	reports, err := cn.listReports(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]*nodeView{}
+	get := func(name string) *nodeView {
+		v := byName[name]
+		if v == nil {
+			v = &nodeView{name: name}
+			byName[name] = v
+		}
+		return v
+	}
+	for i := range nodes {
+		get(nodes[i].Name).node = &nodes[i]
+	}
+	for _, slots := range assignments {
+		for _, node := range slots {
+			if node != "" {
+				get(node).assigned++
+			}
+		}
+	}
+	for _, r := range reports {
+		if r.Node != "" {
+			get(r.Node).containers += len(r.Tasks)
+		}
+	}
+	views := make([]*nodeView, 0, len(byName))
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		views = append(views, byName[name])
+	}
+	c.readLeaseTTLs(ctx, cn, views)
+	return views, nil
+}
+
+// readLeaseTTLs fills in the remaining time of each registration's lease.
+// etcd may refuse to tell (a role that cannot read every key of the
+// lease): the lease is then shown without it, and the others are not
+// asked for, since they would be refused the same way.
+func (c *cli) readLeaseTTLs(ctx context.Context, cn *conn, views []*nodeView) {
+	for _, v := range views {
+		if v.node == nil {
+			continue
+		}
+		id, ok := parseLease(v.node.Lease)
+		if !ok {
+			continue
+		}
+		ttl, err := c.leaseTTL(ctx, cn, id)
+		if err != nil {
+			return
+		}
+		v.ttl, v.ttlKnown = ttl, true
+	}
+}
+
+// parseLease reads a lease id as the manager writes it: hex, as etcdctl
+// prints it.
+func parseLease(s string) (clientv3.LeaseID, bool) {
+	if s == "" {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(s, 16, 64)
+	if err != nil || id == 0 {
+		return 0, false
+	}
+	return clientv3.LeaseID(id), true
+}
+
+// lease is the LEASE cell: the id, and its remaining time when known.
+func (v *nodeView) lease() string {
+	if v.node == nil || v.node.Lease == "" {
+		return ctlview.None
+	}
+	switch {
+	case !v.ttlKnown:
+		return v.node.Lease
+	case v.ttl < 0:
+		return v.node.Lease + " (expired)"
+	}
+	return fmt.Sprintf("%s (%ds)", v.node.Lease, v.ttl)
+}
+
+func (c *cli) printNodes(w io.Writer, views []*nodeView, wide bool) {
+	tw := newTable(w)
+	header := []string{"NAME", "STATUS", "LABELS", "CONTAINERS", "ASSIGNED", "LEASE", "AGE"}
+	if wide {
+		header = append(header, "ENGINE", "CPUS", "MEMORY", "MANAGER")
+	}
+	row(tw, header...)
+	now := c.now()
+	for _, v := range views {
+		labels, age := ctlview.Unknown, ctlview.Unknown
+		engine, cpus, memory, manager := ctlview.Unknown, ctlview.Unknown, ctlview.Unknown, ctlview.Unknown
+		if n := v.node; n != nil {
+			labels = formatLabels(n.Labels)
+			age = ctlview.Age(now, n.RegisteredAt)
+			engine = ctlview.OrNone(n.EngineID)
+			if n.Capacity.CPUs > 0 {
+				cpus = strconv.Itoa(n.Capacity.CPUs)
+			}
+			if n.Capacity.Memory > 0 {
+				memory = ctlview.FormatMemory(n.Capacity.Memory)
+			}
+			manager = ctlview.OrNone(n.Manager)
+		}
+		cells := []string{v.name, v.state(), labels, strconv.Itoa(v.containers), strconv.Itoa(v.assigned), v.lease(), age}
+		if wide {
+			cells = append(cells, engine, cpus, memory, manager)
+		}
+		row(tw, cells...)
+	}
+	_ = tw.Flush()
+}
+
+// nodeItem is one node of nodes -o json: the registration's fields (none
+// but the name for a node that is not registered) and its status.
+type nodeItem struct {
+	// Name hides the registration's, so that a node without one has it.
+	Name string `json:"name"`
+	*api.Node
+	Status nodeItemStatus `json:"status"`
+}
+
+type nodeItemStatus struct {
+	State      string `json:"state"`
+	Containers int    `json:"containers"`
+	Assigned   int    `json:"assigned"`
+	// LeaseTTLSeconds is what the lease has left, when etcd told it (-1:
+	// the lease is gone).
+	LeaseTTLSeconds *int64 `json:"leaseTTLSeconds,omitempty"`
+}
+
+func (c *cli) printNodesJSON(views []*nodeView) error {
+	items := make([]nodeItem, 0, len(views))
+	for _, v := range views {
+		item := nodeItem{Name: v.name, Node: v.node, Status: nodeItemStatus{State: v.state(), Containers: v.containers, Assigned: v.assigned}}
+		if v.ttlKnown {
+			item.Status.LeaseTTLSeconds = &v.ttl
+		}
+		items = append(items, item)
+	}
+	data, err := ctlview.EncodeJSON(struct {
+		Items []nodeItem `json:"items"`
+	}{items})
+	if err != nil {
+		return err
+	}
+	_, err = c.stdout.Write(data)
+	return err
+}
+
+// nodeCounts is how many containers of each controller each node reports:
+// controller id → node → containers.
+func nodeCounts(reports []api.NodeReport) map[string]map[string]int {
+	out := map[string]map[string]int{}
+	for _, r := range reports {
+		id := r.Status.ID
+		if out[id] == nil {
+			out[id] = map[string]int{}
+		}
+		out[id][r.Node] += len(r.Tasks)
+	}
+	return out
+}
+
+// formatNodeCounts prints a controller's containers per node, as "a:2,b:1"
+// in node order, or <none> when no node reports on it.
+func formatNodeCounts(counts map[string]int) string {
+	if len(counts) == 0 {
+		return ctlview.None
+	}
+	pairs := make([]string, 0, len(counts))
+	for _, node := range slices.Sorted(maps.Keys(counts)) {
+		pairs = append(pairs, node+":"+strconv.Itoa(counts[node]))
+	}
+	return strings.Join(pairs, ",")
+}
+
+// readReports reads the nodes' reports on controller id ("" for every
+// controller), for the commands that show them beside what they are
+// about. An etcd role that may not read them (one made before there were
+// nodes) gets a warning and ok false, and the command goes on without
+// them; any other error is returned.
+func (c *cli) readReports(ctx context.Context, cn *conn, id string) (reports []api.NodeReport, ok bool, err error) {
+	reports, err = cn.listReports(ctx, id)
+	if errors.Is(err, rpctypes.ErrPermissionDenied) {
+		fmt.Fprintf(c.stderr, "warning: the nodes' reports cannot be read, so the nodes of the containers are not shown: %s\n", oneLine(err))
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return reports, true, nil
+}
