@@ -2,8 +2,9 @@ package dockertest
 
 // A second Docker engine on this machine, for tests of several nodes
 // (DESIGN.md sections 8 and 9): its own dockerd, socket, data and exec root,
-// and a bridge of its own. Never --bridge none: that deletes the main
-// engine's docker0.
+// in a network namespace of its own with a bridge of its own, so that its
+// containers' host ports are its own, as on another host. Never --bridge
+// none: that deletes the main engine's docker0.
 
 import (
 	"bufio"
@@ -46,8 +47,13 @@ type Engine struct {
 	// Host is the engine's address, unix://<Dir>/docker.sock: a DOCKER_HOST
 	// or a --docker-host.
 	Host string
+	// Netns is the network namespace the engine runs in, made for it and
+	// deleted with it: the engine's containers and the host ports they
+	// publish are its own, as on another host, and the main engine's
+	// network (docker0) is out of its reach.
+	Netns string
 	// Bridge is the network bridge of the engine's containers, made for it
-	// and deleted with it.
+	// in Netns and deleted with it.
 	Bridge string
 	// Dir holds the engine's socket, data, exec root, config and log
 	// (dockerd.log); it is removed with the engine.
@@ -68,8 +74,8 @@ var engineMu sync.Mutex
 
 // StartEngine starts a second Docker engine, waits until it answers a ping
 // and returns it; when the test ends, pass or fail, the engine is stopped
-// with its containers, and its bridge and Dir are deleted. It needs root,
-// dockerd and ip, and skips the test as RequireDocker does without them.
+// with its containers, and its namespace, bridge and Dir are deleted. It needs root,
+// dockerd, ip and nsenter, and skips the test as RequireDocker does without them.
 // Each call makes an engine of its own, so parallel tests may each start
 // one. The engine uses the main engine's storage driver.
 func StartEngine(tb testing.TB) *Engine {
@@ -90,7 +96,8 @@ func StartEngine(tb testing.TB) *Engine {
 	}
 	e := &Engine{Host: "unix://" + filepath.Join(dir, "docker.sock"), Dir: dir, done: make(chan struct{})}
 	tb.Cleanup(func() { e.stop(tb) })
-	e.Bridge = addBridge(tb)
+	e.Netns = addNetns(tb)
+	e.Bridge = addBridge(tb, e.Netns)
 	e.cmd = e.startDockerd(tb, info.Driver)
 
 	e.cli, err = client.NewClientWithOpts(client.WithHost(e.Host), client.WithAPIVersionNegotiation())
@@ -130,7 +137,7 @@ func requireEngineTools(tb testing.TB) {
 	if os.Geteuid() != 0 {
 		missing = append(missing, "root")
 	}
-	for _, bin := range []string{"dockerd", "ip"} {
+	for _, bin := range []string{"dockerd", "ip", "nsenter"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			missing = append(missing, bin)
 		}
@@ -145,9 +152,29 @@ func requireEngineTools(tb testing.TB) {
 	tb.Skipf("SKIPPING: %s; set %s=1 to make this a failure", msg, RequireEnv)
 }
 
-// addBridge makes a bridge of a random name with a /24 of 10.213.0.0/16
-// that no route uses, and returns its name; the engine's stop deletes it.
-func addBridge(tb testing.TB) string {
+// addNetns makes a network namespace of a random name with its loopback
+// up, and returns its name; the engine's stop deletes it.
+func addNetns(tb testing.TB) string {
+	tb.Helper()
+	var b [3]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		tb.Fatalf("second engine: %v", err)
+	}
+	name := "rmns" + hex.EncodeToString(b[:])
+	if err := runIP("netns", "add", name); err != nil {
+		tb.Fatalf("second engine: %v", err)
+	}
+	if err := runIP("-n", name, "link", "set", "lo", "up"); err != nil {
+		tb.Fatalf("second engine: %v", err)
+	}
+	return name
+}
+
+// addBridge makes a bridge of a random name in netns, with a /24 of
+// 10.213.0.0/16 that no route of this host uses (so that its addresses
+// are never mistaken for another's in logs), and returns its name; the
+// engine's stop deletes it.
+func addBridge(tb testing.TB, netns string) string {
 	tb.Helper()
 	engineMu.Lock()
 	defer engineMu.Unlock()
@@ -164,18 +191,14 @@ func addBridge(tb testing.TB) string {
 			continue
 		}
 		gateway := netip.PrefixFrom(subnet.Addr().Next(), 24)
-		if err := runIP("link", "add", name, "type", "bridge"); err != nil {
+		if err := runIP("-n", netns, "link", "add", name, "type", "bridge"); err != nil {
 			tb.Fatalf("second engine: %v", err)
 		}
-		if err := errors.Join(runIP("addr", "add", gateway.String(), "dev", name), runIP("link", "set", name, "up")); err != nil {
-			_ = runIP("link", "del", name)
+		if err := errors.Join(runIP("-n", netns, "addr", "add", gateway.String(), "dev", name), runIP("-n", netns, "link", "set", name, "up")); err != nil {
+			_ = runIP("-n", netns, "link", "del", name)
 			tb.Fatalf("second engine: %v", err)
 		}
-		// another test binary may have taken the same subnet meanwhile
-		if n, err := routesOverlapping(subnet); err == nil && n == 1 {
-			return name
-		}
-		_ = runIP("link", "del", name)
+		return name
 	}
 	tb.Fatalf("second engine: no free /24 in 10.213.0.0/16 after 20 draws")
 	return ""
@@ -258,7 +281,10 @@ func (e *Engine) startDockerd(tb testing.TB, driver string) *exec.Cmd {
 	if driver != "" {
 		args = append(args, "--storage-driver", driver)
 	}
-	cmd := exec.Command("dockerd", args...)
+	// nsenter enters the network namespace alone (ip netns exec would also
+	// remount /sys, hiding the cgroups from dockerd) and then execs dockerd
+	// itself: the process, and its pid, are dockerd's
+	cmd := exec.Command("nsenter", append([]string{"--net=/var/run/netns/" + e.Netns, "dockerd"}, args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// A group of its own keeps a ^C from reaching it before the cleanup;
 	// Pdeathsig stops it if the test binary dies without one (a -timeout).
@@ -408,7 +434,10 @@ func (e *Engine) stop(tb testing.TB) {
 		}
 		errs = append(errs, unmountUnder(e.Dir))
 		if e.Bridge != "" {
-			errs = append(errs, runIP("link", "del", e.Bridge))
+			errs = append(errs, runIP("-n", e.Netns, "link", "del", e.Bridge))
+		}
+		if e.Netns != "" {
+			errs = append(errs, runIP("netns", "del", e.Netns))
 		}
 		errs = append(errs, os.RemoveAll(e.Dir))
 		if err := errors.Join(errs...); err != nil {

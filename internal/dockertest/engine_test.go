@@ -3,7 +3,6 @@ package dockertest_test
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -73,7 +72,7 @@ func TestEngineRunsContainersOfItsOwnAndLeavesNothing(t *testing.T) {
 			ip = bridge.IPAddress
 			return nil
 		})
-		if subnet := bridgeSubnet(t, e.Bridge); !subnet.Contains(netip.MustParseAddr(ip)) {
+		if subnet := bridgeSubnet(t, e); !subnet.Contains(netip.MustParseAddr(ip)) {
 			t.Errorf("container address %s: want one of the bridge %s's %s", ip, e.Bridge, subnet)
 		}
 
@@ -93,9 +92,7 @@ func TestEngineRunsContainersOfItsOwnAndLeavesNothing(t *testing.T) {
 	}
 
 	// the subtest's cleanup has stopped the engine
-	if out, err := exec.Command("ip", "link", "show", e.Bridge).CombinedOutput(); err == nil {
-		t.Errorf("bridge %s still exists after the cleanup:\n%s", e.Bridge, out)
-	}
+	assertNetworkGone(t, e)
 	if _, err := os.Stat(e.Dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Dir %s: %v; want it removed", e.Dir, err)
 	}
@@ -154,9 +151,7 @@ func TestEngineCleanupAfterDockerdWasKilled(t *testing.T) {
 	if e == nil {
 		t.Fatal("the subtest did not start an engine")
 	}
-	if out, err := exec.Command("ip", "link", "show", e.Bridge).CombinedOutput(); err == nil {
-		t.Errorf("bridge %s still exists after the cleanup:\n%s", e.Bridge, out)
-	}
+	assertNetworkGone(t, e)
 	if _, err := os.Stat(e.Dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Dir %s: %v; want it removed", e.Dir, err)
 	}
@@ -183,7 +178,7 @@ func TestEnginesInParallelEachHaveTheirOwn(t *testing.T) {
 			t.Run(fmt.Sprint(i), func(t *testing.T) {
 				t.Parallel()
 				e := dockertest.StartEngine(t)
-				subnet := bridgeSubnet(t, e.Bridge)
+				subnet := bridgeSubnet(t, e)
 				mu.Lock()
 				defer mu.Unlock()
 				for _, v := range []string{e.Host, e.Bridge, subnet.String(), e.ID()} {
@@ -198,23 +193,35 @@ func TestEnginesInParallelEachHaveTheirOwn(t *testing.T) {
 }
 
 // bridgeSubnet returns the IPv4 subnet of the bridge's address.
-func bridgeSubnet(t *testing.T, name string) netip.Prefix {
+func bridgeSubnet(t *testing.T, e *dockertest.Engine) netip.Prefix {
 	t.Helper()
-	iface, err := net.InterfaceByName(name)
+	out, err := exec.Command("ip", "-n", e.Netns, "-4", "-o", "addr", "show", "dev", e.Bridge).CombinedOutput()
 	if err != nil {
-		t.Fatalf("bridge %s: %v", name, err)
+		t.Fatalf("bridge %s in %s: %v: %s", e.Bridge, e.Netns, err, out)
 	}
-	addrs, err := iface.Addrs()
-	if err != nil {
-		t.Fatalf("bridge %s: %v", name, err)
-	}
-	for _, a := range addrs {
-		if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Is4() {
-			return p.Masked()
+	// 5: rmbr...    inet 10.213.7.1/24 scope global rmbr...
+	fields := strings.Fields(string(out))
+	for i, f := range fields {
+		if f == "inet" && i+1 < len(fields) {
+			if p, err := netip.ParsePrefix(fields[i+1]); err == nil {
+				return p.Masked()
+			}
 		}
 	}
-	t.Fatalf("bridge %s has no IPv4 address: %v", name, addrs)
+	t.Fatalf("bridge %s has no IPv4 address: %s", e.Bridge, out)
 	return netip.Prefix{}
+}
+
+// assertNetworkGone checks that the engine's namespace, and with it its
+// bridge, are gone, and that the bridge never was on this host's network.
+func assertNetworkGone(t *testing.T, e *dockertest.Engine) {
+	t.Helper()
+	if out, err := exec.Command("ip", "netns", "list").CombinedOutput(); err != nil || strings.Contains(string(out), e.Netns) {
+		t.Errorf("network namespace %s after the cleanup: %v\n%s", e.Netns, err, out)
+	}
+	if out, err := exec.Command("ip", "link", "show", e.Bridge).CombinedOutput(); err == nil {
+		t.Errorf("bridge %s is on this host's network:\n%s", e.Bridge, out)
+	}
 }
 
 func count(t *testing.T, cli *client.Client, f filters.Args) int {

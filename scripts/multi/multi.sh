@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # multi.sh runs two nodes on this machine (DESIGN.md section 8): one etcd (the real server, built
 # from the module), a manager on this host's Docker engine (node a, zone=a) and a manager on a
-# second dockerd with a bridge of its own (node b, zone=b).
+# second dockerd in a network namespace of its own, with a bridge of its own (node b, zone=b), so
+# that host ports of the two engines do not collide, as on two hosts.
 #
 #   scripts/multi/multi.sh up     build, start it all, print how to use it
 #   scripts/multi/multi.sh down   delete the controllers and their containers, stop it all and
@@ -13,7 +14,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 readonly root state=$root/.multi
-readonly engine=$state/engine-b bridge=rmmulti0 port_a=10262 port_b=10263
+readonly engine=$state/engine-b netns=rmmulti bridge=rmmulti0 port_a=10262 port_b=10263
 readonly host_b=unix://$engine/docker.sock
 timeout=${MULTI_TIMEOUT:-60}
 
@@ -73,7 +74,7 @@ up() {
 	[[ ! -e $state ]] || die "$state exists: run scripts/multi/multi.sh down first"
 	(($(id -u) == 0)) || die "a second dockerd needs root"
 	((${#host_b} < 100)) || die "$host_b is too long a path for a unix socket"
-	! ip link show "$bridge" >/dev/null 2>&1 || die "bridge $bridge exists: run scripts/multi/multi.sh down first"
+	! ip netns pids "$netns" >/dev/null 2>&1 || die "network namespace $netns exists: run scripts/multi/multi.sh down first"
 	for p in $port_a $port_b; do ! listening "$p" || die "port $p is taken"; done
 	trap '(($? == 0)) || log "up failed: see the logs in .multi/, then run scripts/multi/multi.sh down"' EXIT
 	cd "$root"
@@ -91,17 +92,21 @@ up() {
 		--initial-advertise-peer-urls "http://127.0.0.1:$pport" --initial-cluster "multi=http://127.0.0.1:$pport"
 	started etcd curl -fsS --max-time 2 "$etcd/health"
 
-	# the second engine on a bridge of its own: never --bridge none, which deletes docker0
+	# the second engine on a bridge of its own, in a namespace of its own: never --bridge none,
+	# which deletes docker0
 	while ip -4 route | grep -q "^10\.213\.$n\."; do ((++n < 255)) || die "no free 10.213.x.0/24"; done
-	ip link add "$bridge" type bridge
-	ip addr add "10.213.$n.1/24" dev "$bridge"
-	ip link set "$bridge" up
+	ip netns add "$netns"
+	ip -n "$netns" link set lo up
+	ip -n "$netns" link add "$bridge" type bridge
+	ip -n "$netns" addr add "10.213.$n.1/24" dev "$bridge"
+	ip -n "$netns" link set "$bridge" up
 	# an engine ID other than the main engine's: engine-id for Docker 23+, a key of its own before
 	cat /proc/sys/kernel/random/uuid >"$engine/data/engine-id"
 	if (($(dockerd --version | sed -E 's/^[^0-9]*([0-9]+)\..*/\1/') < 23)); then
 		printf '{"deprecated-key-path": "%s"}\n' "$engine/key.json"
 	else echo '{}'; fi >"$engine/daemon.json"
-	start dockerd dockerd --host "$host_b" --data-root "$engine/data" --exec-root "$engine/exec" \
+	# nsenter changes the network namespace alone (ip netns exec would remount /sys, hiding cgroups)
+	start dockerd nsenter --net="/var/run/netns/$netns" dockerd --host "$host_b" --data-root "$engine/data" --exec-root "$engine/exec" \
 		--pidfile "$engine/docker.pid" --config-file "$engine/daemon.json" --bridge "$bridge" \
 		--iptables=false --ip-masq=false --storage-driver "$(docker info -f '{{.Driver}}')"
 	started dockerd docker -H "$host_b" version
@@ -146,7 +151,7 @@ down() {
 		kill -KILL "$pid" 2>/dev/null || true
 	done
 	awk -v d="$state/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r | xargs -r -n 1 umount -l
-	if ip link show "$bridge" >/dev/null 2>&1; then ip link del "$bridge"; fi
+	if ip netns pids "$netns" >/dev/null 2>&1; then ip netns del "$netns"; fi
 	rm -rf "$state"
 	log "down: nothing of it is left"
 }
