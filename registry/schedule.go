@@ -11,6 +11,7 @@ package registry
 // port check ensured.
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -34,7 +35,21 @@ type schedController struct {
 	// blocked are, per slot, the nodes on which a container outside the
 	// set holds the slot's name (the nodes report them).
 	blocked map[int]map[string]bool
+	// worth ranks the slots' containers as the nodes report them, for a
+	// scale-down: slotReady above slotOutdated above slotNotReady; a slot
+	// without one (not reported, not created yet) goes first.
+	worth map[int]int
 }
+
+// The worth of a slot's container, for a scale-down (DESIGN.md section 5):
+// a container that is not running goes first, then one that is not ready,
+// then one of an older template, then the highest slot.
+const (
+	slotMissing = iota
+	slotNotReady
+	slotOutdated
+	slotReady
+)
 
 // schedNode is a node as placement sees it.
 type schedNode struct {
@@ -167,10 +182,14 @@ func keepGood(c *schedController, in scheduleInput, loads map[string]*nodeLoad, 
 		return p
 	}
 	if len(slots) > c.replicas {
-		for _, slot := range slots[c.replicas:] {
+		order := slices.Clone(slots)
+		slices.SortStableFunc(order, func(a, b int) int {
+			return cmp.Or(cmp.Compare(c.worth[a], c.worth[b]), cmp.Compare(b, a))
+		})
+		for _, slot := range order[:len(slots)-c.replicas] {
 			res.changes = append(res.changes, assignChange{id: c.id, slot: slot, old: current[slot]})
 		}
-		slots = slots[:c.replicas]
+		slots = slices.Sorted(slices.Values(order[len(slots)-c.replicas:]))
 	}
 	for _, slot := range slots {
 		p.taken[slot] = true

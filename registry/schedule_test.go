@@ -304,3 +304,18 @@ func TestScheduleSlotNamesTakenOnANode(t *testing.T) {
 		}
 	})
 }
+
+func TestScheduleScaleDownRemovesTheLeastUsefulFirst(t *testing.T) {
+	in := scheduleInput{
+		controllers: []schedController{{id: "web", replicas: 2,
+			// slot 1 not ready, slot 2 ready, slot 3 outdated, slot 4 ready, slot 5 not created
+			worth: map[int]int{1: slotNotReady, 2: slotReady, 3: slotOutdated, 4: slotReady}}},
+		nodes:       liveNodes("a"),
+		assignments: map[string]map[int]slotAssignment{"web": assigned(map[int]string{1: "a", 2: "a", 3: "a", 4: "a", 5: "a"})},
+		now:         schedNow,
+	}
+	res := schedule(in)
+	if got := placed(in, res, "web"); !maps.Equal(got, map[int]string{2: "a", 4: "a"}) {
+		t.Errorf("scale 5→2: kept %v, want the two ready ones of the current template, slots 2 and 4", got)
+	}
+}

@@ -246,6 +246,7 @@ func (s *Scheduler) scheduleInputLocked() *scheduleInput {
 	}
 	for _, id := range slices.Sorted(maps.Keys(s.specs)) {
 		ctl := s.specs[id].ctl
+		ctl.worth = slotWorth(s.reports[id], s.specs[id].hash)
 		for node, r := range s.reports[id] {
 			for _, slot := range r.BlockedSlots {
 				if ctl.blocked == nil {
@@ -333,6 +334,32 @@ func (s *Scheduler) setUnschedulable(now map[string]unschedulable) {
 		}
 	}
 	s.unschedulable = now
+}
+
+// slotWorth ranks each reported slot's container for a scale-down.
+func slotWorth(reports map[string]*api.NodeReport, hash string) map[int]int {
+	if len(reports) == 0 {
+		return nil
+	}
+	worth := map[int]int{}
+	for _, r := range reports {
+		for _, t := range r.Tasks {
+			w := slotNotReady
+			switch {
+			case t.State != api.StateRunning:
+				w = slotMissing
+			case t.Health != api.HealthNone && t.Health != api.HealthHealthy:
+			case t.TemplateHash != hash:
+				w = slotOutdated
+			default:
+				w = slotReady
+			}
+			if t.Slot > 0 {
+				worth[t.Slot] = max(worth[t.Slot], w)
+			}
+		}
+	}
+	return worth
 }
 
 // writeStatuses merges and writes the status of every controller that is
