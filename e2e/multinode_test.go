@@ -90,7 +90,7 @@ func startEtcd(t *testing.T) string {
 	go func() { done <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
-		<-done
+		<-done //nolint:errcheck // etcd exits with a status on SIGINT
 		if t.Failed() {
 			t.Logf("etcd logs:\n%s", logs)
 		}
@@ -99,12 +99,12 @@ func startEtcd(t *testing.T) string {
 		select {
 		case err := <-done:
 			done <- err
-			return fmt.Errorf("etcd exited: %v\n%s", err, logs)
+			return fmt.Errorf("etcd exited: %w\n%s", err, logs)
 		default:
 		}
 		out, err := exec.Command(filepath.Join(binDir, "rcctl"), "--etcd-servers", client, "get").CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("rcctl get: %v: %s", err, out)
+			return fmt.Errorf("rcctl get: %w: %s", err, out)
 		}
 		return nil
 	})

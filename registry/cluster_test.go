@@ -193,11 +193,11 @@ func TestClusterSpreadsScalesAndDeletes(t *testing.T) {
 	testpoll.Eventually(t, waitTimeout, func() error {
 		_, err := c.store.GetStatus(t.Context(), "web")
 		if !errors.Is(err, ErrNotFound) {
-			return fmt.Errorf("status after the delete: %v, want none", err)
+			return fmt.Errorf("status after the delete: %w, want none", err)
 		}
 		assigned, err := c.store.ListAssignments(t.Context())
 		if err != nil || len(assigned["web"]) != 0 {
-			return fmt.Errorf("assignments after the delete: %v (%v), want none", assigned["web"], err)
+			return fmt.Errorf("assignments after the delete: %v (%w), want none", assigned["web"], err)
 		}
 		return nil
 	})

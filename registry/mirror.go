@@ -44,11 +44,8 @@ func (s *Store) mirror(ctx context.Context, prefix string, t mirrorTarget, warn 
 			backoff = retryBackoff()
 			err = s.mirrorWatch(ctx, prefix, rev+1, t)
 		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		if Refused(err) {
-			return fmt.Errorf("watch %s: %w", prefix, err)
+		if ctx.Err() != nil || Refused(err) {
+			return unlessStopped(ctx, fmt.Errorf("watch %s: %w", prefix, err))
 		}
 		delay := backoff.Step()
 		if errors.Is(err, errWatchCompacted) {

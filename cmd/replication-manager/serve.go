@@ -126,10 +126,12 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 
 // unlessDone returns err, or nil once ctx has ended: a stop is no failure.
 func unlessDone(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
+	select {
+	case <-ctx.Done():
 		return nil
+	default:
+		return err
 	}
-	return err
 }
 
 // nodeEngine returns the engine this manager acts for, named --node-name
