@@ -150,6 +150,13 @@ func TestTwoNodesSpreadSelectScaleAndDelete(t *testing.T) {
 	if out := n.a.rcctl(t, "", "nodes"); !strings.Contains(out, "zone=a") || !strings.Contains(out, "zone=b") {
 		t.Errorf("rcctl nodes does not list both nodes:\n%s", out)
 	}
+	// the leader, whichever it is, exports the nodes
+	metrics := httpGet(t, "http://"+n.a.metricsAddr+"/metrics") + httpGet(t, "http://"+n.b.metricsAddr+"/metrics")
+	for _, series := range []string{`replication_manager_node_assigned_slots{node="a"} 2`, `replication_manager_node_up{node="b"} 1`} {
+		if !strings.Contains(metrics, series) {
+			t.Errorf("no manager exports %s", series)
+		}
+	}
 
 	onB := newID("onb")
 	rc := controller(onB, n.image, 3, n.labels)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ var clusterPolicy = api.SecurityPolicy{AllowHostPorts: true}
 type cluster struct {
 	store *Store
 	nodes map[string]*testNode
+	sched *Scheduler
 }
 
 // testNode is one node: its engine, its lease and its manager.
@@ -45,8 +47,8 @@ func newCluster(t *testing.T, grace time.Duration, labels map[string]map[string]
 	for name, l := range labels {
 		c.startNode(t, name, l)
 	}
-	sched := NewScheduler(store, testLogger(t), SchedulerOptions{NodeGrace: grace, SyncPeriod: time.Hour, Policy: clusterPolicy})
-	runInBackground(t, sched.Run)
+	c.sched = NewScheduler(store, testLogger(t), SchedulerOptions{NodeGrace: grace, SyncPeriod: time.Hour, Policy: clusterPolicy})
+	runInBackground(t, c.sched.Run)
 	return c
 }
 
@@ -168,6 +170,13 @@ func TestClusterSpreadsScalesAndDeletes(t *testing.T) {
 	c := newCluster(t, time.Minute, zones("a", "b"))
 	c.apply(t, newController("web", 4))
 	c.waitRunning(t, "web", map[string]int{"a": 2, "b": 2})
+	testpoll.Eventually(t, waitTimeout, func() error {
+		want := []NodeStat{{Name: "a", Alive: true, Assigned: 2, Containers: 2}, {Name: "b", Alive: true, Assigned: 2, Containers: 2}}
+		if got := c.sched.NodeStats(); !slices.Equal(got, want) {
+			return fmt.Errorf("node stats %+v, want %+v", got, want)
+		}
+		return nil
+	})
 	c.waitStatus(t, "web", func(st *api.ReplicationControllerStatus) error {
 		if st.Replicas != 4 || st.ReadyReplicas != 4 || st.UpdatedReplicas != 4 {
 			return fmt.Errorf("status %+v, want 4 replicas ready and updated over both nodes", st)

@@ -740,3 +740,45 @@ func (s *Scheduler) decodeReport(k kv) (string, *api.NodeReport) {
 	}
 	return id, &r
 }
+
+// NodeStat is what the leader knows of one node, for metrics.
+type NodeStat struct {
+	Name string
+	// Alive: the node is registered (its lease lives).
+	Alive bool
+	// Assigned counts the slots assigned to it; Containers the containers
+	// it reports.
+	Assigned, Containers int
+}
+
+// NodeStats returns every node the leader knows: registered, or still
+// holding assignments, by name.
+func (s *Scheduler) NodeStats() []NodeStat {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	byName := map[string]*NodeStat{}
+	stat := func(name string) *NodeStat {
+		if byName[name] == nil {
+			byName[name] = &NodeStat{Name: name}
+		}
+		return byName[name]
+	}
+	for name, n := range s.nodes {
+		stat(name).Alive = n.alive
+	}
+	for _, slots := range s.assignments {
+		for _, a := range slots {
+			stat(a.node).Assigned++
+		}
+	}
+	for _, reports := range s.reports {
+		for node, r := range reports {
+			stat(node).Containers += len(r.Tasks)
+		}
+	}
+	out := make([]NodeStat, 0, len(byName))
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		out = append(out, *byName[name])
+	}
+	return out
+}

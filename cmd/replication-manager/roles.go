@@ -35,7 +35,8 @@ func newRoles(client *clientv3.Client, store *registry.Store, opts *options, doc
 		Name: "replication_manager_is_acting_for_node",
 		Help: "1 while this instance acts for its node and may change its containers, else 0.",
 	})
-	reg.MustRegister(isLeader, isActing)
+	nodes := &nodeCollector{}
+	reg.MustRegister(isLeader, isActing, nodes)
 	managerOpts := registry.Options{
 		SyncPeriod:           opts.SyncPeriod,
 		Workers:              opts.Workers,
@@ -74,7 +75,10 @@ func newRoles(client *clientv3.Client, store *registry.Store, opts *options, doc
 			work: func(ctx context.Context, t term) error {
 				o := schedOpts
 				o.Guard = t.guard()
-				return registry.NewScheduler(store, logger, o).Run(ctx)
+				s := registry.NewScheduler(store, logger, o)
+				nodes.current.Store(s)
+				defer nodes.current.Store(nil)
+				return s.Run(ctx)
 			},
 		},
 	}

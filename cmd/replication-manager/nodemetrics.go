@@ -1,0 +1,50 @@
+package main
+
+// This file exports the leader's view of the nodes as metrics, one series
+// per node: whether it is up, the slots assigned to it and the containers
+// it reports. A standby exports none.
+
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/replication-manager/replication-manager/registry"
+)
+
+var (
+	nodeUpDesc = prometheus.NewDesc("replication_manager_node_up",
+		"1 while the node is registered (its lease lives), 0 while it is gone but still holds assignments; from the leader.", []string{"node"}, nil)
+	nodeAssignedDesc = prometheus.NewDesc("replication_manager_node_assigned_slots",
+		"Slots assigned to the node; from the leader.", []string{"node"}, nil)
+	nodeContainersDesc = prometheus.NewDesc("replication_manager_node_containers",
+		"Active containers the node reports; from the leader.", []string{"node"}, nil)
+)
+
+// nodeCollector collects the node metrics of the scheduler of the term in
+// progress, if this manager leads.
+type nodeCollector struct {
+	current atomic.Pointer[registry.Scheduler]
+}
+
+func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- nodeUpDesc
+	ch <- nodeAssignedDesc
+	ch <- nodeContainersDesc
+}
+
+func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.current.Load()
+	if s == nil {
+		return
+	}
+	for _, n := range s.NodeStats() {
+		up := 0.0
+		if n.Alive {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(nodeUpDesc, prometheus.GaugeValue, up, n.Name)
+		ch <- prometheus.MustNewConstMetric(nodeAssignedDesc, prometheus.GaugeValue, float64(n.Assigned), n.Name)
+		ch <- prometheus.MustNewConstMetric(nodeContainersDesc, prometheus.GaugeValue, float64(n.Containers), n.Name)
+	}
+}
