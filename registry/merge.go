@@ -42,7 +42,16 @@ func mergeStatus(in mergeInput) api.ReplicationControllerStatus {
 		conds = in.last.Conditions
 	}
 	st.ObservedRevision = in.revision
+	for _, r := range in.reports {
+		s := r.Status
+		st.Replicas += s.Replicas
+		st.ReadyReplicas += s.ReadyReplicas
+		st.AvailableReplicas += s.AvailableReplicas
+		st.UpdatedReplicas += s.UpdatedReplicas
+	}
 	if in.invalid != nil {
+		// nothing happens to the containers: the counts are the nodes'
+		// last, and the other conditions stay as they were
 		reason := api.ReasonInvalidSpec
 		if in.undecodable {
 			reason = api.ReasonUndecodable
@@ -57,10 +66,6 @@ func mergeStatus(in mergeInput) api.ReplicationControllerStatus {
 	progressFailed := false
 	for _, r := range in.reports {
 		s := r.Status
-		st.Replicas += s.Replicas
-		st.ReadyReplicas += s.ReadyReplicas
-		st.AvailableReplicas += s.AvailableReplicas
-		st.UpdatedReplicas += s.UpdatedReplicas
 		// the status reflects the spec once every node has acted on it
 		st.ObservedRevision = min(st.ObservedRevision, s.ObservedRevision)
 		if c := s.FindCondition(api.ConditionReplicaFailure); c != nil {
