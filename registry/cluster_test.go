@@ -29,6 +29,8 @@ type cluster struct {
 	store *Store
 	nodes map[string]*testNode
 	sched *Scheduler
+	// stopSched stops the scheduler, as a leader that loses its term.
+	stopSched func()
 }
 
 // testNode is one node: its engine, its lease and its manager.
@@ -48,7 +50,7 @@ func newCluster(t *testing.T, grace time.Duration, labels map[string]map[string]
 		c.startNode(t, name, l)
 	}
 	c.sched = NewScheduler(store, testLogger(t), SchedulerOptions{NodeGrace: grace, SyncPeriod: time.Hour, Policy: clusterPolicy})
-	runInBackground(t, c.sched.Run)
+	c.stopSched = runInBackground(t, c.sched.Run)
 	return c
 }
 
@@ -344,4 +346,28 @@ func TestClusterRollingUpdateKeepsTheBoundsOverNodes(t *testing.T) {
 		t.Errorf("during the rollout over two nodes: at least %d available and at most %d live; want at least 3 and at most 4", minAvailable, maxLive)
 	}
 	t.Logf("rollout over two nodes: at least %d available, at most %d live", minAvailable, maxLive)
+}
+
+func TestClusterANewLeaderCarriesTheStatusOn(t *testing.T) {
+	c := newCluster(t, time.Minute, zones("a"))
+	c.apply(t, newController("web", 2))
+	before := c.waitStatus(t, "web", func(st *api.ReplicationControllerStatus) error {
+		if st.ReadyReplicas != 2 {
+			return fmt.Errorf("ready %d, want 2", st.ReadyReplicas)
+		}
+		return nil
+	})
+	c.stopSched()
+	next := NewScheduler(c.store, testLogger(t), SchedulerOptions{NodeGrace: time.Minute, SyncPeriod: time.Hour})
+	runInBackground(t, next.Run)
+	c.apply(t, newController("web", 3)) // a change for the new leader to write
+	c.waitStatus(t, "web", func(st *api.ReplicationControllerStatus) error {
+		if st.ReadyReplicas != 3 {
+			return fmt.Errorf("ready %d, want 3", st.ReadyReplicas)
+		}
+		if !st.CreationTimestamp.Equal(before.CreationTimestamp) {
+			return fmt.Errorf("creationTimestamp %s, want the first leader's %s", st.CreationTimestamp, before.CreationTimestamp)
+		}
+		return nil
+	})
 }

@@ -122,7 +122,7 @@ func NewScheduler(store *Store, logger *slog.Logger, opts SchedulerOptions) *Sch
 // ended it otherwise (etcd refusing this manager).
 func (s *Scheduler) Run(ctx context.Context) error {
 	s.started = s.now()
-	if err := s.readHistory(ctx); err != nil {
+	if err := s.readRegistry(ctx); err != nil {
 		return unlessStopped(ctx, err)
 	}
 	runCtx, fail := context.WithCancelCause(ctx)
@@ -159,15 +159,27 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 }
 
-// readHistory reads the newest recorded template of every controller, so
-// that a new leader records only templates that are new.
-func (s *Scheduler) readHistory(ctx context.Context) error {
+// readRegistry reads the statuses and the newest recorded template of
+// every controller, so that a new leader carries on where the last one
+// stopped: the creation times and the conditions' transition times stay,
+// and only templates that are new are recorded.
+func (s *Scheduler) readRegistry(ctx context.Context) error {
 	backoff := retryBackoff()
 	for {
 		readCtx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
-		newest, err := s.store.newestRevisions(readCtx)
+		statuses, err := s.store.ListStatuses(readCtx)
+		var newest map[string]api.Revision
+		if err == nil {
+			newest, err = s.store.newestRevisions(readCtx)
+		}
 		cancel()
 		if err == nil {
+			s.statuses = statuses
+			s.mu.Lock()
+			for id := range statuses {
+				s.statusDirty[id] = true // rewritten, or forgotten if its controller is gone
+			}
+			s.mu.Unlock()
 			for id, r := range newest {
 				s.recorded[id] = r.TemplateHash
 			}
@@ -177,7 +189,7 @@ func (s *Scheduler) readHistory(ctx context.Context) error {
 			return err
 		}
 		delay := backoff.Step()
-		s.logger.Warn("reading the history from etcd failed; retrying", "retryIn", delay, "err", err)
+		s.logger.Warn("reading the statuses and history from etcd failed; retrying", "retryIn", delay, "err", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
