@@ -272,17 +272,25 @@ func (s *Scheduler) scheduleInputLocked() *scheduleInput {
 		}
 		in.controllers = append(in.controllers, ctl)
 	}
-	for name, n := range s.nodes {
-		in.nodes[name] = &schedNode{name: name, labels: n.node.Labels, alive: n.alive, goneSince: n.goneSince}
-	}
+	holding := map[string]bool{} // nodes with an assignment
 	for id, slots := range s.assignments {
 		in.assignments[id] = maps.Clone(slots)
 		for _, a := range slots {
-			if _, ok := in.nodes[a.node]; !ok {
-				// assigned to a node this leader never saw: gone since it
-				// began to lead, so that it gets the whole grace
-				in.nodes[a.node] = &schedNode{name: a.node, goneSince: s.started}
-			}
+			holding[a.node] = true
+		}
+	}
+	for name, n := range s.nodes {
+		if !n.alive && !holding[name] && in.now.Sub(n.goneSince) >= s.opts.NodeGrace {
+			delete(s.nodes, name) // gone for good, and nothing left of it
+			continue
+		}
+		in.nodes[name] = &schedNode{name: name, labels: n.node.Labels, alive: n.alive, goneSince: n.goneSince}
+	}
+	for name := range holding {
+		if _, ok := in.nodes[name]; !ok {
+			// assigned to a node this leader never saw: gone since it
+			// began to lead, so that it gets the whole grace
+			in.nodes[name] = &schedNode{name: name, goneSince: s.started}
 		}
 	}
 	return in
