@@ -33,10 +33,13 @@ func main() {
 }
 
 // run parses the flags and runs the benchmark, or, given the hidden
-// scale-worker subcommand, one control-plane subprocess.
+// scale-worker or nodes-worker subcommand, one control-plane subprocess.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == bench.ScaleWorkerCommand {
 		return bench.RunScaleWorker(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == bench.NodesWorkerCommand {
+		return bench.RunNodesWorker(ctx, args[1:], os.Stdin, stdout, stderr)
 	}
 	cfg := bench.DefaultConfig()
 	fs := pflag.NewFlagSet("rm-bench", pflag.ContinueOnError)

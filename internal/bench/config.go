@@ -36,14 +36,22 @@ type Config struct {
 	// RolloutReplicas and RolloutRounds size the rolling updates;
 	// ScaleRolloutAt is the controller count of the control-plane part
 	// whose every controller is rolled out (0: none).
-	RolloutReplicas int    `json:"rolloutReplicas"`
-	RolloutRounds   int    `json:"rolloutRounds"`
-	ScaleRolloutAt  int    `json:"scaleRolloutAt"`
-	SkipDocker      bool   `json:"skipDocker"`
-	SkipRollout     bool   `json:"skipRollout"`
-	SkipScale       bool   `json:"skipScale"`
-	SkipGoBench     bool   `json:"skipGoBench"`
-	GoBenchPattern  string `json:"goBenchPattern"`
+	RolloutReplicas int `json:"rolloutReplicas"`
+	RolloutRounds   int `json:"rolloutRounds"`
+	ScaleRolloutAt  int `json:"scaleRolloutAt"`
+	// NodesControllers, NodesCount, NodesGrace, NodesSyncPeriod and
+	// NodesPeriods size the nodes part: the scheduler over simulated
+	// nodes (its replicas per controller are ScaleReplicas).
+	NodesControllers int           `json:"nodesControllers"`
+	NodesCount       int           `json:"nodesCount"`
+	NodesGrace       time.Duration `json:"nodesGraceNs"`
+	NodesSyncPeriod  time.Duration `json:"nodesSyncPeriodNs"`
+	NodesPeriods     int           `json:"nodesPeriods"`
+	SkipDocker       bool          `json:"skipDocker"`
+	SkipRollout      bool          `json:"skipRollout"`
+	SkipScale        bool          `json:"skipScale"`
+	SkipGoBench      bool          `json:"skipGoBench"`
+	GoBenchPattern   string        `json:"goBenchPattern"`
 	// Only names the parts to measure (Parts); empty measures every one
 	// the skip flags leave.
 	Only []string `json:"only,omitempty"`
@@ -57,12 +65,13 @@ const (
 	PartRollout      = "rollout"
 	PartMissingImage = "missing-image"
 	PartScale        = "scale"
+	PartNodes        = "nodes"
 	PartGoBench      = "go-bench"
 )
 
 // Parts are the parts of a run in the order it measures them (the
-// missing-image window runs alongside the last two).
-var Parts = []string{PartConvergence, PartReplacement, PartEndToEnd, PartRollout, PartMissingImage, PartScale, PartGoBench}
+// missing-image window runs alongside the last three).
+var Parts = []string{PartConvergence, PartReplacement, PartEndToEnd, PartRollout, PartMissingImage, PartScale, PartNodes, PartGoBench}
 
 // dockerParts are the parts that need the Docker Engine.
 var dockerParts = []string{PartConvergence, PartReplacement, PartEndToEnd, PartRollout, PartMissingImage}
@@ -74,7 +83,7 @@ func (c *Config) runs(part string) bool {
 		return false
 	}
 	switch part {
-	case PartScale:
+	case PartScale, PartNodes:
 		return !c.SkipScale
 	case PartGoBench:
 		return !c.SkipGoBench
@@ -93,25 +102,30 @@ func (c *Config) runsDocker() bool {
 // DefaultConfig is what `make bench` runs.
 func DefaultConfig() Config {
 	return Config{
-		BinDir:          "bin",
-		ResultsDir:      "bench-results",
-		Doc:             "docs/BENCHMARKS.md",
-		Replicas:        30,
-		Rounds:          6,
-		ProvenTemplate:  true,
-		ReplaceTries:    10,
-		EndToEndTries:   20,
-		FailureReps:     100,
-		FailureWindow:   time.Minute,
-		Swarm:           true,
-		ScaleCounts:     []int{1000, 10000},
-		ScaleReplicas:   10,
-		ScaleProbes:     200,
-		ScaleResyncs:    5,
-		RolloutReplicas: 10,
-		RolloutRounds:   4,
-		ScaleRolloutAt:  1000,
-		GoBenchPattern:  ".",
+		BinDir:           "bin",
+		ResultsDir:       "bench-results",
+		Doc:              "docs/BENCHMARKS.md",
+		Replicas:         30,
+		Rounds:           6,
+		ProvenTemplate:   true,
+		ReplaceTries:     10,
+		EndToEndTries:    20,
+		FailureReps:      100,
+		FailureWindow:    time.Minute,
+		Swarm:            true,
+		ScaleCounts:      []int{1000, 10000},
+		ScaleReplicas:    10,
+		ScaleProbes:      200,
+		ScaleResyncs:     5,
+		RolloutReplicas:  10,
+		RolloutRounds:    4,
+		ScaleRolloutAt:   1000,
+		NodesControllers: 10000,
+		NodesCount:       100,
+		NodesGrace:       100 * time.Millisecond,
+		NodesSyncPeriod:  time.Second,
+		NodesPeriods:     3,
+		GoBenchPattern:   ".",
 	}
 }
 
@@ -135,10 +149,15 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.RolloutReplicas, "rollout-replicas", c.RolloutReplicas, "replicas of the rolling updates (manager and Swarm)")
 	fs.IntVar(&c.RolloutRounds, "rollout-rounds", c.RolloutRounds, "rounds of the rolling updates; each round rolls every strategy once on each system, the next system first, so an even number gives each the same positions")
 	fs.IntVar(&c.ScaleRolloutAt, "scale-rollout-controllers", c.ScaleRolloutAt, "the controller count (one of --scale-controllers) whose every controller gets a new template in the control-plane part; 0 for none")
+	fs.IntVar(&c.NodesControllers, "nodes-controllers", c.NodesControllers, "controllers of the nodes part (the scheduler over simulated nodes), of --scale-replicas each")
+	fs.IntVar(&c.NodesCount, "nodes-count", c.NodesCount, "simulated nodes of the nodes part")
+	fs.DurationVar(&c.NodesGrace, "nodes-grace", c.NodesGrace, "the scheduler's NodeGrace in the nodes part: how long a dead node keeps its slots (in the reassignment figure)")
+	fs.DurationVar(&c.NodesSyncPeriod, "nodes-sync-period", c.NodesSyncPeriod, "the scheduler's SyncPeriod in the nodes part: every period it runs a full pass")
+	fs.IntVar(&c.NodesPeriods, "nodes-periods", c.NodesPeriods, "sync periods over which the nodes part counts the assignment writes of the steady state")
 	fs.BoolVar(&c.SkipDocker, "skip-docker", c.SkipDocker, "skip the parts that need Docker (convergence, replacement, end to end, rolling updates, missing image, Swarm)")
 	fs.BoolVar(&c.SkipRollout, "skip-rollout", c.SkipRollout, "skip the rolling updates on Docker (the control plane's mass rollout runs with --scale-rollout-controllers)")
 	fs.StringSliceVar(&c.Only, "only", c.Only, "measure only these parts ("+strings.Join(Parts, ", ")+"); the skip flags still apply")
-	fs.BoolVar(&c.SkipScale, "skip-scale", c.SkipScale, "skip the control-plane part with the in-memory fake")
+	fs.BoolVar(&c.SkipScale, "skip-scale", c.SkipScale, "skip the control-plane parts (scale: the manager on the in-memory fake; nodes: the scheduler over simulated nodes)")
 	fs.BoolVar(&c.SkipGoBench, "skip-go-bench", c.SkipGoBench, "skip the Go benchmarks of the registry package")
 	fs.StringVar(&c.GoBenchPattern, "go-bench", c.GoBenchPattern, "-bench pattern of the Go benchmarks")
 }
@@ -152,8 +171,9 @@ func (c *Config) Validate() error {
 		"--failure-replicas": c.FailureReps,
 		"--scale-replicas":   c.ScaleReplicas, "--scale-probes": c.ScaleProbes, "--scale-resyncs": c.ScaleResyncs,
 		"--rollout-replicas": c.RolloutReplicas, "--rollout-rounds": c.RolloutRounds,
+		"--nodes-controllers": c.NodesControllers, "--nodes-periods": c.NodesPeriods,
 	}
-	for _, flag := range []string{"--replicas", "--rounds", "--replace-tries", "--failure-replicas", "--scale-replicas", "--scale-probes", "--scale-resyncs", "--rollout-replicas", "--rollout-rounds"} {
+	for _, flag := range []string{"--replicas", "--rounds", "--replace-tries", "--failure-replicas", "--scale-replicas", "--scale-probes", "--scale-resyncs", "--rollout-replicas", "--rollout-rounds", "--nodes-controllers", "--nodes-periods"} {
 		if positive[flag] < 1 {
 			bad("%s: must be at least 1, got %d", flag, positive[flag])
 		}
@@ -168,6 +188,15 @@ func (c *Config) Validate() error {
 		if n < 1 {
 			bad("--scale-controllers: every count must be at least 1, got %d", n)
 		}
+	}
+	if c.NodesCount < 2 {
+		bad("--nodes-count: must be at least 2, so that a dead node's slots have somewhere to go, got %d", c.NodesCount)
+	}
+	if c.NodesGrace <= 0 {
+		bad("--nodes-grace: must be positive (the scheduler takes 0 for its default), got %s", c.NodesGrace)
+	}
+	if c.NodesSyncPeriod <= 0 {
+		bad("--nodes-sync-period: must be positive, got %s", c.NodesSyncPeriod)
 	}
 	if c.ScaleRolloutAt < 0 {
 		bad("--scale-rollout-controllers: must not be negative, got %d", c.ScaleRolloutAt)

@@ -41,11 +41,26 @@ func pprofTop(ctx context.Context, file string, flags []string, keep func(line s
 	return strings.Join(lines, "\n"), nil
 }
 
-// summariseProfiles returns the profiles of the scale parts whose rows
-// missed their target.
-func summariseProfiles(ctx context.Context, rows []Row, scale []ScaleResult) ([]ProfileSummary, error) {
+// summariseProfiles returns the profiles of the scale and nodes parts
+// whose rows missed their target.
+func summariseProfiles(ctx context.Context, rows []Row, scale []ScaleResult, nodes *NodesResult) ([]ProfileSummary, error) {
 	var out []ProfileSummary
 	for _, r := range missed(rows) {
+		if strings.HasPrefix(r.Part, nodesPartPrefix) {
+			file := ""
+			if nodes != nil {
+				file = nodes.Profiles[nodesProfileOf(r.Measure)]
+			}
+			if file == "" {
+				continue
+			}
+			top, err := pprofTop(ctx, file, nil, nil)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, ProfileSummary{Target: "scheduler over nodes: " + strings.TrimSpace(r.Measure), File: file, Top: top})
+			continue
+		}
 		for _, s := range scale {
 			if !strings.Contains(r.Part, fmt.Sprintf("%d controllers", s.Controllers)) {
 				continue
@@ -66,6 +81,21 @@ func summariseProfiles(ctx context.Context, rows []Row, scale []ScaleResult) ([]
 		}
 	}
 	return out, nil
+}
+
+// nodesProfileOf names the CPU profile that explains a targeted row of the
+// nodes part.
+func nodesProfileOf(measure string) string {
+	measure = strings.TrimSpace(measure)
+	switch {
+	case strings.HasPrefix(measure, "first assignment"):
+		return "first"
+	case strings.HasPrefix(measure, "reassignment of a dead node: "):
+		return "reassign"
+	case strings.HasPrefix(measure, "steady state"):
+		return "steady"
+	}
+	return ""
 }
 
 // profileOf names the profile that explains a row of the scale part, and

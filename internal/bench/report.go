@@ -76,6 +76,16 @@ const (
 	// targetRolloutEventToCreateP99 bounds a new controller's event →
 	// create while every controller of the control plane rolls out.
 	targetRolloutEventToCreateP99 = 10 * time.Millisecond
+	// The scheduler's targets over several nodes: the first assignment and
+	// the reassignment of a dead node hold at targetNodesControllers ×
+	// targetNodesReplicas over targetNodesCount nodes only (a node holds
+	// 1,000 slots then); the steady state's at any size.
+	targetNodesControllers     = 10000
+	targetNodesReplicas        = 10
+	targetNodesCount           = 100
+	targetNodesFirstAssignment = 5 * time.Second
+	targetNodesReassign        = time.Second
+	targetNodesSteadyWrites    = 0
 )
 
 // minP99Samples is the fewest samples a p99 is judged on: with 20 the
@@ -140,6 +150,9 @@ func BuildRows(r *Results) []Row {
 		if cfg.runs(PartRollout) {
 			rows = append(rows, rolloutRows(d)...)
 		}
+	}
+	if r.Nodes != nil && cfg.runs(PartNodes) {
+		rows = append(rows, nodesRows(r.Nodes)...)
 	}
 	for _, b := range r.GoBench {
 		rows = append(rows, Row{
@@ -467,6 +480,108 @@ func rolloutRows(d *DockerResults) []Row {
 		}
 	}
 	return rows
+}
+
+// nodesPartPrefix begins the part name of the nodes rows.
+const nodesPartPrefix = "7. Scheduler over nodes"
+
+// nodesRows are the scheduler's rows over simulated nodes.
+func nodesRows(n *NodesResult) []Row {
+	part := fmt.Sprintf("%s, %d controllers × %d over %d simulated nodes (real etcd, NodeGrace %s)", nodesPartPrefix, n.Controllers, n.Replicas, n.Nodes, fmtPeriod(n.NodeGrace))
+	sized := n.Controllers == targetNodesControllers && n.Replicas == targetNodesReplicas && n.Nodes == targetNodesCount
+	// target sets the target of r at the size only
+	target := func(r Row, text string, have, ok bool) Row {
+		if sized {
+			r.Target, r.Verdict = text, judge(have, ok)
+		}
+		return r
+	}
+	first := "not measured"
+	if n.FirstAssignment > 0 {
+		first = fmt.Sprintf("%s (the first key after %s; %d keys, %s per node)", fmtDuration(n.FirstAssignment), fmtDuration(n.FirstKey),
+			n.Assignments, fmtSlots(n.SlotsPerNodeMin, n.SlotsPerNodeMax))
+	}
+	rows := []Row{
+		target(Row{Part: part, Measure: fmt.Sprintf("first assignment: Scheduler.Run (specs and nodes in etcd) → all %d assignment keys exist (a watch on the prefix)", n.Controllers*n.Replicas), Result: first},
+			"≤ "+fmtDuration(targetNodesFirstAssignment), n.FirstAssignment > 0, n.FirstAssignment <= targetNodesFirstAssignment),
+		{Part: part, Measure: "  then the rest of its first pass: every status and history record written (one put each, in turn)", Result: fmtAfter(n.FirstPass, "after the start")},
+	}
+	if n.Memory != nil {
+		rows = append(rows, Row{Part: part, Measure: "resident memory of the scheduler's process after its first pass", Result: fmt.Sprintf("%s (peak %s); %s after a GC",
+			fmtBytes(n.Memory.RSS), fmtBytes(n.Memory.PeakRSS), fmtBytes(n.Memory.RSSAfterGC))})
+	}
+	r := n.Reassign
+	rows = append(rows, target(Row{Part: part,
+		Measure: fmt.Sprintf("reassignment of a dead node: its lease revoked → each of its slots on another node, the grace included (SyncPeriod %s: no periodic pass meanwhile)", fmtPeriod(n.IdleSyncPeriod)),
+		Result:  fmtReassignment(r)},
+		"≤ "+fmtDuration(targetNodesReassign), r != nil && r.Took > 0, r != nil && r.Took <= targetNodesReassign))
+	steady := "not measured"
+	if n.SteadyWindow > 0 {
+		steady = fmt.Sprintf("%d in %s (%d passes, one every %s; %d status writes)", n.SteadyWrites, fmtDuration(n.SteadyWindow), n.SteadyPasses,
+			medianOf(n.PassIntervals), n.SteadyStatusWrites)
+	}
+	rows = append(rows,
+		Row{Part: part, Measure: fmt.Sprintf("steady state: assignment writes over ≥ %d sync periods of %s after convergence (a second scheduler, started on the same etcd)", n.SteadyPeriods, fmtPeriod(n.SyncPeriod)),
+			Result: steady, Target: fmt.Sprintf("%d", targetNodesSteadyWrites), Verdict: judge(n.SteadyWindow > 0, n.SteadyWrites <= targetNodesSteadyWrites)},
+		Row{Part: part, Measure: "  that second scheduler's first pass (a new leader): assignment writes, and every status written by",
+			Result: fmtRestart(n)},
+		Row{Part: part, Measure: fmt.Sprintf("  reassignment of a dead node while its periodic passes run (SyncPeriod %s, every status due each pass)", fmtPeriod(n.SyncPeriod)),
+			Result: fmtReassignment(n.ReassignBusy)},
+	)
+	return rows
+}
+
+// fmtAfter prints d with what it is measured from, or that it was not
+// measured.
+func fmtAfter(d time.Duration, from string) string {
+	if d <= 0 {
+		return "not measured"
+	}
+	return fmtDuration(d) + " " + from
+}
+
+// medianOf prints the median of d, or n/a.
+func medianOf(d Durations) string {
+	if len(d) == 0 {
+		return "n/a"
+	}
+	return fmtDuration(d.Median())
+}
+
+func fmtReassignment(r *NodeReassignment) string {
+	if r == nil || r.Took <= 0 {
+		return "not measured"
+	}
+	return fmt.Sprintf("%s (%s, %d slots; its key deleted after %s; %d assignment writes; then %s per live node)",
+		fmtDuration(r.Took), r.Node, r.Slots, fmtDuration(r.NodeKeyGone), r.Writes, fmtSlots(r.AfterMin, r.AfterMax))
+}
+
+// fmtSlots prints the fewest and most slots of the nodes.
+func fmtSlots(lo, hi int) string {
+	if lo == hi {
+		return fmt.Sprintf("%d slots", lo)
+	}
+	return fmt.Sprintf("%d-%d slots", lo, hi)
+}
+
+// fmtPeriod prints a period without its zero minutes and seconds: 1h,
+// 30s, 1m30s.
+func fmtPeriod(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+func fmtRestart(n *NodesResult) string {
+	if n.RestartPass <= 0 {
+		return "not measured"
+	}
+	return fmt.Sprintf("%d assignment writes; %s", n.RestartWrites, fmtAfter(n.RestartPass, "after its start"))
 }
 
 // missed returns the rows that missed their target.

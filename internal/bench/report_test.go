@@ -24,6 +24,7 @@ var targetRows = []string{
 	"ratio manager (new controller)/raw", "replacement beyond", "ratio manager/plain of the p50s", "ratio manager/plain of the p99s",
 	"full resync", "watch event", "while full resyncs run", "resident memory of the manager's process", "create calls",
 	"start-first: ratio manager/Swarm", "stop-first: ratio manager/Swarm", "while every controller rolls out",
+	"first assignment", "reassignment of a dead node: ", "steady state",
 }
 
 // repeat returns n samples of v ms.
@@ -55,6 +56,19 @@ func goodResults() *Results {
 			EventToCreate: ms(1, 2, 9), EventToCreateBusy: ms(2, 49), BareMemory: &MemoryResult{RSS: 280 << 20},
 			Rollout: &ScaleRollout{EventToCreate: append(repeat(19, 2), ms(10)...)},
 		}},
+		Nodes: goodNodes(),
+	}
+}
+
+// goodNodes meets the nodes part's targets.
+func goodNodes() *NodesResult {
+	return &NodesResult{
+		Controllers: 10000, Replicas: 10, Nodes: 100, NodeGrace: 100 * time.Millisecond, SyncPeriod: time.Second, IdleSyncPeriod: time.Hour,
+		FirstAssignment: 5 * time.Second, Assignments: 100000, SlotsPerNodeMin: 1000, SlotsPerNodeMax: 1000, FirstPass: 10 * time.Second,
+		Memory:      &MemoryResult{RSS: 100 << 20},
+		Reassign:    &NodeReassignment{Node: "node-000", Slots: 1000, Took: time.Second, Writes: 1000},
+		RestartPass: 5 * time.Second, SteadyWindow: 4 * time.Second, SteadyPeriods: 3, SteadyPasses: 3,
+		ReassignBusy: &NodeReassignment{Node: "node-010", Slots: 1010, Took: 4 * time.Second, Writes: 1010},
 	}
 }
 
@@ -87,6 +101,9 @@ func TestBuildRowsJudgesEveryTarget(t *testing.T) {
 	bad.Docker.Rollouts[0].Manager = ms(4200, 4201)
 	bad.Docker.Rollouts[1].Manager = ms(3001)
 	bad.Scale[0].Rollout.EventToCreate = append(repeat(19, 2), ms(11)...)
+	bad.Nodes.FirstAssignment = 5*time.Second + 1
+	bad.Nodes.Reassign.Took = time.Second + 1
+	bad.Nodes.SteadyWrites = 1
 	rows = BuildRows(bad)
 	for _, what := range targetRows {
 		if got := verdictOf(t, rows, what); got != Missed {
@@ -167,6 +184,43 @@ func TestScaleRolloutTargetNeedsEnoughProbes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestNodesTargetsOfSizeApplyAtTheIssuesSizeOnly(t *testing.T) {
+	n := goodNodes()
+	n.Controllers, n.Assignments = 1000, 10000
+	n.FirstAssignment, n.Reassign.Took, n.SteadyWrites = time.Minute, time.Minute, 3
+	for _, r := range nodesRows(n) {
+		switch {
+		case strings.HasPrefix(r.Measure, "steady state"):
+			if r.Verdict != Missed {
+				t.Errorf("3 writes in the steady state at 1000 controllers: verdict %v, want MISSED (its target holds at any size)", r.Verdict)
+			}
+		case r.Target != "" || r.Verdict != Info:
+			t.Errorf("1000 controllers: %q has target %q, verdict %v; want none", r.Measure, r.Target, r.Verdict)
+		}
+	}
+}
+
+func TestNodesRowsOfAFailedPartMissNothing(t *testing.T) {
+	n := &NodesResult{Controllers: 10000, Replicas: 10, Nodes: 100}
+	for _, what := range []string{"first assignment", "reassignment of a dead node: ", "steady state"} {
+		if got := verdictOf(t, nodesRows(n), what); got != NotAvailable {
+			t.Errorf("%s unmeasured: verdict %v, want n/a", what, got)
+		}
+	}
+	n.FirstAssignment = time.Second // measured, then the part failed
+	if got := verdictOf(t, nodesRows(n), "first assignment"); got != Met {
+		t.Errorf("first assignment of 1s: verdict %v, want met", got)
+	}
+}
+
+func TestEveryTargetedNodesRowHasAProfile(t *testing.T) {
+	for _, r := range nodesRows(goodNodes()) {
+		if r.Target != "" && nodesProfileOf(r.Measure) == "" {
+			t.Errorf("%q: no profile explains it when missed", r.Measure)
+		}
 	}
 }
 
@@ -358,5 +412,20 @@ func TestFmtCallsShowsFractionsOfARound(t *testing.T) {
 	}
 	if got := fmtCalls(nil); got != "none" {
 		t.Errorf("fmtCalls(nil) = %q, want none", got)
+	}
+}
+
+func TestFmtPeriodAndSlots(t *testing.T) {
+	for d, want := range map[time.Duration]string{time.Hour: "1h", 90 * time.Minute: "1h30m", time.Minute: "1m", 90 * time.Second: "1m30s",
+		time.Second: "1s", 100 * time.Millisecond: "100ms"} {
+		if got := fmtPeriod(d); got != want {
+			t.Errorf("fmtPeriod(%v) = %q, want %q", d, got, want)
+		}
+	}
+	if got := fmtSlots(1000, 1000); got != "1000 slots" {
+		t.Errorf("fmtSlots(1000, 1000) = %q", got)
+	}
+	if got := fmtSlots(1000, 1012); got != "1000-1012 slots" {
+		t.Errorf("fmtSlots(1000, 1012) = %q", got)
 	}
 }

@@ -18,7 +18,9 @@ type Results struct {
 	// Docker is nil when the Docker parts were skipped.
 	Docker *DockerResults `json:"docker,omitempty"`
 	// Scale has one entry per controller count.
-	Scale   []ScaleResult `json:"scale,omitempty"`
+	Scale []ScaleResult `json:"scale,omitempty"`
+	// Nodes is the scheduler over simulated nodes; nil when skipped.
+	Nodes   *NodesResult  `json:"nodes,omitempty"`
 	GoBench []GoBenchmark `json:"goBench,omitempty"`
 	// Profiles are the pprof summaries of the parts that missed a target.
 	Profiles []ProfileSummary `json:"profiles,omitempty"`
@@ -216,6 +218,90 @@ func (m MemoryResult) ManagerRSS() uint64 {
 		return 0
 	}
 	return m.RSSAfterGC - m.RSSWithoutManager
+}
+
+// NodesResult is the leader's scheduler (registry.NewScheduler) over
+// simulated nodes, with a real etcd: the nodes are registrations under
+// leases, with no manager and no container. A subprocess schedules; the
+// parent watches every write under the registry prefix and times from the
+// events it receives. The first assignment and the reassignment are taken
+// on a scheduler whose SyncPeriod is IdleSyncPeriod, so that no periodic
+// pass runs meanwhile; the steady state on a second scheduler started on
+// the same etcd (a new leader) with SyncPeriod.
+type NodesResult struct {
+	Controllers int `json:"controllers"`
+	Replicas    int `json:"replicas"`
+	Nodes       int `json:"nodes"`
+	// NodeGrace, SyncPeriod and IdleSyncPeriod are the schedulers'
+	// options.
+	NodeGrace      time.Duration `json:"nodeGraceNs"`
+	SyncPeriod     time.Duration `json:"syncPeriodNs"`
+	IdleSyncPeriod time.Duration `json:"idleSyncPeriodNs"`
+	// WriteSpecs is writing every spec before the scheduler starts.
+	WriteSpecs time.Duration `json:"writeSpecsNs"`
+
+	// FirstAssignment is from the scheduler's start (specs and nodes in
+	// etcd) until the watch had seen Assignments keys created, one per
+	// slot; FirstKey until it saw the first (what came before the first
+	// write: the lists, the decoding, the placement); SlotsPerNodeMin and
+	// Max are the spread then.
+	FirstAssignment time.Duration `json:"firstAssignmentNs"`
+	FirstKey        time.Duration `json:"firstKeyNs"`
+	Assignments     int           `json:"assignments"`
+	SlotsPerNodeMin int           `json:"slotsPerNodeMin"`
+	SlotsPerNodeMax int           `json:"slotsPerNodeMax"`
+	// FirstPass is from the start until the first pass was over: a status
+	// (and a history record) written for every controller, the last
+	// write before the scheduler went quiet.
+	FirstPass time.Duration `json:"firstPassNs"`
+	// Memory is the scheduler's process once the first pass was over
+	// (RSSWithoutManager and HeapWithoutManager are not taken).
+	Memory *MemoryResult `json:"memory,omitempty"`
+
+	// Reassign is the busiest node's lease revoked on the idle scheduler.
+	Reassign *NodeReassignment `json:"reassign,omitempty"`
+
+	// RestartWrites are the assignment writes of the second scheduler
+	// from its start until it had written every status (its first pass),
+	// RestartPass how long that took.
+	RestartWrites int           `json:"restartWrites"`
+	RestartPass   time.Duration `json:"restartPassNs"`
+	// SteadyWindow is the window after that first pass: at least
+	// SteadyPeriods sync periods, and until SteadyPasses ≥ SteadyPeriods
+	// passes have begun in it (a pass writes the first controller's status
+	// first, every status being due each period). SteadyWrites are the
+	// assignment writes (puts and deletes) the watch saw in it,
+	// SteadyStatusWrites the status writes; PassIntervals are the times
+	// between two passes' writes of the first controller's status.
+	SteadyWindow       time.Duration `json:"steadyWindowNs"`
+	SteadyPeriods      int           `json:"steadyPeriods"`
+	SteadyPasses       int           `json:"steadyPasses"`
+	SteadyWrites       int           `json:"steadyWrites"`
+	SteadyStatusWrites int           `json:"steadyStatusWrites"`
+	PassIntervals      Durations     `json:"passIntervalsMs,omitempty"`
+	// ReassignBusy is the busiest node's lease revoked on the second
+	// scheduler after the window, while its periodic passes run.
+	ReassignBusy *NodeReassignment `json:"reassignBusy,omitempty"`
+
+	// Profiles maps a phase (first, statuses, reassign, restart, steady,
+	// reassign-busy, heap) to its pprof file.
+	Profiles map[string]string `json:"profiles,omitempty"`
+}
+
+// NodeReassignment is one node's lease revoked: Took is from the Revoke
+// call until each of the node's Slots was put on another node, NodeGrace
+// included; RevokeCall is the call, NodeKeyGone until the watch saw the
+// node's key deleted. Writes are the assignment writes seen meanwhile,
+// AfterMin and AfterMax the slots per live node after.
+type NodeReassignment struct {
+	Node        string        `json:"node"`
+	Slots       int           `json:"slots"`
+	Took        time.Duration `json:"tookNs"`
+	RevokeCall  time.Duration `json:"revokeCallNs"`
+	NodeKeyGone time.Duration `json:"nodeKeyGoneNs"`
+	Writes      int           `json:"writes"`
+	AfterMin    int           `json:"slotsPerNodeAfterMin"`
+	AfterMax    int           `json:"slotsPerNodeAfterMax"`
 }
 
 // GoBenchmark is one line of `go test -bench -benchmem`.

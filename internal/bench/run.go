@@ -2,7 +2,8 @@ package bench
 
 // This file runs the parts in order and writes what they measured: the
 // Docker parts (with the missing-image window left running), the control
-// plane at scale and the Go benchmarks while that window runs, then the
+// plane at scale, the scheduler over nodes and the Go benchmarks while that
+// window runs, then the
 // teardown, the table, the results file and the document. A part that
 // fails is reported and the others still run; --only and the skip flags
 // leave parts out.
@@ -74,6 +75,13 @@ func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writ
 			fail(err)
 		}
 	}
+	if cfg.runs(PartNodes) && ctx.Err() == nil {
+		fmt.Fprintf(progress, "scheduler over nodes: %d controllers × %d over %d simulated nodes, real etcd\n", cfg.NodesControllers, cfg.ScaleReplicas, cfg.NodesCount)
+		res.Nodes, err = runNodes(ctx, cfg, runDir, progress)
+		if err != nil {
+			fail(err)
+		}
+	}
 	if cfg.runs(PartGoBench) && ctx.Err() == nil {
 		fmt.Fprintf(progress, "go test ./registry -bench %s -benchmem\n", cfg.GoBenchPattern)
 		res.GoBench, err = runGoBench(ctx, cfg.GoBenchPattern, filepath.Join(runDir, "gobench.txt"))
@@ -94,7 +102,7 @@ func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writ
 	}
 
 	rows := BuildRows(res)
-	profiles, err := summariseProfiles(context.WithoutCancel(ctx), rows, res.Scale)
+	profiles, err := summariseProfiles(context.WithoutCancel(ctx), rows, res.Scale, res.Nodes)
 	res.Profiles = append(res.Profiles, profiles...)
 	if err != nil {
 		fail(err)

@@ -217,13 +217,21 @@ func scaleID(i int) string { return fmt.Sprintf("rc-%05d", i) }
 // writeSpecs puts every spec, of image, in transactions of specBatch puts,
 // a few at a time.
 func (w *scaleWorker) writeSpecs(ctx context.Context, image string) error {
+	return putControllers(ctx, w.client, w.store, w.controllers, func(i int) *api.ReplicationController {
+		return newController(scaleID(i), image, w.replicas, nil)
+	})
+}
+
+// putControllers puts the specs build returns for 0..n-1 in transactions
+// of specBatch puts, a few at a time.
+func putControllers(ctx context.Context, client *clientv3.Client, store *registry.Store, n int, build func(i int) *api.ReplicationController) error {
 	batches := make(chan []clientv3.Op)
 	errc := make(chan error, 4)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
 			for ops := range batches {
-				if _, err := w.client.Txn(ctx).Then(ops...).Commit(); err != nil {
+				if _, err := client.Txn(ctx).Then(ops...).Commit(); err != nil {
 					errc <- fmt.Errorf("write specs: %w", err)
 					return
 				}
@@ -232,15 +240,15 @@ func (w *scaleWorker) writeSpecs(ctx context.Context, image string) error {
 	}
 	var err error
 	var ops []clientv3.Op
-	for i := range w.controllers {
-		rc := newController(scaleID(i), image, w.replicas, nil)
+	for i := range n {
+		rc := build(i)
 		data, encErr := api.Encode(rc)
 		if encErr != nil {
 			err = encErr
 			break
 		}
-		ops = append(ops, clientv3.OpPut(w.store.ControllerKey(rc.ID), string(data)))
-		if len(ops) == specBatch || i == w.controllers-1 {
+		ops = append(ops, clientv3.OpPut(store.ControllerKey(rc.ID), string(data)))
+		if len(ops) == specBatch || i == n-1 {
 			select {
 			case batches <- ops:
 			case err = <-errc:
