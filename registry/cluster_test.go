@@ -371,3 +371,21 @@ func TestClusterANewLeaderCarriesTheStatusOn(t *testing.T) {
 		return nil
 	})
 }
+
+func TestClusterWritesEveryStatusWhenMoreThanAChunkAreDue(t *testing.T) {
+	c := newCluster(t, time.Minute, zones("a"))
+	const n = statusChunk + 50
+	for i := range n {
+		c.apply(t, newController(fmt.Sprintf("c%04d", i), 0))
+	}
+	testpoll.Eventually(t, waitTimeout, func() error {
+		statuses, err := c.store.ListStatuses(t.Context())
+		if err != nil {
+			return err
+		}
+		if len(statuses) != n {
+			return fmt.Errorf("%d statuses, want %d", len(statuses), n)
+		}
+		return nil
+	})
+}

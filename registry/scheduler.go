@@ -382,46 +382,77 @@ func slotWorth(reports map[string]*api.NodeReport, hash string) map[int]int {
 	return worth
 }
 
-// writeStatuses merges and writes the status of every controller that is
-// due, and forgets controllers that are gone with their last report.
+// statusChunk bounds the statuses one pass writes: the rest wait for the
+// next pass, so that a node's death or a scale waits behind at most one
+// chunk of a periodic rewrite, not behind all of them.
+const statusChunk = 1000
+
+// writeStatuses merges and writes the statuses that are due, a chunk at a
+// time in transactions of statusBatch, and forgets controllers that are
+// gone with their last report.
 func (s *Scheduler) writeStatuses(ctx context.Context) {
 	s.mu.Lock()
-	due := s.statusDirty
-	s.statusDirty = map[string]bool{}
 	type job struct {
+		id      string
 		spec    *schedSpec
 		reports []*api.NodeReport
+		unsched *unschedulable
 		pending bool // assignments or reports remain
 	}
-	jobs := make(map[string]job, len(due))
-	for id := range due {
-		j := job{spec: s.specs[id]}
+	jobs := make([]job, 0, min(len(s.statusDirty), statusChunk))
+	for id := range s.statusDirty {
+		if len(jobs) == statusChunk {
+			break
+		}
+		delete(s.statusDirty, id)
+		j := job{id: id, spec: s.specs[id]}
 		for _, node := range slices.Sorted(maps.Keys(s.reports[id])) {
 			j.reports = append(j.reports, s.reports[id][node])
 		}
+		if u, ok := s.unschedulable[id]; ok {
+			j.unsched = &u
+		}
 		j.pending = len(j.reports) > 0 || len(s.assignments[id]) > 0
-		jobs[id] = j
+		jobs = append(jobs, j)
 	}
+	more := len(s.statusDirty) > 0
 	s.mu.Unlock()
+	if more {
+		s.wake() // the next chunk, after whatever else is due
+	}
 
 	var failed []string
-	for _, id := range slices.Sorted(maps.Keys(jobs)) {
-		j := jobs[id]
+	var writes []*api.ReplicationControllerStatus
+	for _, j := range jobs {
 		var err error
 		switch {
 		case j.spec == nil && !j.pending:
-			err = s.forget(ctx, id)
+			err = s.forget(ctx, j.id)
 		case j.spec == nil:
 			// its containers are still going: the status stays until the last
 		default:
-			err = s.writeStatus(ctx, id, j.spec, j.reports)
+			var st *api.ReplicationControllerStatus
+			st, err = s.nextStatus(ctx, j.id, j.spec, j.reports, j.unsched)
+			if st != nil {
+				writes = append(writes, st)
+			}
 		}
-		switch {
-		case err != nil && ctx.Err() != nil:
-			return // stopping: the next leader writes it
-		case err != nil:
-			failed = append(failed, id)
-			s.logger.Warn("writing a controller's status failed; retrying", "controller", id, "err", err)
+		if err != nil {
+			if ctx.Err() != nil {
+				return // stopping: the next leader writes them
+			}
+			failed = append(failed, j.id)
+			s.logger.Warn("writing a controller's status failed; retrying", "controller", j.id, "err", err)
+		}
+	}
+	written, err := s.store.putStatuses(ctx, writes, s.opts.EtcdTimeout)
+	for _, st := range written {
+		s.statuses[st.ID] = st
+	}
+	if err != nil && ctx.Err() == nil {
+		s.logger.Warn("writing statuses failed; retrying", "statuses", len(writes)-len(written), "err", err)
+		for _, st := range writes[len(written):] {
+			failed = append(failed, st.ID)
 		}
 	}
 	if len(failed) > 0 {
@@ -434,37 +465,30 @@ func (s *Scheduler) writeStatuses(ctx context.Context) {
 	}
 }
 
-func (s *Scheduler) writeStatus(ctx context.Context, id string, sp *schedSpec, reports []*api.NodeReport) error {
-	s.mu.Lock()
-	u, unsched := s.unschedulable[id]
-	s.mu.Unlock()
+// nextStatus merges the status of one controller, and records its
+// template if it is new. It returns the status to write, or nil when the
+// last one written still holds and is not due for its periodic rewrite.
+func (s *Scheduler) nextStatus(ctx context.Context, id string, sp *schedSpec, reports []*api.NodeReport, unsched *unschedulable) (*api.ReplicationControllerStatus, error) {
 	in := mergeInput{
 		id: id, invalid: sp.invalid, undecodable: sp.spec.Err != nil, revision: sp.spec.ModRevision,
-		reports: reports, last: s.statuses[id], now: s.now(),
+		reports: reports, unschedulable: unsched, last: s.statuses[id], now: s.now(),
 	}
 	if sp.invalid == nil {
 		in.spec = sp.spec.Controller
 	}
-	if unsched {
-		in.unschedulable = &u
-	}
 	st := mergeStatus(in)
-	ctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
-	defer cancel()
 	if sp.invalid == nil && s.recorded[id] != sp.hash {
+		ctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
+		defer cancel()
 		if err := s.recordRevision(ctx, id, sp); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if last := s.statuses[id]; last != nil && sameStatus(*last, st) && in.now.Sub(last.LastSyncTime) < s.opts.SyncPeriod {
-		return nil
+		return nil, nil
 	}
 	st.LastSyncTime = in.now.UTC()
-	if err := s.store.PutStatus(ctx, &st); err != nil {
-		return err
-	}
-	s.statuses[id] = &st
-	return nil
+	return &st, nil
 }
 
 // recordRevision records a template the controller rolls to for the first
