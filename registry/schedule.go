@@ -39,6 +39,10 @@ type schedController struct {
 	// scale-down: slotReady above slotOutdated above slotNotReady; a slot
 	// without one (not reported, not created yet) goes first.
 	worth map[int]int
+	// maxMoving is how many slots may be unavailable at once while slots
+	// move off nodes that no longer match the selector (an update's
+	// maxUnavailable, at least 1: a move stops the old container first).
+	maxMoving int
 }
 
 // The worth of a slot's container, for a scale-down (DESIGN.md section 5):
@@ -97,6 +101,9 @@ type unschedulable struct {
 type scheduleResult struct {
 	changes       []assignChange
 	unschedulable map[string]unschedulable
+	// waiting are the controllers with slots left on nodes that no longer
+	// match their selector, to move once the moved ones are available.
+	waiting map[string]bool
 	// recheckAfter is when a gone node's grace ends, so that its slots
 	// move then; 0 when none is waiting.
 	recheckAfter time.Duration
@@ -112,7 +119,7 @@ type nodeLoad struct {
 
 // schedule decides one pass.
 func schedule(in scheduleInput) scheduleResult {
-	res := scheduleResult{unschedulable: map[string]unschedulable{}}
+	res := scheduleResult{unschedulable: map[string]unschedulable{}, waiting: map[string]bool{}}
 	loads := make(map[string]*nodeLoad, len(in.nodes))
 	names := slices.Sorted(maps.Keys(in.nodes))
 	alive := make([]*nodeLoad, 0, len(names))
@@ -191,18 +198,42 @@ func keepGood(c *schedController, in scheduleInput, loads map[string]*nodeLoad, 
 		}
 		slots = slices.Sorted(slices.Values(order[len(slots)-c.replicas:]))
 	}
+	// slots off a live node that no longer matches the selector move
+	// within the bounds of an update, counting those not available yet
+	budget := max(c.maxMoving, 1) - (c.replicas - len(slots))
+	for _, slot := range slots {
+		if c.worth != nil && c.worth[slot] < slotOutdated {
+			budget--
+		}
+	}
 	for _, slot := range slots {
 		p.taken[slot] = true
 		a := current[slot]
-		if keeps(loads[a.node], c, slot, in) {
-			countOn(loads, a.node, c, slot)
-			p.mine[a.node]++
-		} else {
+		l := loads[a.node]
+		switch {
+		case keeps(l, c, slot, in):
+		case movedBySelector(l, c, slot, in) && budget <= 0:
+			res.waiting[c.id] = true // stays where it is for now
+		default:
+			if movedBySelector(l, c, slot, in) {
+				budget--
+			}
 			p.moving = append(p.moving, slot)
+			continue
 		}
+		countOn(loads, a.node, c, slot)
+		p.mine[a.node]++
 	}
 	p.need = c.replicas - len(slots)
 	return p
+}
+
+// movedBySelector reports whether slot leaves its node only because the
+// node no longer matches the selector: the node is alive, and would
+// otherwise keep it.
+func movedBySelector(l *nodeLoad, c *schedController, slot int, in scheduleInput) bool {
+	return l != nil && l.node.alive && !nodeMatches(c.selector, l.node.labels) &&
+		!c.blocked[slot][l.node.name] && freePorts(l, c)
 }
 
 // place finds nodes for c's moving slots, and slot numbers and nodes for

@@ -128,17 +128,35 @@ func TestScheduleNodeSelector(t *testing.T) {
 		t.Errorf("unschedulable: got %+v, want slots 1-3 and the selector named", u)
 	}
 
-	// changing the selector moves the slots whose node no longer matches
+	// changing the selector moves the slots whose node no longer matches,
+	// within the bounds of an update: one at a time by default, each once
+	// the one before is available on its new node
 	in.controllers[0].selector = map[string]string{"zone": "a"}
+	in.controllers[0].maxMoving = 1
+	in.controllers[0].worth = map[int]int{1: slotReady, 2: slotReady, 3: slotReady}
 	in.assignments = map[string]map[int]slotAssignment{"web": assigned(map[int]string{1: "b", 2: "b", 3: "b"})}
-	res = schedule(in)
-	if got := perNode(placed(in, res, "web")); !maps.Equal(got, map[string]int{"a": 3}) {
-		t.Errorf("selector changed to zone=a: got %v, want all 3 moved to a", got)
-	}
-	for _, c := range res.changes {
-		if c.old.rev != int64(100+c.slot) {
-			t.Errorf("move of slot %d compares revision %d, want the key's %d", c.slot, c.old.rev, 100+c.slot)
+	for step := 1; step <= 3; step++ {
+		res = schedule(in)
+		got := placed(in, res, "web")
+		if n := perNode(got); n["a"] != step || n["b"] != 3-step {
+			t.Fatalf("selector changed to zone=a, step %d: got %v, want %d moved to a", step, got, step)
 		}
+		if res.waiting["web"] != (step < 3) {
+			t.Errorf("step %d: waiting %v, want %v", step, res.waiting["web"], step < 3)
+		}
+		for _, c := range res.changes {
+			if c.old.rev != in.assignments["web"][c.slot].rev {
+				t.Errorf("move of slot %d compares revision %d, want the key's %d", c.slot, c.old.rev, in.assignments["web"][c.slot].rev)
+			}
+		}
+		// the moved slot's new container is not available yet: nothing more moves
+		moved := res.changes[0].slot
+		in.assignments = map[string]map[int]slotAssignment{"web": assigned(got)}
+		in.controllers[0].worth[moved] = slotMissing
+		if res := schedule(in); len(res.changes) != 0 {
+			t.Fatalf("step %d: %+v moved while slot %d is not available", step, res.changes, moved)
+		}
+		in.controllers[0].worth[moved] = slotReady
 	}
 }
 

@@ -82,6 +82,10 @@ type Scheduler struct {
 	listed        map[string]bool // prefixes listed at least once
 	scheduleDirty bool
 	statusDirty   map[string]bool
+	// waiting are the controllers whose slots move off nodes that no
+	// longer match their selector, a few at a time: a report on one of
+	// them may let the next move.
+	waiting map[string]bool
 	kick          chan struct{}
 
 	// the loop's own
@@ -243,6 +247,9 @@ func (s *Scheduler) pass(ctx context.Context) time.Duration {
 		recheck = res.recheckAfter
 		s.write(ctx, res.changes)
 		s.setUnschedulable(res.unschedulable)
+		s.mu.Lock()
+		s.waiting = res.waiting
+		s.mu.Unlock()
 	}
 	s.writeStatuses(ctx)
 	return recheck
@@ -613,7 +620,9 @@ func (s *Scheduler) decodeSpec(k kv) *schedSpec {
 	}
 	ds := &spec.Controller.DesiredState
 	sp.hash = api.TemplateHash(&ds.TaskTemplate)
-	sp.ctl = schedController{id: spec.ID, replicas: ds.Replicas, selector: ds.NodeSelector, ports: hostPorts(&ds.TaskTemplate)}
+	_, unavailable := ds.Strategy().Bounds(ds.Replicas)
+	sp.ctl = schedController{id: spec.ID, replicas: ds.Replicas, selector: ds.NodeSelector, ports: hostPorts(&ds.TaskTemplate),
+		maxMoving: unavailable}
 	return sp
 }
 
@@ -753,8 +762,9 @@ func (s *Scheduler) putReport(k kv) {
 		before = old.BlockedSlots
 	}
 	s.reports[id][r.Node] = r
-	// slot names taken on a node change where its slots may go
-	s.changed(s.store.ReportsPrefix(), !slices.Equal(before, r.BlockedSlots), id)
+	// slot names taken on a node change where its slots may go, and a
+	// moved slot's new container may let the next move
+	s.changed(s.store.ReportsPrefix(), !slices.Equal(before, r.BlockedSlots) || s.waiting[id], id)
 }
 
 func (s *Scheduler) delReport(key string, _ int64) {
