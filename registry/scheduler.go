@@ -86,7 +86,7 @@ type Scheduler struct {
 	// longer match their selector, a few at a time: a report on one of
 	// them may let the next move.
 	waiting map[string]bool
-	kick          chan struct{}
+	kick    chan struct{}
 
 	// the loop's own
 	started       time.Time
