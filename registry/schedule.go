@@ -212,10 +212,10 @@ func keepGood(c *schedController, in scheduleInput, loads map[string]*nodeLoad, 
 		l := loads[a.node]
 		switch {
 		case keeps(l, c, slot, in):
-		case movedBySelector(l, c, slot, in) && budget <= 0:
+		case movedBySelector(l, c, slot) && budget <= 0:
 			res.waiting[c.id] = true // stays where it is for now
 		default:
-			if movedBySelector(l, c, slot, in) {
+			if movedBySelector(l, c, slot) {
 				budget--
 			}
 			p.moving = append(p.moving, slot)
@@ -231,7 +231,7 @@ func keepGood(c *schedController, in scheduleInput, loads map[string]*nodeLoad, 
 // movedBySelector reports whether slot leaves its node only because the
 // node no longer matches the selector: the node is alive, and would
 // otherwise keep it.
-func movedBySelector(l *nodeLoad, c *schedController, slot int, in scheduleInput) bool {
+func movedBySelector(l *nodeLoad, c *schedController, slot int) bool {
 	return l != nil && l.node.alive && !nodeMatches(c.selector, l.node.labels) &&
 		!c.blocked[slot][l.node.name] && freePorts(l, c)
 }

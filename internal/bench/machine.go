@@ -103,9 +103,9 @@ func parseKB(v string) uint64 {
 	return n << 10
 }
 
-// readRSS returns VmRSS and VmHWM of a process's status file, such as
-// /proc/self/status.
-func readRSS(statusFile string) (rss, peak uint64, err error) {
+// readSelfRSS returns this process's VmRSS and VmHWM.
+func readSelfRSS() (rss, peak uint64, err error) {
+	const statusFile = "/proc/self/status"
 	b, err := os.ReadFile(statusFile)
 	if err != nil {
 		return 0, 0, fmt.Errorf("read %s: %w", statusFile, err)

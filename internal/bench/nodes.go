@@ -237,7 +237,7 @@ func (p *nodesPart) measureIdle(ctx context.Context, w *nodesWorker, res *NodesR
 	p.tally.expectCreates(want)
 	var created int
 	var first, at time.Time
-	err := w.waitUntil(ctx, nodesTimeout, func() bool {
+	err := w.waitUntil(ctx, func() bool {
 		created, first, at = p.tally.created()
 		return !at.IsZero()
 	})
@@ -286,7 +286,7 @@ func (p *nodesPart) measureIdle(ctx context.Context, w *nodesWorker, res *NodesR
 // controller, statuses being the count of status writes before it
 // started: its first pass writes them last, in id order.
 func (p *nodesPart) waitFirstPass(ctx context.Context, w *nodesWorker, statuses int) error {
-	err := w.waitUntil(ctx, nodesTimeout, func() bool { return p.activity.statusCount()-statuses >= p.cfg.NodesControllers })
+	err := w.waitUntil(ctx, func() bool { return p.activity.statusCount()-statuses >= p.cfg.NodesControllers })
 	if err != nil {
 		return fmt.Errorf("nodes: first pass: %d of %d statuses: %w", p.activity.statusCount()-statuses, p.cfg.NodesControllers, err)
 	}
@@ -296,7 +296,7 @@ func (p *nodesPart) waitFirstPass(ctx context.Context, w *nodesWorker, statuses 
 // waitQuiet waits until nothing has been written under the prefix for
 // nodesQuiet.
 func (p *nodesPart) waitQuiet(ctx context.Context, w *nodesWorker) error {
-	err := w.waitUntil(ctx, nodesTimeout, func() bool { return time.Since(p.activity.lastWrite()) >= nodesQuiet })
+	err := w.waitUntil(ctx, func() bool { return time.Since(p.activity.lastWrite()) >= nodesQuiet })
 	if err != nil {
 		return fmt.Errorf("nodes: the scheduler did not go quiet: %w", err)
 	}
@@ -316,7 +316,7 @@ func (p *nodesPart) reassign(ctx context.Context, w *nodesWorker) (*NodeReassign
 	r.RevokeCall = time.Since(start)
 	var left int
 	var at time.Time
-	err := w.waitUntil(ctx, nodesTimeout, func() bool {
+	err := w.waitUntil(ctx, func() bool {
 		left, at, r.Writes = p.tally.moved()
 		return !at.IsZero()
 	})
@@ -359,7 +359,7 @@ func (p *nodesPart) measureSteady(ctx context.Context, w *nodesWorker, res *Node
 	least := time.Duration(p.cfg.NodesPeriods) * p.cfg.NodesSyncPeriod
 	writes0, status0 := p.tally.writeCount(), p.activity.statusCount()
 	start := time.Now()
-	err = w.waitUntil(ctx, nodesTimeout, func() bool {
+	err = w.waitUntil(ctx, func() bool {
 		return time.Since(start) >= least && len(p.activity.marksSince(start)) >= p.cfg.NodesPeriods
 	})
 	if err != nil {
@@ -517,7 +517,7 @@ func startNodesWorker(ctx context.Context, self string, args []string, progress 
 		w.started, w.firstProfile = time.Unix(0, s.Started), s.Profile
 		return w, nil
 	case <-w.exit:
-		return nil, fmt.Errorf("nodes: worker exited before it started: %v", w.exitErr)
+		return nil, fmt.Errorf("nodes: worker exited before it started: %w", w.exitErr)
 	case <-time.After(nodesWorkerTimeout):
 		return nil, errors.Join(errors.New("nodes: worker did not start"), w.stop())
 	}
@@ -564,8 +564,9 @@ func (w *nodesWorker) memory() (*MemoryResult, string, error) {
 	return r.Memory, r.Heap, err
 }
 
-// waitUntil is waitUntil that also gives up when the worker exits.
-func (w *nodesWorker) waitUntil(ctx context.Context, timeout time.Duration, cond func() bool) error {
+// waitUntil is waitUntil, within nodesTimeout, that also gives up when the
+// worker exits.
+func (w *nodesWorker) waitUntil(ctx context.Context, cond func() bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -575,24 +576,12 @@ func (w *nodesWorker) waitUntil(ctx context.Context, timeout time.Duration, cond
 		case <-ctx.Done():
 		}
 	}()
-	err := waitUntil(ctx, timeout, time.Millisecond, cond)
+	err := waitUntil(ctx, nodesTimeout, time.Millisecond, cond)
 	select {
 	case <-w.exit:
 		return w.exitedErr()
 	default:
 		return err
-	}
-}
-
-// sleep waits for d, unless ctx ends or the worker exits first.
-func (w *nodesWorker) sleep(ctx context.Context, d time.Duration) error {
-	select {
-	case <-time.After(d):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-w.exit:
-		return w.exitedErr()
 	}
 }
 

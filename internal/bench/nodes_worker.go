@@ -63,7 +63,7 @@ type nodesWorkerReply struct {
 
 // RunNodesWorker parses the worker's flags and schedules until its input
 // ends.
-func RunNodesWorker(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func RunNodesWorker(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	fs := pflag.NewFlagSet(NodesWorkerCommand, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	etcdURL := fs.String("etcd", "", "etcd client URL")
@@ -90,7 +90,7 @@ func RunNodesWorker(ctx context.Context, args []string, stdin io.Reader, stdout,
 		registry.SchedulerOptions{NodeGrace: *grace, SyncPeriod: *syncPeriod})
 
 	prof := &profiler{dir: *profileDir}
-	defer prof.stop()
+	defer func() { err = errors.Join(err, prof.stop()) }()
 	first, err := prof.start(*firstProfile)
 	if err != nil {
 		return err
@@ -191,7 +191,7 @@ func (p *profiler) stop() error {
 func (p *profiler) memory() (*MemoryResult, string, error) {
 	var m MemoryResult
 	var err error
-	if m.RSS, m.PeakRSS, err = readRSS("/proc/self/status"); err != nil {
+	if m.RSS, m.PeakRSS, err = readSelfRSS(); err != nil {
 		return nil, "", err
 	}
 	var ms runtime.MemStats
@@ -199,7 +199,7 @@ func (p *profiler) memory() (*MemoryResult, string, error) {
 	debug.FreeOSMemory()
 	runtime.ReadMemStats(&ms)
 	m.HeapInuse = ms.HeapInuse
-	if m.RSSAfterGC, _, err = readRSS("/proc/self/status"); err != nil {
+	if m.RSSAfterGC, _, err = readSelfRSS(); err != nil {
 		return nil, "", err
 	}
 	heap := filepath.Join(p.dir, "nodes-heap.pprof")

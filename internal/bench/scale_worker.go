@@ -479,7 +479,7 @@ func (w *scaleWorker) probeLoop(ctx context.Context, m *managerRun, prefix strin
 func (w *scaleWorker) measureMemory(m *managerRun, res *ScaleResult) error {
 	mem := &res.Memory
 	var err error
-	if mem.RSS, mem.PeakRSS, err = readRSS("/proc/self/status"); err != nil {
+	if mem.RSS, mem.PeakRSS, err = readSelfRSS(); err != nil {
 		return err
 	}
 	var ms runtime.MemStats
@@ -487,7 +487,7 @@ func (w *scaleWorker) measureMemory(m *managerRun, res *ScaleResult) error {
 	debug.FreeOSMemory()
 	runtime.ReadMemStats(&ms)
 	mem.HeapInuse = ms.HeapInuse
-	if mem.RSSAfterGC, _, err = readRSS("/proc/self/status"); err != nil {
+	if mem.RSSAfterGC, _, err = readSelfRSS(); err != nil {
 		return err
 	}
 	heapFile := filepath.Join(w.profileDir, fmt.Sprintf("heap-%s-%d.pprof", w.mode, w.controllers))
@@ -504,7 +504,7 @@ func (w *scaleWorker) measureMemory(m *managerRun, res *ScaleResult) error {
 	debug.FreeOSMemory()
 	runtime.ReadMemStats(&ms)
 	mem.HeapWithoutManager = ms.HeapInuse
-	if mem.RSSWithoutManager, _, err = readRSS("/proc/self/status"); err != nil {
+	if mem.RSSWithoutManager, _, err = readSelfRSS(); err != nil {
 		return err
 	}
 	w.log("RSS %s (peak %s); after a GC %s, without the manager %s", fmtBytes(mem.RSS), fmtBytes(mem.PeakRSS), fmtBytes(mem.RSSAfterGC), fmtBytes(mem.RSSWithoutManager))
