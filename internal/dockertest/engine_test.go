@@ -178,10 +178,12 @@ func TestEnginesInParallelEachHaveTheirOwn(t *testing.T) {
 			t.Run(fmt.Sprint(i), func(t *testing.T) {
 				t.Parallel()
 				e := dockertest.StartEngine(t)
-				subnet := bridgeSubnet(t, e)
+				bridgeSubnet(t, e) // its bridge has an address in its own namespace
 				mu.Lock()
 				defer mu.Unlock()
-				for _, v := range []string{e.Host, e.Bridge, subnet.String(), e.ID()} {
+				// each bridge is in a namespace of its own, so two may share a
+				// subnet; what they must not share is named here
+				for _, v := range []string{e.Host, e.Netns, e.Bridge, e.ID()} {
 					if other, ok := seen[v]; ok {
 						t.Errorf("%s is also engine %s's", v, other)
 					}
