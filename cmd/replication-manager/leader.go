@@ -46,6 +46,8 @@ type leader struct {
 	work    func(ctx context.Context, t term) error
 	leading atomic.Bool
 	onLead  func(bool)
+	// election is the election of the campaign in progress, if any.
+	election atomic.Pointer[concurrency.Election]
 	// retryStart and retryMax bound the wait between campaigns; zero
 	// means defaultRetryStart and defaultRetryMax.
 	retryStart, retryMax time.Duration
@@ -145,6 +147,8 @@ func (l *leader) term(ctx context.Context) (led bool, err error) {
 	t := term{session: session}
 	if l.key != "" {
 		t.election = concurrency.NewElection(session, l.key)
+		l.election.Store(t.election)
+		defer l.election.Store(nil)
 		l.logger.Info("waiting for my turn", "role", l.what, "identity", l.identity, "election", l.key)
 		if err := t.election.Campaign(ctx, l.identity); err != nil {
 			return false, fmt.Errorf("campaign: %w", err)
@@ -194,6 +198,17 @@ func (l *leader) term(ctx context.Context) (led bool, err error) {
 		err = errors.New("term ended")
 	}
 	return true, err
+}
+
+// standsBy reports whether this instance campaigns while another one holds
+// the election: it is ready to take over, not starting.
+func (l *leader) standsBy(ctx context.Context) bool {
+	e := l.election.Load()
+	if e == nil || l.leading.Load() {
+		return false
+	}
+	resp, err := e.Leader(ctx)
+	return err == nil && len(resp.Kvs) > 0 && string(resp.Kvs[0].Value) != l.identity
 }
 
 func (l *leader) setLeading(v bool) {

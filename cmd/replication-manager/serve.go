@@ -85,19 +85,16 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 				return pingEtcd(ctx, client, store.ControllersPrefix(), 2*time.Second)
 			},
 			"docker": docker.Ping,
-			"controllers-listed": func(context.Context) error {
-				if !opts.LeaderElect {
-					if rm := agent.current.Load(); rm == nil || !rm.Synced() {
-						return fmt.Errorf("first list of controllers not done")
-					}
+			"controllers-listed": func(ctx context.Context) error {
+				if rm := agent.current.Load(); rm != nil && rm.Synced() {
 					return nil
 				}
-				rm := agent.current.Load()
-				if (rm != nil || nodeRole.leading.Load()) && (rm == nil || !rm.Synced()) {
-					// acting for the node, but its manager has not listed yet
-					return fmt.Errorf("first list of controllers not done")
+				if nodeRole.standsBy(ctx) {
+					return nil // another manager acts for this node: ready to take over
 				}
-				return nil // a standby is ready to take over
+				// starting: campaigning, or acting for the node before its
+				// manager has listed
+				return fmt.Errorf("first list of controllers not done")
 			},
 		}, newStatusPage(daemonSource{current: agent.current.Load, store: store, leaderElect: opts.LeaderElect}, logger, time.Now))
 		running++
