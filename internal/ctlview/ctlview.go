@@ -62,11 +62,13 @@ type One struct {
 
 // Roles of the manager that answers, and where its data comes from.
 const (
-	// RoleLeader: this manager acts; the data is its own caches
-	// (SourceManager).
+	// RoleLeader: this manager acts for its node (DESIGN.md section 8;
+	// the value predates nodes and stays, as the page's JSON has it); the
+	// specs and its node's containers are its own caches (SourceManager),
+	// the statuses and the other nodes' containers come from etcd.
 	RoleLeader = "leader"
-	// RoleStandby: another manager acts; this one reads etcd
-	// (SourceEtcd) and knows no containers.
+	// RoleStandby: another manager acts for this node; this one reads
+	// etcd (SourceEtcd) and knows no containers.
 	RoleStandby = "standby"
 	// RoleStarting: this manager will act but has not listed the
 	// controllers yet; it reads etcd meanwhile.
