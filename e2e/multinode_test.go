@@ -7,11 +7,14 @@ package e2e
 // reaches etcd through a proxy, so that a test can cut it off.
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,13 +117,27 @@ func startEtcd(t *testing.T) string {
 // runningOn counts the running containers of controller id on one engine.
 func runningOn(t *testing.T, cli *client.Client, id string) int {
 	t.Helper()
-	list, err := cli.ContainerList(t.Context(), container.ListOptions{
+	slots, err := runningSlots(t.Context(), cli, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(slots)
+}
+
+// runningSlots returns the slot of each running container of controller
+// id on one engine.
+func runningSlots(ctx context.Context, cli *client.Client, id string) ([]string, error) {
+	list, err := cli.ContainerList(ctx, container.ListOptions{
 		Filters: filters.NewArgs(filters.Arg("label", api.LabelController+"="+id), filters.Arg("status", "running")),
 	})
 	if err != nil {
-		t.Fatalf("list containers: %v", err)
+		return nil, fmt.Errorf("list containers: %w", err)
 	}
-	return len(list)
+	slots := make([]string, len(list))
+	for i, c := range list {
+		slots[i] = c.Labels[api.LabelSlot]
+	}
+	return slots, nil
 }
 
 // waitSpread waits until engine a runs onA and engine b runs onB of id's
@@ -225,9 +242,10 @@ func TestTwoNodesRollingUpdateKeepsTheBounds(t *testing.T) {
 
 	var fewest, most atomic.Int64
 	fewest.Store(4)
-	stop := sampleBoth(t, n, id, func(live int) {
-		fewest.Store(min(fewest.Load(), int64(live)))
-		most.Store(max(most.Load(), int64(live)))
+	stop := sampleRunning(t, n, id, func(onA, onB []string) {
+		live := int64(len(onA) + len(onB))
+		fewest.Store(min(fewest.Load(), live))
+		most.Store(max(most.Load(), live))
 	})
 	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Env = []api.EnvVar{{Name: "MODE", Value: "e2e-v2"}}
 	n.a.rcctl(t, mustJSON(t, rc), "apply", "-f", "-")
@@ -239,28 +257,6 @@ func TestTwoNodesRollingUpdateKeepsTheBounds(t *testing.T) {
 	n.waitSpread(t, id, 2, 2)
 }
 
-// sampleBoth calls seen with the running containers of id over both
-// engines, over and over, until the returned stop is called.
-func sampleBoth(t *testing.T, n *twoNodes, id string, seen func(live int)) (stop func()) {
-	t.Helper()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			seen(runningOn(t, n.cliA, id) + runningOn(t, n.cliB, id))
-		}
-	})
-	return sync.OnceFunc(func() {
-		close(done)
-		wg.Wait()
-	})
-}
-
 func TestTwoNodesIsolatedNodeStopsItsContainersFirst(t *testing.T) {
 	n := startTwoNodes(t, "--stop-when-isolated")
 	id := newID("isolated")
@@ -268,9 +264,9 @@ func TestTwoNodesIsolatedNodeStopsItsContainersFirst(t *testing.T) {
 	n.waitSpread(t, id, 2, 2)
 
 	var twice atomic.Value // the first slot seen live on both engines
-	stop := sampleSlots(t, n, id, func(onA, onB map[string]bool) {
-		for slot := range onA {
-			if onB[slot] && twice.Load() == nil {
+	stop := sampleRunning(t, n, id, func(onA, onB []string) {
+		for _, slot := range onA {
+			if slices.Contains(onB, slot) && twice.Load() == nil {
 				twice.Store(slot)
 			}
 		}
@@ -307,24 +303,12 @@ func (n *twoNodes) waitSpreadAfter(t *testing.T, id string, ok func(a, b int) bo
 	})
 }
 
-// sampleSlots calls seen with the slots of id's running containers on each
-// engine, over and over, until the returned stop is called.
-func sampleSlots(t *testing.T, n *twoNodes, id string, seen func(onA, onB map[string]bool)) (stop func()) {
+// sampleRunning calls seen with the slots of id's running containers on
+// each engine, over and over, until the returned stop is called. Engine a
+// is listed first: where a only gains containers (the isolation test), a
+// slot seen on a, then on b, ran on both at the moment b was listed.
+func sampleRunning(t *testing.T, n *twoNodes, id string, seen func(onA, onB []string)) (stop func()) {
 	t.Helper()
-	slots := func(cli *client.Client) map[string]bool {
-		list, err := cli.ContainerList(t.Context(), container.ListOptions{
-			Filters: filters.NewArgs(filters.Arg("label", api.LabelController+"="+id), filters.Arg("status", "running")),
-		})
-		if err != nil {
-			t.Errorf("list containers: %v", err)
-			return nil
-		}
-		out := map[string]bool{}
-		for _, c := range list {
-			out[c.Labels[api.LabelSlot]] = true
-		}
-		return out
-	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -334,10 +318,13 @@ func sampleSlots(t *testing.T, n *twoNodes, id string, seen func(onA, onB map[st
 				return
 			default:
 			}
-			// a first: a keeps what it runs, so a slot seen on a, then
-			// on b, ran on both at the moment b was listed
-			onA := slots(n.cliA)
-			seen(onA, slots(n.cliB))
+			onA, errA := runningSlots(t.Context(), n.cliA, id)
+			onB, errB := runningSlots(t.Context(), n.cliB, id)
+			if err := errors.Join(errA, errB); err != nil {
+				t.Errorf("sampler: %v", err)
+				continue
+			}
+			seen(onA, onB)
 		}
 	})
 	return sync.OnceFunc(func() {

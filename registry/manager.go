@@ -266,9 +266,18 @@ func unlessStopped(ctx context.Context, err error) error {
 // controller, retrying while etcd is away. It fails
 // when ctx ends or etcd refuses the manager for good.
 func (rm *ReplicationManager) prepare(ctx context.Context) error {
+	return retryEtcd(ctx, rm.logger, "reading the registry from etcd failed; retrying", func() error {
+		return rm.readRegistry(ctx)
+	})
+}
+
+// retryEtcd calls read until it succeeds, with retryBackoff between
+// tries, each failure logged as msg. It returns ctx's error when ctx ends
+// first, and an error etcd refuses this manager with (Refused) at once.
+func retryEtcd(ctx context.Context, logger *slog.Logger, msg string, read func() error) error {
 	backoff := retryBackoff()
 	for {
-		err := rm.readRegistry(ctx)
+		err := read()
 		switch {
 		case err == nil:
 			return nil
@@ -276,7 +285,7 @@ func (rm *ReplicationManager) prepare(ctx context.Context) error {
 			return err
 		}
 		delay := backoff.Step()
-		rm.logger.Warn("reading the registry from etcd failed; retrying", "retryIn", delay, "err", err)
+		logger.Warn(msg, "retryIn", delay, "err", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -51,6 +51,16 @@ func (s *Store) ReportsPrefix() string { return s.prefix + "/reports/" }
 // ReportKey is the key of node's report on controller id.
 func (s *Store) ReportKey(id, node string) string { return s.ReportsPrefix() + id + "/" + node }
 
+// parseReportKey splits a report key into controller id and node.
+func (s *Store) parseReportKey(key string) (id, node string, ok bool) {
+	rest, ok := strings.CutPrefix(key, s.ReportsPrefix())
+	if !ok {
+		return "", "", false
+	}
+	id, node, ok = strings.Cut(rest, "/")
+	return id, node, ok && id != "" && node != "" && !strings.Contains(node, "/")
+}
+
 // NodeElectionKey is the election of the managers of one node.
 func (s *Store) NodeElectionKey(node string) string { return s.prefix + "/election/nodes/" + node }
 

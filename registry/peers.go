@@ -8,7 +8,6 @@ package registry
 
 import (
 	"encoding/json"
-	"strings"
 	"sync"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -66,7 +65,7 @@ func (p *peers) of(id string, revision int64) othersShare {
 // parse returns the controller and node of a report key and its share; ok
 // is false for this node's own reports and for what does not decode.
 func (p *peers) parse(key string, value []byte) (id, node string, s peerShare, ok bool) {
-	id, node, ok = strings.Cut(strings.TrimPrefix(key, p.store.ReportsPrefix()), "/")
+	id, node, ok = p.store.parseReportKey(key)
 	if !ok || node == p.me {
 		return "", "", peerShare{}, false
 	}

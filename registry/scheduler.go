@@ -168,38 +168,28 @@ func (s *Scheduler) Run(ctx context.Context) error {
 // stopped: the creation times and the conditions' transition times stay,
 // and only templates that are new are recorded.
 func (s *Scheduler) readRegistry(ctx context.Context) error {
-	backoff := retryBackoff()
-	for {
+	return retryEtcd(ctx, s.logger, "reading the statuses and history from etcd failed; retrying", func() error {
 		readCtx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
+		defer cancel()
 		statuses, err := s.store.ListStatuses(readCtx)
-		var newest map[string]api.Revision
-		if err == nil {
-			newest, err = s.store.newestRevisions(readCtx)
-		}
-		cancel()
-		if err == nil {
-			s.statuses = statuses
-			s.mu.Lock()
-			for id := range statuses {
-				s.statusDirty[id] = true // rewritten, or forgotten if its controller is gone
-			}
-			s.mu.Unlock()
-			for id, r := range newest {
-				s.recorded[id] = r.TemplateHash
-			}
-			return nil
-		}
-		if Refused(err) {
+		if err != nil {
 			return err
 		}
-		delay := backoff.Step()
-		s.logger.Warn("reading the statuses and history from etcd failed; retrying", "retryIn", delay, "err", err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay):
+		newest, err := s.store.newestRevisions(readCtx)
+		if err != nil {
+			return err
 		}
-	}
+		s.statuses = statuses
+		s.mu.Lock()
+		for id := range statuses {
+			s.statusDirty[id] = true // rewritten, or forgotten if its controller is gone
+		}
+		s.mu.Unlock()
+		for id, r := range newest {
+			s.recorded[id] = r.TemplateHash
+		}
+		return nil
+	})
 }
 
 func (s *Scheduler) wake() {
@@ -768,7 +758,7 @@ func (s *Scheduler) putReport(k kv) {
 }
 
 func (s *Scheduler) delReport(key string, _ int64) {
-	id, node, ok := strings.Cut(strings.TrimPrefix(key, s.store.ReportsPrefix()), "/")
+	id, node, ok := s.store.parseReportKey(key)
 	if !ok {
 		return
 	}
@@ -786,7 +776,7 @@ func (s *Scheduler) delReport(key string, _ int64) {
 }
 
 func (s *Scheduler) decodeReport(k kv) (string, *api.NodeReport) {
-	id, node, ok := strings.Cut(strings.TrimPrefix(k.key, s.store.ReportsPrefix()), "/")
+	id, node, ok := s.store.parseReportKey(k.key)
 	var r api.NodeReport
 	if !ok || json.Unmarshal(k.value, &r) != nil || r.Node != node || r.Status.ID != id {
 		s.logger.Warn("node report does not decode, or names another key; ignored", "key", k.key)

@@ -8,9 +8,7 @@ package ctlview
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,11 +35,7 @@ func FormatLabels(labels map[string]string) string {
 	if len(labels) == 0 {
 		return None
 	}
-	pairs := make([]string, 0, len(labels))
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		pairs = append(pairs, k+"="+labels[k])
-	}
-	return strings.Join(pairs, ",")
+	return api.FormatLabels(labels)
 }
 
 // Age prints how long before now t was, as kubectl's AGE column does (45s,
