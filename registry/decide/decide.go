@@ -1,0 +1,566 @@
+package decide
+
+// This file is the decision itself, in the order it is made:
+//
+//  1. slots on a node gone past its grace lose it, and are placed again;
+//  2. a scale-down takes the least useful slots away;
+//  3. the slots a node can no longer run (its labels no longer match the
+//     selector, or their name is taken there) move in two phases: the
+//     assignment goes first, and the slot is placed again only once no
+//     node reports a live container of it;
+//  4. missing slots are placed, the lowest free numbers first;
+//  5. a rolling update gives outdated slots the current template, start
+//     first while the surge allows, else stop first while the
+//     availability allows.
+//
+// Every bound is counted from the leader's own assignments as well as
+// the reports: a slot whose assigned container no report shows yet
+// counts as live (the node may start it at any moment) and as
+// unavailable. So a stale or missing report can delay a step, never let
+// one break a bound.
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+)
+
+// Decide returns the next assignments of one controller.
+func Decide(in Input) Result {
+	c := in.Controller
+	var r Result
+	switch {
+	case c.Gone:
+		for _, slot := range slices.Sorted(maps.Keys(in.Assigned)) {
+			r.Changes = append(r.Changes, Change{Slot: slot, Old: in.Assigned[slot]})
+		}
+	case c.Frozen:
+	default:
+		d := newDecision(in, &r)
+		d.run()
+	}
+	return r
+}
+
+// decision is the working state of one Decide.
+type decision struct {
+	in    Input
+	c     *Controller
+	r     *Result
+	nodes map[string]*Node
+	// next are the assignments as the decision leaves them.
+	next map[int]Assignment
+	// live are the live containers of each slot, on any node; held are
+	// the unassigned slots a node may still run a container of.
+	live map[int][]Container
+	held map[int]bool
+	// taken are the slots this decision took off a node that is not lost.
+	taken map[int]bool
+	// mine counts the controller's slots per node in next, and used what
+	// they reserve there, and ports the host ports they publish.
+	mine  map[string]int
+	used  map[string]Resources
+	ports map[string]map[string]bool
+}
+
+func newDecision(in Input, r *Result) *decision {
+	d := &decision{
+		in: in, c: &in.Controller, r: r,
+		nodes: make(map[string]*Node, len(in.Nodes)),
+		next:  maps.Clone(in.Assigned),
+		live:  map[int][]Container{}, held: map[int]bool{}, taken: map[int]bool{},
+		mine: map[string]int{}, used: map[string]Resources{}, ports: map[string]map[string]bool{},
+	}
+	if d.next == nil {
+		d.next = map[int]Assignment{}
+	}
+	for i := range in.Nodes {
+		d.nodes[in.Nodes[i].Name] = &in.Nodes[i]
+	}
+	for _, ct := range in.Containers {
+		if ct.Live && ct.Slot > 0 {
+			d.live[ct.Slot] = append(d.live[ct.Slot], ct)
+		}
+	}
+	for _, a := range d.next {
+		d.count(a.Node, 1)
+	}
+	d.findHeld()
+	return d
+}
+
+// findHeld finds the unassigned slots that a node may still run: one it
+// reports live, one it still reports as its own (it writes a slot into
+// its report before it creates a container of it), and one this leader
+// took off a node later than the reports are as of. A node gone past the
+// grace holds nothing: its reports went with its lease.
+func (d *decision) findHeld() {
+	for slot := range d.live {
+		d.held[slot] = true
+	}
+	for _, r := range d.in.Reports {
+		for slot := range r.Slots {
+			d.held[slot] = true
+		}
+	}
+	for slot, rel := range d.in.Released {
+		if d.in.ReportsRevision < rel.Rev && !d.lost(rel.Node) {
+			d.held[slot] = true
+		}
+	}
+}
+
+// isHeld reports whether slot is unassigned and a node may still run a
+// container of it.
+func (d *decision) isHeld(slot int) bool {
+	return !d.assignedNow(slot) && (d.held[slot] || d.taken[slot])
+}
+
+// heldSlots returns the slots isHeld reports, in order.
+func (d *decision) heldSlots() []int {
+	var out []int
+	for slot := range d.held {
+		if d.isHeld(slot) {
+			out = append(out, slot)
+		}
+	}
+	for slot := range d.taken {
+		if !d.held[slot] && d.isHeld(slot) {
+			out = append(out, slot)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (d *decision) assignedNow(slot int) bool {
+	_, ok := d.next[slot]
+	return ok
+}
+
+// alive reports whether node is registered.
+func (d *decision) alive(node string) bool {
+	n := d.nodes[node]
+	return n != nil && n.Alive
+}
+
+// lost reports whether node is gone past the grace period (or unknown).
+func (d *decision) lost(node string) bool {
+	n := d.nodes[node]
+	return n == nil || !n.Alive && d.in.Now.Sub(n.GoneSince) >= d.in.Grace
+}
+
+func (d *decision) run() {
+	lost := d.dropLostNodes()
+	d.scaleDown()
+	avail := d.availableCount()
+	// a move stops first (a slot's name is on one node at a time), so it
+	// takes one replica down even with maxUnavailable 0
+	moved := d.moveOff(avail - (d.c.Replicas - max(d.c.Unavailable, 1)))
+	budget := avail - moved - (d.c.Replicas - d.c.Unavailable)
+	d.place(lost)
+	if d.c.OnDelete {
+		d.markOnDelete()
+	} else if !d.c.Paused {
+		d.roll(budget)
+	}
+}
+
+// set records a change of slot's assignment; nil removes it.
+func (d *decision) set(slot int, a *Assignment) {
+	old, had := d.next[slot]
+	if had {
+		d.count(old.Node, -1)
+		if (a == nil || a.Node != old.Node) && !d.lost(old.Node) {
+			d.taken[slot] = true
+		}
+	}
+	if a == nil {
+		delete(d.next, slot)
+	} else {
+		d.next[slot] = *a
+		d.count(a.Node, 1)
+	}
+	d.r.Changes = append(d.r.Changes, Change{Slot: slot, Old: d.in.Assigned[slot], New: a})
+	// one change per slot: a later one replaces an earlier one
+	for i := 0; i < len(d.r.Changes)-1; i++ {
+		if d.r.Changes[i].Slot == slot {
+			d.r.Changes = slices.Delete(d.r.Changes, i, i+1)
+			break
+		}
+	}
+	if a != nil && had && old.same(*a) {
+		d.r.Changes = d.r.Changes[:len(d.r.Changes)-1] // nothing changes after all
+	}
+}
+
+// count adds n of the controller's slots to node.
+func (d *decision) count(node string, n int) {
+	d.mine[node] += n
+	u := d.used[node]
+	u.Memory += int64(n) * d.c.Reserve.Memory
+	u.CPU += int64(n) * d.c.Reserve.CPU
+	d.used[node] = u
+	if len(d.c.Ports) == 0 {
+		return
+	}
+	if d.ports[node] == nil {
+		d.ports[node] = map[string]bool{}
+	}
+	for _, p := range d.c.Ports {
+		d.ports[node][p] = d.mine[node] > 0
+	}
+}
+
+// fresh is a new assignment of the current template to node.
+func (d *decision) fresh(node string) *Assignment {
+	return &Assignment{Node: node, Revision: d.c.Revision, Hash: d.c.Hash, OnDelete: d.c.OnDelete}
+}
+
+// dropLostNodes takes every slot off nodes gone past the grace period,
+// and returns those slots, to place again at once: the node's reports
+// went with its lease, and the grace is the wait for its containers.
+// Slots of a node still within its grace stay; the decision is made
+// again when the grace ends.
+func (d *decision) dropLostNodes() []int {
+	var lost []int
+	for _, slot := range slices.Sorted(maps.Keys(d.next)) {
+		node := d.next[slot].Node
+		if !d.lost(node) {
+			if n := d.nodes[node]; !n.Alive {
+				d.r.recheck(d.in.Grace - d.in.Now.Sub(n.GoneSince))
+			}
+			continue
+		}
+		d.set(slot, nil)
+		lost = append(lost, slot)
+	}
+	return lost
+}
+
+// The worth of a slot, for a scale-down: a slot whose container is not
+// live goes first, then one that is not ready, then one of an older
+// template, then the highest.
+const (
+	worthMissing = iota
+	worthNotReady
+	worthOutdated
+	worthReady
+)
+
+func (d *decision) worth(slot int) int {
+	a := d.next[slot]
+	ct, ok := d.assigned(slot)
+	switch {
+	case !ok:
+		return worthMissing
+	case !ct.Ready:
+		return worthNotReady
+	case a.Hash != d.c.Hash || ct.Hash != d.c.Hash:
+		return worthOutdated
+	}
+	return worthReady
+}
+
+// assigned returns the live container that holds slot's name on its
+// assigned node, whatever its template; none on a node that is gone.
+func (d *decision) assigned(slot int) (Container, bool) {
+	a, ok := d.next[slot]
+	if !ok || !d.alive(a.Node) {
+		return Container{}, false
+	}
+	for _, ct := range d.live[slot] {
+		if ct.Node == a.Node && ct.Named {
+			return ct, true
+		}
+	}
+	return Container{}, false
+}
+
+// scaleDown removes the least useful assignments above replicas.
+func (d *decision) scaleDown() {
+	extra := len(d.next) - d.c.Replicas
+	if extra <= 0 {
+		return
+	}
+	order := slices.Sorted(maps.Keys(d.next))
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(d.worth(a), d.worth(b)), cmp.Compare(b, a))
+	})
+	for _, slot := range order[:extra] {
+		d.set(slot, nil)
+	}
+}
+
+// available reports whether slot serves: a container of it on its
+// assigned node has run ready for AvailableAfter, and the node is not
+// about to stop it. That container may be of an older template: one a
+// successor is started first for serves until the successor does, and
+// one kept under OnDelete serves on. One whose slot now has another
+// template, stop first, is as good as gone. It asks for a recheck when a
+// container soon will have run long enough.
+func (d *decision) available(slot int) bool {
+	a, ok := d.next[slot]
+	if !ok || !d.alive(a.Node) {
+		return false
+	}
+	for _, ct := range d.live[slot] {
+		if ct.Node != a.Node || !ct.Ready || ct.Named && ct.Hash != a.Hash && !a.StartFirst && !a.OnDelete {
+			continue
+		}
+		ran := d.in.Now.Sub(ct.StartedAt)
+		if !ct.StartedAt.IsZero() && ran >= d.c.AvailableAfter {
+			return true
+		}
+		if !ct.StartedAt.IsZero() {
+			d.r.recheck(d.c.AvailableAfter - ran)
+		}
+	}
+	return false
+}
+
+func (d *decision) availableCount() int {
+	n := 0
+	for slot := range d.next {
+		if d.available(slot) {
+			n++
+		}
+	}
+	return n
+}
+
+// liveCount counts the controller's live containers over every node,
+// plus one for each assigned slot whose assigned container no report
+// shows yet.
+func (d *decision) liveCount() int {
+	n := 0
+	for _, cts := range d.live {
+		n += len(cts)
+	}
+	for slot, a := range d.next {
+		if !d.reportsAssigned(slot, a) {
+			n++
+		}
+	}
+	for _, slot := range d.heldSlots() {
+		if len(d.live[slot]) == 0 {
+			n++ // a container no report shows yet may run
+		}
+	}
+	return n
+}
+
+// reportsAssigned reports whether a live container of a's template holds
+// slot's name on a's node.
+func (d *decision) reportsAssigned(slot int, a Assignment) bool {
+	for _, ct := range d.live[slot] {
+		if ct.Node == a.Node && ct.Named && ct.Hash == a.Hash {
+			return true
+		}
+	}
+	return false
+}
+
+// moveOff takes the slots whose node can no longer run them off it: the
+// first phase of a move. An available slot moves only within budget, one
+// that is not available at once. It returns how many available ones it
+// took off.
+func (d *decision) moveOff(budget int) (moved int) {
+	var moving []int
+	for slot, a := range d.next {
+		n := d.nodes[a.Node]
+		if n == nil || !n.Alive {
+			continue // within its grace
+		}
+		if !matches(d.c.Selector, n.Labels) || d.in.Blocked[slot][n.Name] {
+			moving = append(moving, slot)
+		}
+	}
+	d.rank(moving)
+	for _, slot := range moving {
+		if d.available(slot) {
+			if moved >= budget {
+				continue
+			}
+			moved++
+		}
+		d.set(slot, nil)
+	}
+	return moved
+}
+
+// rank orders slots for taking away: not available first, then the
+// highest.
+func (d *decision) rank(slots []int) {
+	avail := make(map[int]bool, len(slots))
+	for _, s := range slots {
+		avail[s] = d.available(s)
+	}
+	slices.SortFunc(slots, func(a, b int) int {
+		if avail[a] != avail[b] {
+			if avail[a] {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(b, a)
+	})
+}
+
+// place assigns the slots the controller lacks: first the lost ones,
+// then the ones whose move waits for their old container to go (once it
+// has), then the lowest free numbers.
+func (d *decision) place(lost []int) {
+	need := d.c.Replicas - len(d.next)
+	if need <= 0 {
+		return
+	}
+	// a new slot is one more live container: within replicas + maxSurge,
+	// counting a surge step in flight, which cannot be taken back
+	room := d.c.Replicas + d.c.Surge - d.liveCount()
+	var failed []int
+	try := func(slot int) {
+		if room <= 0 {
+			need = 0 // the rest once the surge step is done
+			return
+		}
+		if n := d.pick(slot); n != "" {
+			room--
+			d.set(slot, d.fresh(n))
+		} else {
+			failed = append(failed, slot)
+		}
+		need--
+	}
+	for _, slot := range lost {
+		if need == 0 {
+			break
+		}
+		try(slot)
+	}
+	// slots a node still holds but no longer has assigned (moving, or
+	// scaled down): the lowest ones wait to be placed again once let go
+	for _, slot := range d.heldSlots() {
+		if need == 0 {
+			break
+		}
+		if !slices.Contains(lost, slot) && !slices.Contains(failed, slot) {
+			need-- // waits for the node to let it go
+		}
+	}
+	for slot := 1; need > 0; slot++ {
+		if d.assignedNow(slot) || d.isHeld(slot) || slices.Contains(lost, slot) || slices.Contains(failed, slot) {
+			continue
+		}
+		if d.takenEverywhere(slot) {
+			continue // the next number
+		}
+		try(slot)
+	}
+	if len(failed) > 0 {
+		slices.Sort(failed)
+		d.r.Unschedulable = failed
+		d.r.Reason = d.whyUnschedulable()
+	}
+}
+
+// takenEverywhere reports whether every live node that matches the
+// selector has slot's name taken by a container outside the set.
+func (d *decision) takenEverywhere(slot int) bool {
+	matched := false
+	for i := range d.in.Nodes {
+		n := &d.in.Nodes[i]
+		if !n.Alive || !matches(d.c.Selector, n.Labels) {
+			continue
+		}
+		matched = true
+		if !d.in.Blocked[slot][n.Name] {
+			return false
+		}
+	}
+	return matched
+}
+
+// pick returns the node for slot: alive, matching the selector, with the
+// slot's name free and room for the task; the one with the fewest of the
+// controller's slots, then the fewest in all, then the first by name.
+// "" when none fits.
+func (d *decision) pick(slot int) string {
+	var best *Node
+	for i := range d.in.Nodes {
+		n := &d.in.Nodes[i]
+		if d.in.Blocked[slot][n.Name] || d.unfit(n) != "" {
+			continue
+		}
+		if best == nil || d.mine[n.Name] < d.mine[best.Name] ||
+			d.mine[n.Name] == d.mine[best.Name] && n.Slots+d.mine[n.Name] < best.Slots+d.mine[best.Name] {
+			best = n
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	return best.Name
+}
+
+// markOnDelete gives every slot the current template at once, marked
+// OnDelete: the nodes use it only for replacements.
+func (d *decision) markOnDelete() {
+	for _, slot := range slices.Sorted(maps.Keys(d.next)) {
+		if a := d.next[slot]; a.Hash != d.c.Hash || !a.OnDelete {
+			na := a
+			na.Revision, na.Hash, na.OnDelete, na.StartFirst = d.c.Revision, d.c.Hash, true, false
+			d.set(slot, &na)
+		}
+	}
+}
+
+// roll gives outdated slots the current template: one that is not
+// available at once (stop first: it serves nothing), otherwise start
+// first while the surge leaves room for one more live container, else
+// stop first while budget (available ones above replicas -
+// maxUnavailable) allows.
+func (d *decision) roll(budget int) {
+	var outdated []int
+	for slot, a := range d.next {
+		if a.Hash != d.c.Hash {
+			outdated = append(outdated, slot)
+		}
+	}
+	if len(outdated) == 0 {
+		return
+	}
+	// room for a surge, keeping room for the slots not placed yet: they
+	// will be, and a surge in flight cannot be taken back
+	unplaced := max(0, d.c.Replicas-len(d.next)-len(d.heldSlots()))
+	room := d.c.Replicas + d.c.Surge - d.liveCount() - unplaced
+	d.rank(outdated)
+	for _, slot := range outdated {
+		a := d.next[slot]
+		na := a
+		na.Revision, na.Hash, na.OnDelete, na.StartFirst = d.c.Revision, d.c.Hash, false, false
+		switch {
+		case !d.available(slot):
+		case room > 0:
+			na.StartFirst = true
+			room--
+		case budget > 0:
+			budget--
+		default:
+			continue
+		}
+		d.set(slot, &na)
+		d.r.Steps++
+	}
+}
+
+// matches reports whether a node's labels satisfy a nodeSelector; an
+// empty one allows every node.
+func matches(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,481 @@
+package decide
+
+// Property tests of the bounds over random histories, on a small model of
+// the registry: the leader is Decide, as the registry's leader runs it;
+// each node runs what it last saw assigned to it, slowly, and reports
+// late; containers start, become ready, die, take time to stop; nodes die
+// and come back. After
+// every step: no slot is live on two nodes, nothing is created above
+// replicas + maxSurge, and once the controller has been available (as its
+// status says: from the reports) it stays at replicas - maxUnavailable or
+// more unless the history itself killed something. At the end, with every fault healed, everything converges.
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// simContainer is one container on a node.
+type simContainer struct {
+	slot     int
+	named    bool
+	hash     string
+	ready    bool
+	stopping bool
+	started  time.Time
+}
+
+// simNode is one node: its engine, what it last saw assigned and what it
+// last reported.
+type simNode struct {
+	name       string
+	alive      bool
+	goneSince  time.Time
+	containers []*simContainer
+	applied    map[int]Assignment
+	report     *simReport
+}
+
+type simReport struct {
+	containers []Container
+	Report
+}
+
+type world struct {
+	t     *rapid.T
+	now   time.Time
+	rev   int64
+	nodes []*simNode
+	ctl   Controller
+	// bad templates exit at once.
+	bad      map[string]bool
+	assigned map[int]Assignment
+	// the leader's: what it took off nodes, and its mirror of the reports
+	// (late, as a watch is), as of mirrorRev.
+	released  map[int]Release
+	mirror    map[string]*simReport
+	mirrorRev int64
+	// bound is what live may not exceed: replicas + surge, or more while
+	// a scale-down is still under way (it never grows then).
+	bound int
+	// armed: the controller has been available since the last kill.
+	armed bool
+	// unseen are the nodes whose containers the history killed since the
+	// leader's mirror last caught up with their reports: until it does,
+	// the leader counts the dead, and the controller cannot be armed.
+	unseen map[string]bool
+	// killed are the nodes with a kill their report does not show yet.
+	killed map[string]bool
+}
+
+const simGrace = 30 * time.Second
+
+func newWorld(t *rapid.T) *world {
+	w := &world{t: t, now: t0, bad: map[string]bool{}, assigned: map[int]Assignment{}, released: map[int]Release{}, mirror: map[string]*simReport{},
+		unseen: map[string]bool{}, killed: map[string]bool{}}
+	for _, n := range []string{"a", "b", "c"} {
+		w.nodes = append(w.nodes, &simNode{name: n, alive: true, applied: map[int]Assignment{}})
+	}
+	w.ctl = Controller{ID: "web", Replicas: 3, Revision: 1, Hash: "t1", Unavailable: 1, AvailableAfter: 5 * time.Second}
+	w.bound = w.ctl.Replicas + w.ctl.Surge
+	return w
+}
+
+func (w *world) node(name string) *simNode {
+	for _, n := range w.nodes {
+		if n.name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+func (w *world) live() (n int) {
+	for _, nd := range w.nodes {
+		n += len(nd.containers)
+	}
+	return n
+}
+
+// committed is live plus the creates nodes are bound to make: slots a node
+// saw assigned and has no container of yet. An assignment taken back
+// reaches a node late; until it does, the node may still act on it.
+// The leader's assignments count as well: a spec takes effect when the
+// leader decides on it.
+func (w *world) committed() int {
+	n := w.live()
+	for _, nd := range w.nodes {
+		bound := maps.Clone(nd.applied)
+		for slot, a := range w.assigned {
+			if a.Node == nd.name {
+				bound[slot] = a
+			}
+		}
+		for slot, a := range bound {
+			i := slices.IndexFunc(nd.containers, func(c *simContainer) bool { return c.slot == slot && c.named })
+			if i < 0 || a.StartFirst && nd.containers[i].hash != a.Hash {
+				n++ // to create, or a successor to start first
+			}
+		}
+	}
+	return n
+}
+
+func (w *world) ready() (n int) {
+	for _, nd := range w.nodes {
+		for _, c := range nd.containers {
+			if c.ready && !c.stopping && w.now.Sub(c.started) >= w.ctl.AvailableAfter {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// changeSpec makes a new spec: replicas, template, bounds or selector.
+func (w *world) changeSpec(t *rapid.T) {
+	c := w.ctl
+	c.Revision = w.rev + 1
+	w.rev++
+	switch rapid.IntRange(0, 3).Draw(t, "change") {
+	case 0:
+		c.Replicas = rapid.IntRange(0, 6).Draw(t, "replicas")
+	case 1:
+		c.Hash = fmt.Sprintf("t%d", w.rev)
+		w.bad[c.Hash] = rapid.IntRange(0, 3).Draw(t, "badness") == 0
+	case 2:
+		c.Surge = rapid.IntRange(0, 2).Draw(t, "surge")
+		c.Unavailable = rapid.IntRange(0, 2).Draw(t, "unavailable")
+		if c.Surge == 0 && c.Unavailable == 0 {
+			c.Unavailable = 1
+		}
+	case 3:
+		switch rapid.IntRange(0, 2).Draw(t, "selector") {
+		case 0:
+			c.Selector = nil
+		default:
+			c.Selector = map[string]string{"zone": rapid.SampledFrom([]string{"a", "b", "c"}).Draw(t, "zone")}
+		}
+	}
+	if c.Replicas-c.Unavailable > w.ctl.Replicas-w.ctl.Unavailable {
+		w.armed = false // more must be available: it has to get there first
+	}
+	if c.Selector != nil && !maps.Equal(c.Selector, w.ctl.Selector) {
+		w.armed = false // it may match a dead node only: nothing can be placed
+	}
+	w.ctl = c
+	w.bound = max(c.Replicas+c.Surge, min(w.bound, w.committed()))
+}
+
+// input is what the leader decides from.
+func (w *world) input() Input {
+	in := Input{Controller: w.ctl, Assigned: maps.Clone(w.assigned), Reports: map[string]Report{},
+		ReportsRevision: w.mirrorRev, Released: maps.Clone(w.released), Now: w.now, Grace: simGrace}
+	for _, n := range w.nodes {
+		in.Nodes = append(in.Nodes, Node{Name: n.name, Labels: map[string]string{"zone": n.name}, Alive: n.alive, GoneSince: n.goneSince})
+		if r := w.mirror[n.name]; r != nil {
+			in.Containers = append(in.Containers, r.containers...)
+			in.Reports[n.name] = r.Report
+		}
+	}
+	return in
+}
+
+// catchUp brings the leader's mirror of the reports up to date.
+func (w *world) catchUp() {
+	w.mirror = map[string]*simReport{}
+	for _, n := range w.nodes {
+		if n.report != nil {
+			w.mirror[n.name] = n.report
+		}
+	}
+	w.mirrorRev = w.rev
+	for n := range w.unseen {
+		if !w.killed[n] {
+			delete(w.unseen, n)
+		}
+	}
+}
+
+// lead runs one decision and writes it, as the leader does.
+func (w *world) lead() {
+	r := Decide(w.input())
+	if len(r.Changes) == 0 {
+		return
+	}
+	w.rev++
+	for _, ch := range r.Changes {
+		if old, ok := w.assigned[ch.Slot]; ok && (ch.New == nil || ch.New.Node != old.Node) {
+			w.released[ch.Slot] = Release{Node: old.Node, Rev: w.rev}
+		}
+		if ch.New == nil {
+			delete(w.assigned, ch.Slot)
+			continue
+		}
+		a := *ch.New
+		a.ModRev = w.rev
+		w.assigned[ch.Slot] = a
+	}
+}
+
+// see makes node n see the assignments as they are now.
+func (w *world) see(n *simNode) {
+	n.applied = map[int]Assignment{}
+	for slot, a := range w.assigned {
+		if a.Node == n.name {
+			n.applied[slot] = a
+		}
+	}
+}
+
+// act is one round of node n running what it saw assigned: the node
+// agent's part, and no more. The slots it runs go into its report before
+// it creates anything.
+func (w *world) act(n *simNode) {
+	if n.report == nil || !maps.Equal(n.report.Slots, w.slotsOf(n)) {
+		w.writeReport(n)
+	}
+	for _, c := range n.containers {
+		if _, ok := n.applied[c.slot]; !ok {
+			c.stopping = true
+		}
+	}
+	for _, slot := range slices.Sorted(maps.Keys(n.applied)) {
+		a := n.applied[slot]
+		var named, successor *simContainer
+		for _, c := range n.containers {
+			if c.slot == slot && c.named {
+				named = c
+			}
+		}
+		switch {
+		case named == nil:
+			successor = w.create(n, slot, a.Hash)
+		case named.hash == a.Hash || a.OnDelete || named.stopping:
+			successor = named
+		case a.StartFirst:
+			named.named = false
+			successor = w.create(n, slot, a.Hash)
+		default:
+			named.stopping = true
+		}
+		for _, c := range n.containers {
+			if c.slot == slot && !c.named && successor != nil && successor.ready && w.now.Sub(successor.started) >= w.ctl.AvailableAfter {
+				c.stopping = true
+			}
+		}
+	}
+}
+
+func (w *world) create(n *simNode, slot int, hash string) *simContainer {
+	c := &simContainer{slot: slot, named: true, hash: hash, started: w.now}
+	n.containers = append(n.containers, c)
+	if live := w.live(); live > w.bound {
+		w.t.Fatalf("node %s created slot %d: %d live, above the bound %d (replicas %d, maxSurge %d); %s", n.name, slot, live, w.bound, w.ctl.Replicas, w.ctl.Surge, w)
+	}
+	return c
+}
+
+// finishStops removes node n's stopping containers: a slow stop is done.
+func (w *world) finishStops(n *simNode) {
+	n.containers = slices.DeleteFunc(n.containers, func(c *simContainer) bool { return c.stopping })
+}
+
+// tick moves the clock: started containers of good templates become
+// ready, those of bad ones exit.
+func (w *world) tick(d time.Duration) {
+	w.now = w.now.Add(d)
+	for _, n := range w.nodes {
+		n.containers = slices.DeleteFunc(n.containers, func(c *simContainer) bool { return w.bad[c.hash] })
+		for _, c := range n.containers {
+			c.ready = true
+		}
+	}
+}
+
+// slotsOf are the slots node n reports as its own: those it saw assigned
+// and those it still has a container of.
+func (w *world) slotsOf(n *simNode) map[int]bool {
+	slots := map[int]bool{}
+	for slot := range n.applied {
+		slots[slot] = true
+	}
+	for _, c := range n.containers {
+		slots[c.slot] = true
+	}
+	return slots
+}
+
+// writeReport writes node n's report. A slot it did not report before
+// goes in only if it is still assigned as the node saw it (the
+// transaction compares the assignment's ModRevision); otherwise the node
+// drops it and waits for its watch.
+func (w *world) writeReport(n *simNode) {
+	delete(w.killed, n.name)
+	for slot, a := range n.applied {
+		if n.report != nil && n.report.Slots[slot] {
+			continue
+		}
+		if cur, ok := w.assigned[slot]; !ok || cur.ModRev != a.ModRev {
+			delete(n.applied, slot)
+		}
+	}
+	w.rev++
+	r := &simReport{Report: Report{Slots: w.slotsOf(n)}}
+	for _, c := range n.containers {
+		r.containers = append(r.containers, Container{Node: n.name, Slot: c.slot, Named: c.named, Hash: c.hash, Live: true, Ready: c.ready, StartedAt: c.started})
+	}
+	n.report = r
+}
+
+// check asserts the invariants that hold after every step.
+func (w *world) check() {
+	on := map[int]string{}
+	for _, n := range w.nodes {
+		for _, c := range n.containers {
+			if other, ok := on[c.slot]; ok && other != n.name {
+				w.t.Fatalf("slot %d live on nodes %s and %s", c.slot, other, n.name)
+			}
+			on[c.slot] = n.name
+		}
+	}
+	w.bound = max(w.ctl.Replicas+w.ctl.Surge, min(w.bound, w.committed()))
+	minAvailable := w.ctl.Replicas - w.ctl.Unavailable
+	floor := minAvailable
+	if w.moving() {
+		// a move stops first: it takes one down even with maxUnavailable 0
+		floor = w.ctl.Replicas - max(w.ctl.Unavailable, 1)
+	}
+	ready := w.ready()
+	switch {
+	case w.armed && ready < floor:
+		w.t.Fatalf("%d available, below replicas %d - maxUnavailable %d; %s", ready, w.ctl.Replicas, w.ctl.Unavailable, w)
+	case !w.armed && len(w.unseen) == 0 && ready >= minAvailable && newDecision(w.input(), &Result{}).availableCount() >= minAvailable:
+		// available, and the status says so: from here on it stays so
+		w.armed = true
+	}
+}
+
+// moving reports whether a slot is assigned to a node that no longer
+// matches the selector.
+func (w *world) moving() bool {
+	for _, a := range w.assigned {
+		if !matches(w.ctl.Selector, map[string]string{"zone": a.Node}) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *world) pickNode(t *rapid.T) *simNode {
+	return rapid.SampledFrom(w.nodes).Draw(t, "node")
+}
+
+func TestDecideKeepsTheBoundsOverRandomHistories(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := newWorld(t)
+		t.Repeat(map[string]func(*rapid.T){
+			"spec":     w.changeSpec,
+			"lead":     func(*rapid.T) { w.lead() },
+			"catch up": func(*rapid.T) { w.catchUp() },
+			"new leader": func(*rapid.T) {
+				// it remembers nothing, and lists the reports first
+				w.released = map[int]Release{}
+				w.catchUp()
+			},
+			"see": func(t *rapid.T) { w.see(w.pickNode(t)) },
+			"act": func(t *rapid.T) {
+				if n := w.pickNode(t); n.alive {
+					w.act(n)
+				}
+			},
+			"stop": func(t *rapid.T) { w.finishStops(w.pickNode(t)) },
+			"tick": func(t *rapid.T) { w.tick(time.Duration(rapid.IntRange(1, 12).Draw(t, "seconds")) * time.Second) },
+			"report": func(t *rapid.T) {
+				if n := w.pickNode(t); n.alive {
+					w.writeReport(n)
+				}
+			},
+			"kill container": func(t *rapid.T) {
+				n := w.pickNode(t)
+				if len(n.containers) > 0 {
+					i := rapid.IntRange(0, len(n.containers)-1).Draw(t, "container")
+					n.containers = slices.Delete(n.containers, i, i+1)
+					w.armed = false
+					w.unseen[n.name], w.killed[n.name] = true, true
+				}
+			},
+			"kill node": func(t *rapid.T) {
+				if n := w.pickNode(t); n.alive {
+					// the machine dies: its containers, its lease and its reports go
+					n.alive, n.goneSince, n.containers, n.report = false, w.now, nil, nil
+					n.applied = map[int]Assignment{}
+					w.armed = false
+				}
+			},
+			"return node": func(t *rapid.T) {
+				if n := w.pickNode(t); !n.alive {
+					n.alive = true
+					w.see(n)
+				}
+			},
+			"": func(*rapid.T) { w.check() },
+		})
+		w.converge()
+	})
+}
+
+// converge heals every fault and runs the registry until it settles, then
+// checks that it did.
+func (w *world) converge() {
+	for _, n := range w.nodes {
+		if !n.alive {
+			n.alive = true
+		}
+	}
+	w.bad = map[string]bool{}
+	for range 40 {
+		w.catchUp()
+		w.lead()
+		for _, n := range w.nodes {
+			w.see(n)
+			w.act(n)
+			w.finishStops(n)
+		}
+		w.tick(6 * time.Second)
+		for _, n := range w.nodes {
+			w.writeReport(n)
+		}
+		w.check()
+	}
+	if got := len(w.assigned); got != w.ctl.Replicas {
+		w.t.Fatalf("%d slots assigned after the history, want %d", got, w.ctl.Replicas)
+	}
+	for slot, a := range w.assigned {
+		if a.Hash != w.ctl.Hash {
+			w.t.Fatalf("slot %d runs template %s after the history, want %s", slot, a.Hash, w.ctl.Hash)
+		}
+		if !matches(w.ctl.Selector, map[string]string{"zone": a.Node}) {
+			w.t.Fatalf("slot %d on node %s, which does not match %v; %s", slot, a.Node, w.ctl.Selector, w)
+		}
+	}
+	if live, ready := w.live(), w.ready(); live != w.ctl.Replicas || ready != w.ctl.Replicas {
+		w.t.Fatalf("%d live, %d available after the history, want %d of each", live, ready, w.ctl.Replicas)
+	}
+}
+
+func (w *world) String() string {
+	s := fmt.Sprintf("spec %+v; assigned %v;", w.ctl, w.assigned)
+	for _, n := range w.nodes {
+		s += fmt.Sprintf(" node %s alive=%v:", n.name, n.alive)
+		for _, c := range n.containers {
+			s += fmt.Sprintf(" %+v", *c)
+		}
+	}
+	return s
+}

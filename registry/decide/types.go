@@ -1,0 +1,168 @@
+package decide
+
+import "time"
+
+// Assignment is what the leader wrote for one slot: the node that runs it
+// and the template revision it runs there.
+type Assignment struct {
+	Node string
+	// Revision is the spec ModRevision whose template the slot runs, and
+	// Hash that template's hash.
+	Revision int64
+	Hash     string
+	// OnDelete: the node keeps a running container of another template
+	// and uses this one only for a replacement.
+	OnDelete bool
+	// StartFirst: the node starts the successor before it stops the old
+	// container (a surge step).
+	StartFirst bool
+	// ModRev is the assignment key's ModRevision, which a change compares
+	// (0: no key).
+	ModRev int64
+}
+
+// same reports whether a and b say the same thing (ModRev aside).
+func (a Assignment) same(b Assignment) bool {
+	a.ModRev, b.ModRev = 0, 0
+	return a == b
+}
+
+// Container is one container of the controller as a node reported it.
+type Container struct {
+	Node string
+	Slot int
+	// Named: it holds its slot's name (<id>-<slot>); an outdated one
+	// renamed out for a successor started first does not.
+	Named bool
+	Hash  string
+	// Live: running, paused, restarting, or created and about to start.
+	Live bool
+	// Ready: running and, where it has a health check, healthy.
+	Ready     bool
+	StartedAt time.Time
+}
+
+// Resources are memory in bytes and CPU in Docker shares (1024 a CPU).
+type Resources struct {
+	Memory int64
+	CPU    int64
+}
+
+// Node is a node as placement sees it, with what the other controllers'
+// slots already use there.
+type Node struct {
+	Name   string
+	Labels map[string]string
+	// Alive: registered, its lease lives. A node that is not keeps its
+	// slots until it has been gone for the grace period.
+	Alive     bool
+	GoneSince time.Time
+	// Capacity is what the node registered (less what it keeps for
+	// itself); zero fields are not enforced.
+	Capacity Resources
+	// Used is what the other controllers' assigned slots reserve.
+	Used Resources
+	// Slots counts the other controllers' assigned slots.
+	Slots int
+	// Ports are the host ports the other controllers publish, as "80/TCP".
+	Ports map[string]bool
+}
+
+// Controller is what the decision needs of one controller's spec.
+type Controller struct {
+	ID string
+	// Gone: the spec was deleted; every assignment goes.
+	Gone bool
+	// Frozen: the spec cannot be acted on (invalid); the assignments stay
+	// as they are, so that a bad edit moves no container.
+	Frozen   bool
+	Replicas int
+	// Revision is the spec's ModRevision and Hash its template's hash.
+	Revision int64
+	Hash     string
+	Selector map[string]string
+	// Ports are the host ports a task publishes; Reserve what it reserves.
+	Ports   []string
+	Reserve Resources
+	// OnDelete is the OnDelete strategy; otherwise RollingUpdate.
+	OnDelete bool
+	Paused   bool
+	// Surge and Unavailable are maxSurge and maxUnavailable resolved
+	// against Replicas.
+	Surge, Unavailable int
+	// AvailableAfter is how long a container must have run ready before
+	// it counts as available: max(minReadySeconds, monitorSeconds).
+	AvailableAfter time.Duration
+}
+
+// Report is what one node last reported of the controller, besides its
+// containers.
+type Report struct {
+	// Slots are the slots the node runs as assigned to it. A node writes
+	// a slot here before it creates a container of it, and drops it only
+	// once no container of it is left, so that a node's report always
+	// covers what it may run, stale or not.
+	Slots map[int]bool
+}
+
+// Release is a slot the leader took off Node at etcd revision Rev. A node
+// writes a slot into its report, in a transaction that checks the slot is
+// still its own, before it creates a container of it; so once the reports
+// are as of Rev, they show every container of the slot the node may run.
+// Until then the slot is held.
+type Release struct {
+	Node string
+	Rev  int64
+}
+
+// Input is everything one decision is made from.
+type Input struct {
+	Controller Controller
+	// Assigned are the controller's assignments by slot.
+	Assigned map[int]Assignment
+	// Containers are every node's last report of the controller, and
+	// Reports the rest of those reports, by node.
+	Containers []Container
+	Reports    map[string]Report
+	// ReportsRevision is the etcd revision the reports are as of.
+	ReportsRevision int64
+	// Released are the slots this leader took off a node, by slot.
+	Released map[int]Release
+	// Blocked are, per slot, the nodes on which a container outside the
+	// controller's set holds the slot's name.
+	Blocked map[int]map[string]bool
+	// Nodes in name order.
+	Nodes []Node
+	Now   time.Time
+	// Grace is how long a node may be gone before its slots move.
+	Grace time.Duration
+}
+
+// Change is one assignment write: slot gets New, or loses its assignment
+// when New is nil. Old is what it replaces (ModRev 0: nothing).
+type Change struct {
+	Slot int
+	Old  Assignment
+	New  *Assignment
+}
+
+// Result is the decision.
+type Result struct {
+	Changes []Change
+	// Unschedulable are the slots no node can take, and Reason why.
+	Unschedulable []int
+	Reason        string
+	// RecheckAfter is when to decide again although nothing is reported:
+	// a container becomes available, or a gone node's grace ends. 0: no
+	// need.
+	RecheckAfter time.Duration
+	// Steps counts the rollout steps (slots given the new template in
+	// place of an older one).
+	Steps int
+}
+
+func (r *Result) recheck(after time.Duration) {
+	if after > 0 && (r.RecheckAfter == 0 || after < r.RecheckAfter) {
+		r.RecheckAfter = after
+	}
+}
