@@ -6,7 +6,9 @@ package api
 
 import (
 	"fmt"
+	"math"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -24,6 +26,22 @@ const (
 // Defaults of the update strategy.
 const (
 	DefaultProgressDeadlineSeconds = 600
+	DefaultMonitorSeconds          = 5
+)
+
+// Upper bounds of the fields counted in seconds, so that each converts to
+// a time.Duration without overflow and means something a person could wait
+// for.
+const (
+	// MaxMinReadySeconds is the largest desiredState.minReadySeconds: one
+	// day.
+	MaxMinReadySeconds = 86400
+	// MaxMonitorSeconds is the largest
+	// desiredState.updateStrategy.monitorSeconds: one day.
+	MaxMonitorSeconds = 86400
+	// MaxProgressDeadlineSeconds is the largest
+	// desiredState.updateStrategy.progressDeadlineSeconds: 30 days.
+	MaxProgressDeadlineSeconds = 30 * 86400
 )
 
 // DefaultMaxUnavailable and DefaultMaxSurge are the bounds of a rolling
@@ -49,6 +67,11 @@ type UpdateStrategy struct {
 	// ProgressDeadlineSeconds is how long a rollout may go without
 	// progress before it is reported failed. Default 600.
 	ProgressDeadlineSeconds *int `json:"progressDeadlineSeconds,omitempty"`
+	// MonitorSeconds is how long a new container must have been running
+	// and ready before it counts for the next step of a rolling update
+	// (Swarm's update monitor); the step waits for the longer of it and
+	// minReadySeconds (AvailableAfter). Default 5.
+	MonitorSeconds *int `json:"monitorSeconds,omitempty"`
 }
 
 // Strategy returns the controller's update strategy with its defaults
@@ -71,7 +94,30 @@ func (ds *ReplicationControllerState) Strategy() UpdateStrategy {
 		d := DefaultProgressDeadlineSeconds
 		s.ProgressDeadlineSeconds = &d
 	}
+	if s.MonitorSeconds == nil {
+		m := DefaultMonitorSeconds
+		s.MonitorSeconds = &m
+	}
 	return s
+}
+
+// AvailableAfter is how long a new container must have been running and
+// ready before it counts for the next step of a rollout: the longer of
+// minReadySeconds and the strategy's monitorSeconds (default
+// DefaultMonitorSeconds). Validate bounds both; on a spec it has not
+// accepted, a negative value counts as 0 and the result saturates instead
+// of overflowing.
+func (ds *ReplicationControllerState) AvailableAfter() time.Duration {
+	return seconds(max(ds.MinReadySeconds, *ds.Strategy().MonitorSeconds, 0))
+}
+
+// seconds converts n seconds to a time.Duration, saturating at the
+// largest one.
+func seconds(n int) time.Duration {
+	if int64(n) > math.MaxInt64/int64(time.Second) {
+		return math.MaxInt64
+	}
+	return time.Duration(n) * time.Second
 }
 
 // Bounds resolves maxSurge (rounded up) and maxUnavailable (rounded down)
@@ -87,12 +133,14 @@ func (s UpdateStrategy) Bounds(replicas int) (surge, unavailable int) {
 	return surge, unavailable
 }
 
-// updateStrategy checks desiredState.updateStrategy.
+// updateStrategy checks desiredState.updateStrategy. Some rules hold for
+// the defaults too (the progress deadline against AvailableAfter), so it
+// runs without one.
 func (v *validator) updateStrategy(ds *ReplicationControllerState) {
 	const path = "desiredState.updateStrategy"
 	s := ds.UpdateStrategy
 	if s == nil {
-		return
+		s = &UpdateStrategy{}
 	}
 	switch s.Type {
 	case "", RollingUpdate, OnDelete:
@@ -104,14 +152,74 @@ func (v *validator) updateStrategy(ds *ReplicationControllerState) {
 	if surgeOK && unavailableOK && isZero(surge, s.MaxSurge == nil, DefaultMaxSurge) && isZero(unavailable, s.MaxUnavailable == nil, DefaultMaxUnavailable) {
 		v.add(path+".maxUnavailable", "may not be 0 when maxSurge is 0: the rollout could never move")
 	}
-	if d := s.ProgressDeadlineSeconds; d != nil {
-		switch {
-		case *d < 1:
-			v.add(path+".progressDeadlineSeconds", "must be at least 1, got %d", *d)
-		case *d <= ds.MinReadySeconds:
-			v.add(path+".progressDeadlineSeconds", "must be more than desiredState.minReadySeconds (%d), got %d", ds.MinReadySeconds, *d)
+	if surgeOK && (s.Type == "" || s.Type == RollingUpdate) && !isZero(surge, s.MaxSurge == nil, DefaultMaxSurge) {
+		if port := hostPortField(&ds.TaskTemplate.DesiredState.Manifest); port != "" {
+			v.add(path+".maxSurge", "must be 0 when a container publishes a host port (%s): the successor is started before the old container stops and could not bind it", port)
 		}
 	}
+	monitorOK := true
+	if m := s.MonitorSeconds; m != nil {
+		switch {
+		case *m < 0:
+			v.add(path+".monitorSeconds", "must not be negative, got %d", *m)
+			monitorOK = false
+		case *m > MaxMonitorSeconds:
+			v.add(path+".monitorSeconds", "must be at most %d (one day), got %d", MaxMonitorSeconds, *m)
+			monitorOK = false
+		}
+	}
+	minReadyOK := ds.MinReadySeconds >= 0 && ds.MinReadySeconds <= MaxMinReadySeconds // Validate reports it otherwise
+	v.progressDeadline(path+".progressDeadlineSeconds", ds, s, minReadyOK && monitorOK)
+}
+
+// progressDeadline checks the progress deadline: its range when given, and
+// that it, or its default, is more than the time a rollout step waits for
+// a new container (AvailableAfter), which a rollout could otherwise never
+// beat. The default is not checked under OnDelete, which has no rollout
+// to time; a deadline given is. compare says whether minReadySeconds and
+// monitorSeconds are valid enough to compare with.
+func (v *validator) progressDeadline(field string, ds *ReplicationControllerState, s *UpdateStrategy, compare bool) {
+	d := s.ProgressDeadlineSeconds
+	if d != nil {
+		switch {
+		case *d < 1:
+			v.add(field, "must be at least 1, got %d", *d)
+			return
+		case *d > MaxProgressDeadlineSeconds:
+			v.add(field, "must be at most %d (30 days), got %d", MaxProgressDeadlineSeconds, *d)
+			return
+		}
+	}
+	if !compare {
+		return
+	}
+	// wait names the longer of the two waits, as the spec gives it.
+	wait, waitName := ds.MinReadySeconds, fmt.Sprintf("desiredState.minReadySeconds (%d)", ds.MinReadySeconds)
+	switch m := s.MonitorSeconds; {
+	case m == nil && DefaultMonitorSeconds > wait:
+		wait, waitName = DefaultMonitorSeconds, fmt.Sprintf("desiredState.updateStrategy.monitorSeconds (%d by default)", DefaultMonitorSeconds)
+	case m != nil && *m > wait:
+		wait, waitName = *m, fmt.Sprintf("desiredState.updateStrategy.monitorSeconds (%d)", *m)
+	}
+	switch {
+	case d != nil && *d <= wait:
+		v.add(field, "must be more than %s, got %d", waitName, *d)
+	case d == nil && s.Type != OnDelete && DefaultProgressDeadlineSeconds <= wait: // OnDelete never uses the default
+		v.add(field, "must be more than %s, and the default is %d: set it explicitly", waitName, DefaultProgressDeadlineSeconds)
+	}
+}
+
+// hostPortField returns the field path of the first port in m that
+// publishes a host port, or "" when none does.
+func hostPortField(m *ContainerManifest) string {
+	for i, c := range m.Containers {
+		for j, p := range c.Ports {
+			if p.HostPort > 0 {
+				return fmt.Sprintf("%s[%d].ports[%d].hostPort", pathContainers, i, j)
+			}
+		}
+	}
+	return ""
 }
 
 // intOrPercent checks a bound: an integer of at least 0, or a percentage

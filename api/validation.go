@@ -26,6 +26,9 @@ const (
 	// DefaultMaxReplicas is the replica limit when ValidateOptions.MaxReplicas
 	// is 0; the daemon's --max-replicas default.
 	DefaultMaxReplicas = 1000
+	// MaxMaxReplicas is the highest replica limit there may be: the
+	// largest --max-replicas, and the cap on ValidateOptions.MaxReplicas.
+	MaxMaxReplicas = 100000
 	// MaxIDLength is the longest controller id.
 	MaxIDLength = 63
 	// MinMemoryBytes is Docker's smallest memory limit (6 MiB); 0 means no
@@ -52,7 +55,7 @@ type ValidateOptions struct {
 	// the id is not compared.
 	Key string
 	// MaxReplicas is the largest replica count allowed; 0 (or less) means
-	// DefaultMaxReplicas.
+	// DefaultMaxReplicas, and more than MaxMaxReplicas means MaxMaxReplicas.
 	MaxReplicas int
 	// Policy says which security-sensitive container fields are allowed.
 	// The zero value refuses them all, so that a manager is safe unless
@@ -104,11 +107,15 @@ func Validate(rc *ReplicationController, opts ValidateOptions) error {
 	if maxReplicas <= 0 {
 		maxReplicas = DefaultMaxReplicas
 	}
+	maxReplicas = min(maxReplicas, MaxMaxReplicas)
 	if ds.Replicas < 0 || ds.Replicas > maxReplicas {
 		v.add("desiredState.replicas", "must be between 0 and %d, got %d", maxReplicas, ds.Replicas)
 	}
-	if ds.MinReadySeconds < 0 {
+	switch {
+	case ds.MinReadySeconds < 0:
 		v.add("desiredState.minReadySeconds", "must not be negative, got %d", ds.MinReadySeconds)
+	case ds.MinReadySeconds > MaxMinReadySeconds:
+		v.add("desiredState.minReadySeconds", "must be at most %d (one day), got %d", MaxMinReadySeconds, ds.MinReadySeconds)
 	}
 	v.labels(pathSelector, ds.ReplicasInSet)
 	v.labels(pathTemplateLabels, ds.TaskTemplate.Labels)

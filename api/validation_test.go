@@ -80,6 +80,11 @@ func TestValidate(t *testing.T) {
 			want: []string{"desiredState.replicas: must be between 0 and 5, got 6"}},
 		{name: "a configured maximum above the default", mutate: func(rc *ReplicationController) { rc.DesiredState.Replicas = 5000 },
 			opts: ValidateOptions{MaxReplicas: 5000}},
+		{name: "replicas at MaxMaxReplicas", mutate: func(rc *ReplicationController) { rc.DesiredState.Replicas = MaxMaxReplicas },
+			opts: ValidateOptions{MaxReplicas: MaxMaxReplicas}},
+		{name: "a configured maximum above MaxMaxReplicas counts as it", mutate: func(rc *ReplicationController) { rc.DesiredState.Replicas = 150000 },
+			opts: ValidateOptions{MaxReplicas: 200000},
+			want: []string{"desiredState.replicas: must be between 0 and 100000, got 150000"}},
 
 		// minReadySeconds
 		{name: "minReadySeconds -1", mutate: func(rc *ReplicationController) { rc.DesiredState.MinReadySeconds = -1 },

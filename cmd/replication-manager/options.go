@@ -141,8 +141,11 @@ func (o *options) Validate() error {
 	if o.BurstReplicas < 1 {
 		bad("--burst-replicas: must be at least 1, got %d", o.BurstReplicas)
 	}
-	if o.MaxReplicas < 1 {
+	switch {
+	case o.MaxReplicas < 1:
 		bad("--max-replicas: must be at least 1, got %d", o.MaxReplicas)
+	case o.MaxReplicas > api.MaxMaxReplicas:
+		bad("--max-replicas: must be at most %d, got %d", api.MaxMaxReplicas, o.MaxReplicas)
 	}
 	if o.EtcdDialTimeout <= 0 {
 		bad("--etcd-dial-timeout: must be positive, got %s", o.EtcdDialTimeout)

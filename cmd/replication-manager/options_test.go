@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -188,6 +189,34 @@ func TestValidateRefusesCapAddAllWithoutCapAdd(t *testing.T) {
 	want := "--allow-cap-add-all: needs --allow-cap-add, which allows capAdd at all"
 	if err := opts.Validate(); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Validate() = %v, want an error with %q", err, want)
+	}
+}
+
+func TestValidateBoundsMaxReplicas(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "") // the local socket: no transport error
+	for _, tt := range []struct {
+		value string
+		want  string // "" means valid
+	}{
+		{"1", ""},
+		{"1000", ""},
+		{fmt.Sprint(api.MaxMaxReplicas), ""},
+		{"0", "--max-replicas: must be at least 1, got 0"},
+		{"-1", "--max-replicas: must be at least 1, got -1"},
+		{fmt.Sprint(api.MaxMaxReplicas + 1), fmt.Sprintf("--max-replicas: must be at most %d, got %d", api.MaxMaxReplicas, api.MaxMaxReplicas+1)},
+		{"1000000000", "--max-replicas: must be at most 100000, got 1000000000"},
+	} {
+		opts := newOptions()
+		if err := parseForTest(opts, []string{"--max-replicas", tt.value}); err != nil {
+			t.Fatalf("parse --max-replicas %s: %v", tt.value, err)
+		}
+		err := opts.Validate()
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("--max-replicas %s: Validate() = %v, want nil", tt.value, err)
+		case tt.want != "" && (err == nil || err.Error() != tt.want):
+			t.Errorf("--max-replicas %s: Validate() = %v, want %q", tt.value, err, tt.want)
+		}
 	}
 }
 
