@@ -90,13 +90,15 @@ func (ds *ReplicationControllerState) Strategy() UpdateStrategy {
 	if s.MaxSurge == nil {
 		s.MaxSurge = &DefaultMaxSurge
 	}
-	if s.ProgressDeadlineSeconds == nil {
-		d := DefaultProgressDeadlineSeconds
-		s.ProgressDeadlineSeconds = &d
-	}
 	if s.MonitorSeconds == nil {
 		m := DefaultMonitorSeconds
 		s.MonitorSeconds = &m
+	}
+	if s.ProgressDeadlineSeconds == nil {
+		// 600, or twice the wait before a container counts when that is
+		// longer, so that a spec that names no deadline can always make it
+		d := max(DefaultProgressDeadlineSeconds, 2*max(ds.MinReadySeconds, *s.MonitorSeconds))
+		s.ProgressDeadlineSeconds = &d
 	}
 	return s
 }
@@ -201,11 +203,8 @@ func (v *validator) progressDeadline(field string, ds *ReplicationControllerStat
 	case m != nil && *m > wait:
 		wait, waitName = *m, fmt.Sprintf("desiredState.updateStrategy.monitorSeconds (%d)", *m)
 	}
-	switch {
-	case d != nil && *d <= wait:
+	if d != nil && *d <= wait {
 		v.add(field, "must be more than %s, got %d", waitName, *d)
-	case d == nil && s.Type != OnDelete && DefaultProgressDeadlineSeconds <= wait: // OnDelete never uses the default
-		v.add(field, "must be more than %s, and the default is %d: set it explicitly", waitName, DefaultProgressDeadlineSeconds)
 	}
 }
 

@@ -229,12 +229,10 @@ func TestValidateCapsWaitsAndHostPortSurge(t *testing.T) {
 		{"no comparison with an invalid minReadySeconds", []func(*ReplicationController){minReady(-1), strategy(deadline(1))},
 			[]string{"desiredState.minReadySeconds: must not be negative, got -1"}},
 
-		// progressDeadlineSeconds left out: its default must be more
+		// progressDeadlineSeconds left out: its default grows with the wait
 		{"default deadline above minReadySeconds", []func(*ReplicationController){minReady(599)}, nil},
-		{"default deadline within minReadySeconds, no strategy", []func(*ReplicationController){minReady(600)},
-			[]string{ps + ".progressDeadlineSeconds: must be more than desiredState.minReadySeconds (600), and the default is 600: set it explicitly"}},
-		{"default deadline within monitorSeconds", []func(*ReplicationController){strategy(monitor(900))},
-			[]string{ps + ".progressDeadlineSeconds: must be more than " + ps + ".monitorSeconds (900), and the default is 600: set it explicitly"}},
+		{"default deadline with a long minReadySeconds", []func(*ReplicationController){minReady(600)}, nil},
+		{"default deadline with a long monitorSeconds", []func(*ReplicationController){strategy(monitor(900))}, nil},
 		{"default deadline within minReadySeconds under OnDelete, which never uses it", []func(*ReplicationController){minReady(600), strategy(onDelete)}, nil},
 		{"deadline given within minReadySeconds under OnDelete", []func(*ReplicationController){minReady(600), strategy(onDelete, deadline(600))},
 			[]string{ps + ".progressDeadlineSeconds: must be more than desiredState.minReadySeconds (600), got 600"}},
@@ -296,5 +294,14 @@ func TestUpdateStrategyIsNotPartOfTheTemplateHash(t *testing.T) {
 	}
 	if got := string(data); got != `{"type":"RollingUpdate"}` {
 		t.Errorf("an update strategy without monitorSeconds encodes as %s", got)
+	}
+}
+
+func TestStrategyDefaultDeadlineOutlastsTheWait(t *testing.T) {
+	for _, tt := range []struct{ minReady, want int }{{0, 600}, {299, 600}, {400, 800}} {
+		ds := ReplicationControllerState{MinReadySeconds: tt.minReady}
+		if got := *ds.Strategy().ProgressDeadlineSeconds; got != tt.want {
+			t.Errorf("minReadySeconds %d: default deadline %d, want %d", tt.minReady, got, tt.want)
+		}
 	}
 }
