@@ -108,7 +108,7 @@ func TestRolloutOfCrashingTemplateIsContainedThenUndone(t *testing.T) {
 	id := newID("rollcrash")
 
 	good := controller(id, image, 3, labels)
-	good.DesiredState.UpdateStrategy = &api.UpdateStrategy{ProgressDeadlineSeconds: new(5)}
+	good.DesiredState.UpdateStrategy = &api.UpdateStrategy{ProgressDeadlineSeconds: new(10)}
 	waitForAvailable(t, cli, d, good, applyRC(t, d, good))
 	old := containers(t, cli, id)
 	goodHash := api.TemplateHash(&good.DesiredState.TaskTemplate)
