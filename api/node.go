@@ -46,6 +46,13 @@ type NodeReport struct {
 	// controller's set hold on this node's engine: the leader puts those
 	// slots elsewhere, or uses other slot numbers.
 	BlockedSlots []int `json:"blockedSlots,omitempty"`
+	// Slots are the slots the node runs for the controller: those assigned
+	// to it as it last saw them, and those it still has a container of.
+	// A node writes a slot here, in a transaction that checks the slot is
+	// still assigned to it, before it creates a container of it, and drops
+	// it only once no container of it is left; so the leader never gives
+	// a slot to another node while this one may still run it.
+	Slots []int `json:"slots,omitempty"`
 }
 
 // ReportedTask is one container in a NodeReport, as rcctl describe and the

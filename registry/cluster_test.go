@@ -90,7 +90,7 @@ func (c *cluster) startNode(t *testing.T, name string, labels map[string]string)
 	if err := c.store.RegisterNode(t.Context(), &api.Node{Name: name, Labels: labels, EngineID: "engine-" + name}, lease.ID); err != nil {
 		t.Fatal(err)
 	}
-	rm := NewReplicationManager(c.store, n.fake, testLogger(t).With("node", name), Options{Policy: clusterPolicy, Node: &NodeOptions{Name: name, Lease: lease.ID}})
+	rm := NewReplicationManager(c.store, n.fake, testLogger(t).With("node", name), Options{Policy: clusterPolicy, Node: NodeOptions{Name: name, Lease: lease.ID}})
 	n.stop = runInBackground(t, rm.Run)
 	c.nodes[name] = n
 	return n
@@ -258,36 +258,40 @@ func TestClusterMovesTheSlotsOfADeadNode(t *testing.T) {
 	c.waitRunning(t, "web", map[string]int{"a": 4})
 }
 
-func TestAssignmentWritesCompareWhatTheyReplace(t *testing.T) {
+func TestLeaderWritesCompareWhatTheyReplaceAndTheElection(t *testing.T) {
 	store := NewStore(testClient(t), fmt.Sprintf("/test/%s-%d", t.Name(), harnesses.Add(1)))
-	first := []assignChange{{id: "web", slot: 1, node: "a"}}
-	written, err := store.writeAssignments(t.Context(), first, nil)
-	if err != nil || written[0] == 0 {
-		t.Fatalf("first write: %v, %v", written, err)
+	on := func(node string) *api.Assignment { return &api.Assignment{Node: node, Revision: 1, TemplateHash: "h"} }
+	rev, err := store.commitLeader(t.Context(), nil, leaderWrite{id: "web", changes: []assignChange{{id: "web", slot: 1, next: on("a")}}})
+	if err != nil || rev == 0 {
+		t.Fatalf("first write: %d, %v", rev, err)
 	}
-	rev := written[0]
 
 	// another leader moved the slot meanwhile: a write that read rev loses
-	if _, err := store.writeAssignments(t.Context(), []assignChange{{id: "web", slot: 1, old: slotAssignment{node: "a", rev: rev}, node: "b"}}, nil); err != nil {
+	if _, err := store.commitLeader(t.Context(), nil, leaderWrite{id: "web", changes: []assignChange{{id: "web", slot: 1, oldRev: rev, next: on("b")}}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = store.writeAssignments(t.Context(), []assignChange{{id: "web", slot: 1, old: slotAssignment{node: "a", rev: rev}, node: "c"}}, nil)
+	_, err = store.commitLeader(t.Context(), nil, leaderWrite{id: "web", changes: []assignChange{{id: "web", slot: 1, oldRev: rev, next: on("c")}}})
 	if !errors.Is(err, ErrAssignmentConflict) {
 		t.Errorf("a write from a stale read: got %v, want ErrAssignmentConflict", err)
 	}
 	// a create of a key that exists loses too
-	_, err = store.writeAssignments(t.Context(), []assignChange{{id: "web", slot: 1, node: "c"}}, nil)
+	_, err = store.commitLeader(t.Context(), nil, leaderWrite{id: "web", changes: []assignChange{{id: "web", slot: 1, next: on("c")}}})
 	if !errors.Is(err, ErrAssignmentConflict) {
 		t.Errorf("a create over an existing assignment: got %v, want ErrAssignmentConflict", err)
 	}
-	// a leader whose guard fails (its election key is gone) writes nothing
+	// a leader whose guard fails (its election key is gone) writes nothing,
+	// a status neither, and learns that its term is over
 	guard := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(store.LeaderElectionKey()+"/gone"), ">", 0)}
-	_, err = store.writeAssignments(t.Context(), []assignChange{{id: "web", slot: 2, node: "a"}}, guard)
-	if !errors.Is(err, ErrAssignmentConflict) {
-		t.Errorf("a write of a leader that lost: got %v, want ErrAssignmentConflict", err)
+	st := &api.ReplicationControllerStatus{ID: "web", Replicas: 1}
+	_, err = store.commitLeader(t.Context(), guard, leaderWrite{id: "web", status: st, changes: []assignChange{{id: "web", slot: 2, next: on("a")}}})
+	if !errors.Is(err, ErrNotLeader) {
+		t.Errorf("a write of a leader that lost: got %v, want ErrNotLeader", err)
+	}
+	if _, err := store.GetStatus(t.Context(), "web"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("status after a refused write: %v, want none", err)
 	}
 	got, err := store.ListAssignments(t.Context())
-	if err != nil || !maps.Equal(got["web"], map[int]string{1: "b"}) {
+	if err != nil || !maps.Equal(got["web"], map[int]api.Assignment{1: *on("b")}) {
 		t.Errorf("assignments: got %v (%v), want only slot 1 on b", got["web"], err)
 	}
 }
@@ -372,9 +376,9 @@ func TestClusterANewLeaderCarriesTheStatusOn(t *testing.T) {
 	})
 }
 
-func TestClusterWritesEveryStatusWhenMoreThanAChunkAreDue(t *testing.T) {
+func TestClusterWritesEveryStatusOfManyControllers(t *testing.T) {
 	c := newCluster(t, time.Minute, zones("a"))
-	const n = statusChunk + 50
+	const n = 1050
 	for i := range n {
 		c.apply(t, newController(fmt.Sprintf("c%04d", i), 0))
 	}

@@ -39,10 +39,9 @@ type Options struct {
 	RevisionHistoryLimit int
 	// Policy says which security-sensitive template fields are allowed.
 	Policy api.SecurityPolicy
-	// Node makes the manager one node of several: it keeps the slots the
-	// leader assigns to it and reports on them; nil keeps every slot and
-	// writes the status itself (one host, and the tests).
-	Node *NodeOptions
+	// Node is the node this manager acts for: it runs the slots the
+	// leader assigns to it and reports on them. Required.
+	Node NodeOptions
 	// Registerer receives the manager's metrics; nil registers nowhere.
 	Registerer prometheus.Registerer
 }
@@ -114,10 +113,8 @@ type ReplicationManager struct {
 	busy atomic.Int32
 	// relistMu runs one container list at a time.
 	relistMu sync.Mutex
-	// slots are the slots assigned to this node, and peers the other
-	// nodes' shares; both nil without Options.Node.
+	// slots are the slots assigned to this node.
 	slots *nodeSlots
-	peers *peers
 
 	// registryID is this registry's id (DESIGN.md section 5), read or
 	// made once by Run before anything syncs; sharedID is the same, for
@@ -157,14 +154,7 @@ func NewReplicationManager(store *Store, taskControl TaskControlInterface, logge
 		background: newFeeder(),
 		now:        time.Now,
 	}
-	if opts.Node != nil {
-		rm.slots = newNodeSlots(store, opts.Node.Name, rm.queue.Add)
-		rm.peers = newPeers(store, opts.Node.Name, func(id string) {
-			if rm.slots.has(id) {
-				rm.queue.Add(id) // its turn to roll, or room to, may have come
-			}
-		})
-	}
+	rm.slots = newNodeSlots(store, opts.Node.Name, rm.queue.Add, logger.Warn)
 	rm.events = newEventRecorder(store, func() time.Time { return rm.now() }, opts.EtcdTimeout, m.eventsDropped, logger)
 	return rm
 }
@@ -197,15 +187,11 @@ func (rm *ReplicationManager) Run(ctx context.Context) error {
 	})
 	watchers.Go(func() { rm.watchTasks(runCtx) })
 	watchers.Go(func() { rm.feed(runCtx) })
-	if rm.slots != nil {
-		for prefix, target := range map[string]mirrorTarget{rm.store.AssignmentsPrefix(): rm.slots, rm.store.ReportsPrefix(): rm.peers} {
-			watchers.Go(func() {
-				if err := rm.store.mirror(runCtx, prefix, target, rm.logger.Warn); err != nil {
-					fail(err)
-				}
-			})
+	watchers.Go(func() {
+		if err := rm.store.mirror(runCtx, rm.store.AssignmentsPrefix(), rm.slots, rm.logger.Warn); err != nil {
+			fail(err)
 		}
-	}
+	})
 	select {
 	case <-runCtx.Done():
 	case <-rm.listed(runCtx):
@@ -230,12 +216,9 @@ func (rm *ReplicationManager) Run(ctx context.Context) error {
 	return unlessStopped(ctx, context.Cause(runCtx))
 }
 
-// listed is closed once the specs, and on a node its assignments, are
-// listed, or ctx ends.
+// listed is closed once the specs and the assignments are listed, or ctx
+// ends.
 func (rm *ReplicationManager) listed(ctx context.Context) <-chan struct{} {
-	if rm.slots == nil {
-		return rm.specs.listedCh
-	}
 	both := make(chan struct{})
 	go func() {
 		defer close(both)
@@ -262,8 +245,7 @@ func unlessStopped(ctx context.Context, err error) error {
 }
 
 // prepare reads this registry's id, making it if this is the first
-// manager, the stored statuses and the newest recorded template of every
-// controller, retrying while etcd is away. It fails
+// manager, and this node's reports, retrying while etcd is away. It fails
 // when ctx ends or etcd refuses the manager for good.
 func (rm *ReplicationManager) prepare(ctx context.Context) error {
 	return retryEtcd(ctx, rm.logger, "reading the registry from etcd failed; retrying", func() error {
@@ -302,30 +284,17 @@ func (rm *ReplicationManager) readRegistry(ctx context.Context) error {
 		return err
 	}
 	rm.sharedID.Store(&id)
-	if rm.slots != nil {
-		reports, err := rm.readReports(ctx)
-		if err != nil {
-			return err
-		}
-		rm.registryID = id
-		rm.states.loadReports(reports)
-		rm.logger.Info("registry read", "registry", id, "node", rm.opts.Node.Name, "reports", len(reports))
-		return nil
-	}
-	statuses, err := rm.store.ListStatuses(ctx)
-	if err != nil {
-		return err
-	}
-	history, err := rm.store.newestRevisions(ctx)
+	reports, err := rm.readReports(ctx)
 	if err != nil {
 		return err
 	}
 	rm.registryID = id
-	rm.states.load(statuses, history)
-	for id, st := range statuses {
-		rm.published.Store(id, st)
+	rm.states.loadReports(reports)
+	for id, r := range reports {
+		st := r.Status
+		rm.published.Store(id, &st)
 	}
-	rm.logger.Info("registry read", "registry", id, "statuses", len(statuses), "histories", len(history))
+	rm.logger.Info("registry read", "registry", id, "node", rm.opts.Node.Name, "reports", len(reports))
 	return nil
 }
 

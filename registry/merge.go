@@ -15,6 +15,12 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 )
 
+// unschedulable is why some slots of a controller have no node.
+type unschedulable struct {
+	slots  []int
+	reason string
+}
+
 // mergeInput is what one controller's status is made from.
 type mergeInput struct {
 	id string

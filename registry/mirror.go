@@ -33,6 +33,12 @@ type mirrorTarget interface {
 	del(key string, rev int64)
 }
 
+// progressTarget is a mirrorTarget that also wants to know the revision
+// a watch has reached without a change (etcd's progress notifications).
+type progressTarget interface {
+	progress(rev int64)
+}
+
 // mirror follows prefix into t until ctx ends (it then returns nil). While
 // etcd is away it keeps trying, with a capped backoff, and says so through
 // warn; it returns an error only when etcd refuses this manager for good.
@@ -84,6 +90,12 @@ func (s *Store) mirrorWatch(ctx context.Context, prefix string, rev int64, t mir
 		}
 		if err := resp.Err(); err != nil {
 			return err
+		}
+		if resp.IsProgressNotify() {
+			if p, ok := t.(progressTarget); ok {
+				p.progress(resp.Header.Revision)
+			}
+			continue
 		}
 		for _, ev := range resp.Events {
 			if ev.Type == clientv3.EventTypeDelete {

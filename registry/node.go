@@ -8,6 +8,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -26,31 +27,32 @@ type NodeOptions struct {
 	Lease clientv3.LeaseID
 }
 
-// nodeSlots are the slots assigned to this node, by controller.
+// nodeSlots are the slots assigned to this node, by controller: what the
+// node runs, and all it runs.
 type nodeSlots struct {
 	name string
 	mu   sync.Mutex
-	// slots holds, per controller, the slots assigned here.
-	slots map[string]map[int]bool
+	// slots holds, per controller, the assignments naming this node.
+	slots map[string]map[int]slotAssignment
 	// listed is closed once the first list of assignments is in.
 	listed   chan struct{}
 	isListed bool
 	// changed is called with each controller whose share changed.
 	changed func(id string)
 	store   *Store
+	warn    func(msg string, args ...any)
 }
 
-func newNodeSlots(store *Store, name string, changed func(string)) *nodeSlots {
-	return &nodeSlots{name: name, store: store, slots: map[string]map[int]bool{}, listed: make(chan struct{}), changed: changed}
+func newNodeSlots(store *Store, name string, changed func(string), warn func(string, ...any)) *nodeSlots {
+	return &nodeSlots{name: name, store: store, slots: map[string]map[int]slotAssignment{}, listed: make(chan struct{}),
+		changed: changed, warn: warn}
 }
 
 // of returns the slots assigned here to controller id: a copy, never nil.
-func (n *nodeSlots) of(id string) map[int]bool {
+func (n *nodeSlots) of(id string) map[int]slotAssignment {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	out := make(map[int]bool, len(n.slots[id]))
-	maps.Copy(out, n.slots[id])
-	return out
+	return maps.Clone(n.slots[id])
 }
 
 // has reports whether any slot of id is assigned here.
@@ -60,14 +62,28 @@ func (n *nodeSlots) has(id string) bool {
 	return len(n.slots[id]) > 0
 }
 
+// decode returns the assignment of key k when it names this node.
+func (n *nodeSlots) decode(k kv) (id string, slot int, a slotAssignment, mine bool) {
+	id, slot, ok := n.store.parseAssignmentKey(k.key)
+	if !ok {
+		return "", 0, slotAssignment{}, false
+	}
+	v, err := api.DecodeAssignment(k.value)
+	if err != nil {
+		n.warn("assignment does not decode; ignored", "key", k.key, "err", err)
+		return id, slot, slotAssignment{}, false
+	}
+	return id, slot, slotAssignment{Assignment: v, rev: k.modRev}, v.Node == n.name
+}
+
 func (n *nodeSlots) reset(keys []kv, _ int64) {
-	all := map[string]map[int]bool{}
+	all := map[string]map[int]slotAssignment{}
 	for _, k := range keys {
-		if id, slot, ok := n.store.parseAssignmentKey(k.key); ok && string(k.value) == n.name {
+		if id, slot, a, mine := n.decode(k); mine {
 			if all[id] == nil {
-				all[id] = map[int]bool{}
+				all[id] = map[int]slotAssignment{}
 			}
-			all[id][slot] = true
+			all[id][slot] = a
 		}
 	}
 	n.mu.Lock()
@@ -94,24 +110,23 @@ func (n *nodeSlots) reset(keys []kv, _ int64) {
 }
 
 func (n *nodeSlots) put(k kv) {
-	id, slot, ok := n.store.parseAssignmentKey(k.key)
-	if !ok {
+	id, slot, a, mine := n.decode(k)
+	if id == "" {
 		return
 	}
-	mine := string(k.value) == n.name
 	n.mu.Lock()
-	had := n.slots[id][slot]
+	_, had := n.slots[id][slot]
 	switch {
-	case mine && !had:
+	case mine:
 		if n.slots[id] == nil {
-			n.slots[id] = map[int]bool{}
+			n.slots[id] = map[int]slotAssignment{}
 		}
-		n.slots[id][slot] = true
-	case !mine && had:
+		n.slots[id][slot] = a
+	case had:
 		n.dropLocked(id, slot)
 	}
 	n.mu.Unlock()
-	if mine != had {
+	if mine || had {
 		n.changed(id)
 	}
 }
@@ -122,7 +137,7 @@ func (n *nodeSlots) del(key string, _ int64) {
 		return
 	}
 	n.mu.Lock()
-	had := n.slots[id][slot]
+	_, had := n.slots[id][slot]
 	n.dropLocked(id, slot)
 	n.mu.Unlock()
 	if had {
@@ -138,9 +153,9 @@ func (n *nodeSlots) dropLocked(id string, slot int) {
 }
 
 // nodeReport is the report of this node's share of a controller, from
-// its status and its active containers.
-func nodeReport(node string, st api.ReplicationControllerStatus, active []api.Task, blocked []int) *api.NodeReport {
-	r := &api.NodeReport{Node: node, Status: st, Tasks: make([]api.ReportedTask, 0, len(active)), BlockedSlots: blocked}
+// its status, its active containers and the slots it runs.
+func nodeReport(node string, st api.ReplicationControllerStatus, active []api.Task, blocked, slots []int) *api.NodeReport {
+	r := &api.NodeReport{Node: node, Status: st, Tasks: make([]api.ReportedTask, 0, len(active)), BlockedSlots: blocked, Slots: slots}
 	for _, t := range active {
 		slot := slotOf(t)
 		if slot == noSlot {
@@ -155,19 +170,35 @@ func nodeReport(node string, st api.ReplicationControllerStatus, active []api.Ta
 	return r
 }
 
+// runSlots are the slots a node reports as its own: those assigned to it
+// and those it still has a container of, in order.
+func runSlots(assigned map[int]slotAssignment, active []api.Task) []int {
+	set := make(map[int]bool, len(assigned)+len(active))
+	for slot := range assigned {
+		set[slot] = true
+	}
+	for _, t := range active {
+		if slot := slotOf(t); slot != noSlot {
+			set[slot] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
 // writeReport stores the node's report on a controller when it changed,
 // or removes it once the node has nothing of the controller left: a node
 // without a slot or a container of a controller does not report on it.
-func (rm *ReplicationManager) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active []api.Task, blocked []int) error {
+func (rm *ReplicationManager) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active []api.Task, blocked []int, assigned map[int]slotAssignment) error {
 	node := rm.opts.Node
-	empty := st.Replicas == 0 && !rm.slots.has(st.ID) && st.FindCondition(api.ConditionReplicaFailure) == nil
-	r := nodeReport(node.Name, st, active, blocked)
+	slots := runSlots(assigned, active)
+	empty := len(slots) == 0 && st.FindCondition(api.ConditionReplicaFailure) == nil
 	if empty && !record.reported {
 		record.status = &st
 		return nil
 	}
+	r := nodeReport(node.Name, st, active, blocked, slots)
 	if prev := record.status; record.reported && !empty && prev != nil && sameStatus(*prev, st) &&
-		slices.Equal(record.reportedTasks, r.Tasks) && slices.Equal(record.reportedBlocked, blocked) {
+		slices.Equal(record.reportedTasks, r.Tasks) && slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
@@ -176,17 +207,51 @@ func (rm *ReplicationManager) writeReport(ctx context.Context, record *controlle
 		if err := rm.store.DeleteReport(ctx, st.ID, node.Name); err != nil {
 			return err
 		}
-		record.reported, record.reportedTasks, record.reportedBlocked, record.status = false, nil, nil, &st
+		record.reported, record.reportedTasks, record.reportedBlocked, record.reportedSlots, record.status = false, nil, nil, nil, &st
+		rm.published.Delete(st.ID)
 		return nil
 	}
 	st.LastSyncTime = rm.now().UTC()
 	r.Status = st
-	if err := rm.store.PutReport(ctx, r, node.Lease); err != nil {
+	if err := rm.store.PutReport(ctx, r, node.Lease, nil); err != nil {
 		return err
 	}
-	record.reported, record.reportedTasks, record.reportedBlocked, record.status = true, r.Tasks, blocked, &st
+	record.reported, record.reportedTasks, record.reportedBlocked, record.reportedSlots, record.status = true, r.Tasks, blocked, slots, &st
 	rm.published.Store(st.ID, &st)
 	return nil
+}
+
+// claimSlots writes the slots this node is about to create containers of
+// into its report before it does, in a transaction that checks each is
+// still assigned to it as it saw it; so the leader never gives a slot to
+// another node while this one may run it (docs/NODES.md). It returns the slots it may create: all of them, or
+// none when an assignment changed meanwhile (the watch brings it).
+func (rm *ReplicationManager) claimSlots(ctx context.Context, id string, record *controllerState, creates []int, assigned map[int]slotAssignment, active []api.Task) (bool, error) {
+	var cmps []clientv3.Cmp
+	for _, slot := range creates {
+		if !slices.Contains(record.reportedSlots, slot) {
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(rm.store.AssignmentKey(id, slot)), "=", assigned[slot].rev))
+		}
+	}
+	if len(cmps) == 0 {
+		return true, nil
+	}
+	st := api.ReplicationControllerStatus{ID: id, CreationTimestamp: rm.now().UTC()}
+	if record.status != nil {
+		st = *record.status
+	}
+	slots := runSlots(assigned, active)
+	r := nodeReport(rm.opts.Node.Name, st, active, record.reportedBlocked, slots)
+	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
+	defer cancel()
+	if err := rm.store.PutReport(ctx, r, rm.opts.Node.Lease, cmps); err != nil {
+		if errors.Is(err, errReportRefused) {
+			return false, nil
+		}
+		return false, err
+	}
+	record.reported, record.reportedTasks, record.reportedSlots, record.status = true, r.Tasks, slots, &st
+	return true, nil
 }
 
 // readReports returns this node's reports by controller id, so that a

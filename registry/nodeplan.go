@@ -1,18 +1,88 @@
 package registry
 
-// This file is the part of the plan that only a node of several has
-// (DESIGN.md section 8): it keeps the slots the leader assigned to it, and
-// removes its containers of every other slot (after a scale-down, a move
-// to another node, or when it comes back after a cut). Pure, as the rest
-// of plan.
+// This file is the node's part of the plan: it runs exactly the slots the
+// leader assigned to it, each with its assigned template, and no more. It
+// creates a slot's container when there is none, replaces one of another
+// template (stop first, or start first when the assignment says so, the
+// old one renamed out of the slot's name until its successor is
+// available; under OnDelete a running one is kept), and removes its
+// containers of every slot not assigned to it. It never counts, ranks or
+// trims: that is the leader's. Pure, as the rest of plan.
 
 import (
 	"maps"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/replication-manager/replication-manager/api"
 )
+
+// planAssigned runs the assigned slots. removing are the controller's
+// containers Docker is removing already; blocked are the slots whose names
+// containers outside the set hold.
+func planAssigned(in planInput, d *decision, removing []api.Task, blocked map[int]string) {
+	planUnassigned(in, d)
+	window := in.spec.DesiredState.AvailableAfter()
+	named := make(map[int]api.Task, len(d.active))
+	var renamed []api.Task
+	for _, t := range d.active {
+		if holdsSlot(in.id, t) {
+			named[slotOf(t)] = t
+		} else {
+			renamed = append(renamed, t)
+		}
+	}
+	held := make(map[int]bool, len(removing))
+	for _, t := range removing {
+		if holdsSlot(in.id, t) {
+			held[slotOf(t)] = true
+		}
+	}
+	var creates []int
+	steps := 0
+	for _, slot := range slices.Sorted(maps.Keys(in.assigned)) {
+		a := in.assigned[slot]
+		hash := in.hashOf(slot)
+		t, ok := named[slot]
+		switch {
+		case !ok:
+			if _, taken := blocked[slot]; !taken && !held[slot] {
+				creates = append(creates, slot)
+			}
+			if held[slot] {
+				d.requeue(time.Second) // its destroy event queues it too; this is a backstop
+			}
+			continue
+		case t.Labels[api.LabelTemplateHash] == hash || a.OnDelete:
+			continue
+		case steps == in.burst:
+			d.more = true
+			continue
+		case a.StartFirst:
+			d.renames = append(d.renames, rename{task: t, name: outdatedName(in.id, slot, t.ID)})
+		default:
+			d.deletes = append(d.deletes, t)
+		}
+		steps++
+		d.rolloutSteps++
+		d.rolled = true
+		creates = append(creates, slot)
+		d.event(api.EventNormal, "RollingUpdate", "replacing %s (template %s) with template %s", t.Name, t.Labels[api.LabelTemplateHash], hash)
+	}
+	// an old container renamed out for its successor goes once the
+	// successor is available
+	for _, t := range renamed {
+		slot := slotOf(t)
+		if s, ok := named[slot]; ok && s.Labels[api.LabelTemplateHash] == in.hashOf(slot) && available(s, window, in.now) {
+			d.deletes = append(d.deletes, t)
+			d.rolled = true
+		} else if ok && s.Ready() {
+			d.requeue(window - in.now.Sub(s.StartedAt))
+		}
+	}
+	planCreates(in, d, creates)
+}
 
 // planUnassigned deletes the active containers whose slot is not this
 // node's, within the burst limit, and takes them out of the count.
@@ -32,42 +102,4 @@ func planUnassigned(in planInput, d *decision) {
 	d.more = d.more || n < len(gone)
 	d.active = withoutTasks(d.active, gone)
 	d.event(api.EventNormal, "Unassigned", "removing %d container(s) of slots no longer assigned to this node", len(gone))
-}
-
-// lowestSlots returns the lowest n of slots: a node never keeps more than
-// replicas, even while the leader has yet to take the extra assignments of
-// a scale-down back. nil stays nil (one host).
-func lowestSlots(slots map[int]bool, n int) map[int]bool {
-	if len(slots) <= n {
-		return slots
-	}
-	sorted := slices.Sorted(maps.Keys(slots))
-	out := make(map[int]bool, n)
-	for _, slot := range sorted[:n] {
-		out[slot] = true
-	}
-	return out
-}
-
-// freeAssignedSlots returns up to n of this node's slots, lowest first,
-// that are neither taken nor blocked. Unlike freeSlots, a blocked slot
-// moves to no other: the leader placed the slot here.
-func freeAssignedSlots(in planInput, taken map[int]bool, blocked map[int]string, n int) []int {
-	mine := make([]int, 0, len(in.slots))
-	for slot := range in.slots {
-		if in.wants(slot) {
-			mine = append(mine, slot)
-		}
-	}
-	slices.Sort(mine)
-	out := make([]int, 0, n)
-	for _, slot := range mine {
-		if len(out) == n {
-			break
-		}
-		if _, ok := blocked[slot]; !ok && !taken[slot] {
-			out = append(out, slot)
-		}
-	}
-	return out
 }

@@ -20,16 +20,6 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 )
 
-// ErrAssignmentConflict is a batch of assignment writes refused because a
-// key changed since it was read, or because this manager no longer leads.
-var ErrAssignmentConflict = errors.New("registry: assignments changed since they were read, or leadership was lost")
-
-// assignmentBatch bounds the changes of one transaction: etcd refuses more
-// than 128 operations per transaction by default (--max-txn-ops), and
-// every change is one compare and one write, with one compare more for the
-// leader's guard.
-const assignmentBatch = 100
-
 // NodesPrefix is where the nodes are registered, with its trailing slash.
 func (s *Store) NodesPrefix() string { return s.prefix + "/nodes/" }
 
@@ -110,16 +100,18 @@ func (s *Store) ListNodes(ctx context.Context) ([]api.Node, error) {
 	return out, err
 }
 
-// ListAssignments returns every assignment: the node of each slot, by
-// controller id.
-func (s *Store) ListAssignments(ctx context.Context) (map[string]map[int]string, error) {
-	out := make(map[string]map[int]string)
+// ListAssignments returns every assignment that decodes, by controller id
+// and slot.
+func (s *Store) ListAssignments(ctx context.Context) (map[string]map[int]api.Assignment, error) {
+	out := make(map[string]map[int]api.Assignment)
 	_, err := s.listPrefix(ctx, s.AssignmentsPrefix(), func(key string, value []byte, _, _ int64) {
-		if id, slot, ok := s.parseAssignmentKey(key); ok {
+		id, slot, ok := s.parseAssignmentKey(key)
+		a, err := api.DecodeAssignment(value)
+		if ok && err == nil {
 			if out[id] == nil {
-				out[id] = make(map[int]string)
+				out[id] = make(map[int]api.Assignment)
 			}
-			out[id][slot] = string(value)
+			out[id][slot] = a
 		}
 	})
 	return out, err
@@ -142,66 +134,25 @@ func (s *Store) parseAssignmentKey(key string) (id string, slot int, ok bool) {
 	return id, slot, true
 }
 
-// writeAssignments writes changes in transactions of assignmentBatch, each
-// comparing every key with the revision it replaces (0: absent) and, when
-// guard is set, this manager's leadership. It returns the revision each
-// written change's key now has (0 for a delete) by index into changes, and
-// ErrAssignmentConflict, wrapped, for the first refused batch; the batches
-// after it are still tried.
-func (s *Store) writeAssignments(ctx context.Context, changes []assignChange, guard []clientv3.Cmp) (map[int]int64, error) {
-	written := make(map[int]int64, len(changes))
-	var firstErr error
-	for start := 0; start < len(changes); start += assignmentBatch {
-		batch := changes[start:min(start+assignmentBatch, len(changes))]
-		cmps := append(make([]clientv3.Cmp, 0, len(batch)+len(guard)), guard...)
-		ops := make([]clientv3.Op, 0, len(batch))
-		for _, c := range batch {
-			key := s.AssignmentKey(c.id, c.slot)
-			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", c.old.rev))
-			if c.node == "" {
-				ops = append(ops, clientv3.OpDelete(key))
-			} else {
-				ops = append(ops, clientv3.OpPut(key, c.node))
-			}
-		}
-		resp, err := s.client.Txn(ctx).If(cmps...).Then(ops...).Commit()
-		switch {
-		case err != nil:
-			firstErr = firstOf(firstErr, fmt.Errorf("write %d assignment(s): %w", len(batch), err))
-			continue
-		case !resp.Succeeded:
-			firstErr = firstOf(firstErr, fmt.Errorf("write %d assignment(s) from %s: %w", len(batch), s.AssignmentKey(batch[0].id, batch[0].slot), ErrAssignmentConflict))
-			continue
-		}
-		for i, c := range batch {
-			if c.node != "" {
-				written[start+i] = resp.Header.Revision
-			} else {
-				written[start+i] = 0
-			}
-		}
-	}
-	return written, firstErr
-}
-
-// firstOf returns first unless it is nil.
-func firstOf(first, next error) error {
-	if first != nil {
-		return first
-	}
-	return next
-}
+// errReportRefused is a report refused because an assignment it claims
+// changed.
+var errReportRefused = errors.New("registry: an assignment changed since the node saw it")
 
 // PutReport writes node's report on a controller under lease, so that it
-// goes with the node.
-func (s *Store) PutReport(ctx context.Context, r *api.NodeReport, lease clientv3.LeaseID) error {
+// goes with the node, if every comparison in cmps holds (none: always);
+// errReportRefused when one does not.
+func (s *Store) PutReport(ctx context.Context, r *api.NodeReport, lease clientv3.LeaseID, cmps []clientv3.Cmp) error {
 	key := s.ReportKey(r.Status.ID, r.Node)
 	data, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	if _, err := s.client.Put(ctx, key, string(data), clientv3.WithLease(lease)); err != nil {
+	resp, err := s.client.Txn(ctx).If(cmps...).Then(clientv3.OpPut(key, string(data), clientv3.WithLease(lease))).Commit()
+	switch {
+	case err != nil:
 		return fmt.Errorf("put %s: %w", key, err)
+	case !resp.Succeeded:
+		return fmt.Errorf("put %s: %w", key, errReportRefused)
 	}
 	return nil
 }

@@ -40,34 +40,28 @@ type planInput struct {
 	now        time.Time
 	registryID string
 	burst      int
-	// others is what the controller's other nodes last reported, so that a
-	// rollout keeps the controller's bounds over every node; zero on one
-	// host.
-	others othersShare
-	// slots are, on one of several nodes, the slots the leader assigned to
-	// this node (DESIGN.md section 8): the node keeps those and removes
-	// its containers of any other. nil on a manager that keeps every slot
-	// 1..replicas itself.
-	slots map[int]bool
+	// assigned are the slots the leader assigned to this node: the node
+	// runs those, each with its assigned template, and removes its
+	// containers of any other.
+	assigned map[int]slotAssignment
+	// templates are the templates of the assigned revisions, by hash; one
+	// missing (its history record is gone) cannot be created.
+	templates map[string]*api.TaskTemplate
 }
 
-// desired is how many replicas this manager keeps: the spec's, or on a
-// node, as many as the leader assigned to it.
-func (in *planInput) desired() int {
-	if in.slots == nil {
-		return in.spec.DesiredState.Replicas
-	}
-	return len(in.slots)
-}
-
-// wants reports whether slot is one this manager keeps: one of 1..replicas,
-// or on a node, one the leader assigned to it (which picks other numbers
-// for slots whose names are taken).
+// wants reports whether slot is assigned to this node.
 func (in *planInput) wants(slot int) bool {
-	if in.slots == nil {
-		return slot <= in.spec.DesiredState.Replicas
+	_, ok := in.assigned[slot]
+	return ok
+}
+
+// hashOf is the template hash slot runs: the assigned one, or the spec's
+// for an assignment written before assignments carried one.
+func (in *planInput) hashOf(slot int) string {
+	if h := in.assigned[slot].TemplateHash; h != "" {
+		return h
 	}
-	return in.slots[slot]
+	return in.hash
 }
 
 // decision is what plan decided.
@@ -163,7 +157,6 @@ func plan(in planInput) decision {
 		planGone(in, &d)
 	case planStale(in, &d):
 	default:
-		in.slots = lowestSlots(in.slots, in.spec.DesiredState.Replicas)
 		planReplicas(in, &d)
 	}
 	return d
@@ -289,7 +282,7 @@ func planReplicas(in planInput, d *decision) {
 		d.blocked = append(d.blocked, slot)
 	}
 	sort.Ints(d.blocked)
-	planCount(in, d, removing, blocked)
+	planAssigned(in, d, removing, blocked)
 }
 
 // planDead counts the crashes among the dead containers, keeps the newest
@@ -329,56 +322,59 @@ func createWait(d *decision, now time.Time) time.Duration {
 	return max(d.state.createBackoff.wait(now), d.state.crash.backoff.wait(now))
 }
 
-// planCreates creates up to missing containers in the lowest free slots,
-// within the burst limit and the create and crash backoffs.
-func planCreates(in planInput, d *decision, missing int, taken map[int]bool, blocked map[int]string) {
+// planCreates creates the containers of slots, lowest first, each with
+// its assigned template, within the burst limit and the create and crash
+// backoffs. A slot whose template this node cannot find is left out and
+// reported.
+func planCreates(in planInput, d *decision, slots []int) {
+	if len(slots) == 0 {
+		return
+	}
 	if wait := createWait(d, in.now); wait > 0 {
 		d.keepFailure = d.state.createBackoff.steps > 0
 		d.requeue(wait)
 		return
 	}
-	n := min(missing, in.burst)
-	d.more = n < missing
+	n := min(len(slots), in.burst)
+	d.more = n < len(slots)
 	if d.state.crash.backoff.steps > 0 {
 		// crash looping: one probe, and the next once it has run long
 		// enough to clear the loop (settle requeues for that) or crashed
 		n, d.more = 1, false
 	}
-	var slots []int
-	if in.slots == nil {
-		slots = freeSlots(taken, blocked, n, in.spec.DesiredState.Replicas)
-	} else {
-		slots = freeAssignedSlots(in, taken, blocked, n)
-	}
-	if len(slots) < n {
-		// slots held by containers on their way out: their destroy event
-		// queues the controller again; the requeue is a backstop
-		d.requeue(time.Second)
-	}
-	if len(slots) == 0 {
-		return
-	}
-	tmpl := &in.spec.DesiredState.TaskTemplate
-	hash := in.hash
-	d.hash = hash
-	for _, slot := range slots {
+	var missing []string
+	for _, slot := range slots[:n] {
+		hash := in.hashOf(slot)
+		tmpl := in.templates[hash]
+		if tmpl == nil {
+			missing = append(missing, fmt.Sprintf("slot %d (revision %d, template %s)", slot, in.assigned[slot].Revision, hash))
+			continue
+		}
+		if d.hash == "" {
+			d.hash = hash
+			if d.state.proven != hash {
+				d.checkImage = tmpl.DesiredState.Manifest.Containers[0].Image
+			}
+		}
 		d.creates = append(d.creates, api.TaskSpec{
 			Name:      taskName(in.id, slot),
-			Labels:    taskLabels(in, slot, hash),
+			Labels:    taskLabels(in, tmpl, slot, hash),
 			Container: tmpl.DesiredState.Manifest.Containers[0],
 		})
 	}
-	if d.state.proven != hash {
-		d.checkImage = tmpl.DesiredState.Manifest.Containers[0].Image
+	if len(missing) > 0 {
+		d.failure = &api.Condition{Type: api.ConditionReplicaFailure, Reason: api.ReasonCreateFailed,
+			Message: "no template for " + strings.Join(missing, ", ") + ": its history record is gone"}
+		d.requeue(time.Minute)
 	}
 	d.slowStart = d.state.createBackoff.steps > 0
 }
 
 // taskLabels are a new container's labels: a copy of the template's, plus
 // the contract's. The template itself is never changed.
-func taskLabels(in planInput, slot int, hash string) map[string]string {
-	labels := make(map[string]string, len(in.spec.DesiredState.TaskTemplate.Labels)+4)
-	maps.Copy(labels, in.spec.DesiredState.TaskTemplate.Labels)
+func taskLabels(in planInput, tmpl *api.TaskTemplate, slot int, hash string) map[string]string {
+	labels := make(map[string]string, len(tmpl.Labels)+4)
+	maps.Copy(labels, tmpl.Labels)
 	labels[api.LabelController] = in.id
 	labels[api.LabelSlot] = strconv.Itoa(slot)
 	labels[api.LabelTemplateHash] = hash

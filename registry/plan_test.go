@@ -91,6 +91,9 @@ func TestPlan(t *testing.T) {
 		tasks    []api.Task
 		state    controllerState
 		burst    int // 0 means 50
+		// assigned are the slots the leader assigned to this node, with the
+		// spec's template; nil means 1..replicas
+		assigned []int
 
 		creates, deletes, renames []string
 		checkImage                bool
@@ -116,10 +119,25 @@ func TestPlan(t *testing.T) {
 			deletes: []string{"web-3", "web-4", "web-5"},
 		},
 		{
-			name:    "scale-down removes a replica that is not ready first",
-			spec:    web(2),
-			tasks:   []api.Task{ours(1), with(ours(2), func(t *api.Task) { t.Health = api.HealthUnhealthy }), ours(3)},
-			deletes: []string{"web-2"},
+			name:     "the node removes the slot the leader took away, whichever it is",
+			spec:     web(2),
+			tasks:    []api.Task{ours(1), with(ours(2), func(t *api.Task) { t.Health = api.HealthUnhealthy }), ours(3)},
+			assigned: []int{1, 3},
+			deletes:  []string{"web-2"},
+		},
+		{
+			name:     "the node never trims: it keeps every slot assigned to it",
+			spec:     web(1),
+			tasks:    []api.Task{ours(1), ours(2)},
+			assigned: []int{1, 2},
+		},
+		{
+			name:     "a slot of another template is replaced, stop first",
+			spec:     web(1),
+			tasks:    []api.Task{with(ours(1), func(t *api.Task) { t.Labels[api.LabelTemplateHash] = "old" })},
+			deletes:  []string{"web-1"},
+			creates:  []string{"web-1"},
+			assigned: []int{1}, checkImage: true,
 		},
 		{
 			name: "the lowest free slots fill holes",
@@ -181,7 +199,7 @@ func TestPlan(t *testing.T) {
 			name:    "another registry's containers of the same id are neither counted nor deleted, and their slot names are skipped",
 			spec:    web(2),
 			tasks:   []api.Task{ctr("web", 1, api.StateRunning, "other-registry"), ctr("web", 3, api.StateExited, "other-registry")},
-			creates: []string{"web-2", "web-4"}, checkImage: true, failure: api.ReasonSlotConflict,
+			creates: []string{"web-2"}, checkImage: true, failure: api.ReasonSlotConflict,
 		},
 		{
 			name:    "a cascade leaves another registry's containers alone",
@@ -191,16 +209,16 @@ func TestPlan(t *testing.T) {
 
 		// defect 4: slot names held by containers the sync does not count
 		{
-			name:    "a selector change: the old containers keep their names, the new set takes the next slots",
+			name:    "a selector change: the old containers keep their names, and the node reports the slots blocked",
 			spec:    web(2),
 			tasks:   []api.Task{with(ours(1), func(t *api.Task) { t.Labels["name"] = "old" }), with(ours(2), func(t *api.Task) { t.Labels["name"] = "old" })},
-			creates: []string{"web-3", "web-4"}, checkImage: true, failure: api.ReasonSlotConflict,
+			failure: api.ReasonSlotConflict,
 		},
 		{
 			name:    "a slot name a hand-started container holds, learned from a create, is skipped",
 			spec:    web(3),
 			state:   controllerState{conflicts: map[int]slotConflict{1: {holder: "web-1 (abc), started by hand", seen: planNow.Add(-time.Minute)}}},
-			creates: []string{"web-2", "web-3", "web-4"}, checkImage: true, failure: api.ReasonSlotConflict,
+			creates: []string{"web-2", "web-3"}, checkImage: true, failure: api.ReasonSlotConflict,
 		},
 		{
 			name:    "a learned conflict is tried again once it is old",
@@ -264,6 +282,8 @@ func TestPlan(t *testing.T) {
 			}
 			if tt.spec != nil {
 				in.hash = hash
+				in.templates = map[string]*api.TaskTemplate{hash: &tt.spec.DesiredState.TaskTemplate}
+				in.assigned = assignedSlots(tt.assigned, tt.spec.DesiredState.Replicas, hash)
 			}
 			d := plan(in)
 			if got := createNames(d); !slices.Equal(got, tt.creates) {
@@ -300,6 +320,21 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// assignedSlots assigns slots (nil: 1..replicas) to the node under test,
+// with template hash.
+func assignedSlots(slots []int, replicas int, hash string) map[int]slotAssignment {
+	if slots == nil {
+		for slot := 1; slot <= replicas; slot++ {
+			slots = append(slots, slot)
+		}
+	}
+	out := make(map[int]slotAssignment, len(slots))
+	for _, slot := range slots {
+		out[slot] = slotAssignment{Assignment: api.Assignment{Node: "a", Revision: 30, TemplateHash: hash}, rev: 40}
+	}
+	return out
+}
+
 func TestPlanRecordsAnInvalidSpecOncePerRevision(t *testing.T) {
 	invalid := errors.New("desiredState.replicas: must be between 0 and 1000, got -1")
 	in := planInput{id: "web", invalid: invalid, revision: 30, now: planNow, registryID: testRegistryID, burst: 50}
@@ -316,7 +351,8 @@ func TestPlanRecordsAnInvalidSpecOncePerRevision(t *testing.T) {
 
 func TestSettle(t *testing.T) {
 	spec := newController("web", 3)
-	in := planInput{id: "web", spec: spec, hash: webHash, revision: 30, createRevision: 1, now: planNow, registryID: testRegistryID, burst: 50}
+	in := planInput{id: "web", spec: spec, hash: webHash, revision: 30, createRevision: 1, now: planNow, registryID: testRegistryID, burst: 50,
+		assigned: assignedSlots(nil, 3, webHash), templates: map[string]*api.TaskTemplate{webHash: &spec.DesiredState.TaskTemplate}}
 
 	t.Run("created containers count, and the template is proven", func(t *testing.T) {
 		d := plan(in)
@@ -336,17 +372,17 @@ func TestSettle(t *testing.T) {
 			t.Errorf("proven = %q after a failure, want none", r.state.proven)
 		}
 	})
-	t.Run("a conflict found by a create is remembered and the next slot tried at once", func(t *testing.T) {
+	t.Run("a conflict found by a create is remembered and reported, for the leader to move the slot", func(t *testing.T) {
 		d := plan(in)
 		r := settle(in, d, outcome{created: []api.Task{ours(2), ours(3)}, conflicts: map[int]slotConflict{1: {holder: "web-1 (abc)", seen: planNow}}})
-		if _, ok := r.state.conflicts[1]; !ok || r.requeueAfter != time.Millisecond {
-			t.Errorf("conflicts %v, requeue %s; want slot 1 remembered and a requeue at once", r.state.conflicts, r.requeueAfter)
+		if _, ok := r.state.conflicts[1]; !ok || !slices.Equal(r.blocked, []int{1}) {
+			t.Errorf("conflicts %v, blocked %v; want slot 1 remembered and reported blocked", r.state.conflicts, r.blocked)
 		}
 		in2 := in
 		in2.state = r.state
 		in2.tasks = []api.Task{ours(2), ours(3)}
-		if got := createNames(plan(in2)); !slices.Equal(got, []string{"web-4"}) {
-			t.Errorf("next plan creates %v, want [web-4]", got)
+		if got := createNames(plan(in2)); len(got) != 0 {
+			t.Errorf("next plan creates %v, want nothing: the slot is the leader's to move", got)
 		}
 	})
 	t.Run("a cascade forgets the controller once its last container is gone", func(t *testing.T) {

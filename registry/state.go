@@ -40,14 +40,15 @@ type controllerState struct {
 	conflicts map[int]slotConflict
 	// rollout tracks the progress towards the current template.
 	rollout rolloutProgress
-	// recorded is the hash of the newest template recorded in the
-	// controller's history.
-	recorded string
 	// reported says this node has a report on the controller in etcd, and
-	// reportedTasks what it listed (one of several nodes only).
+	// reportedTasks, reportedBlocked and reportedSlots what it listed.
 	reported        bool
 	reportedTasks   []api.ReportedTask
 	reportedBlocked []int
+	reportedSlots   []int
+	// templates are the templates of the controller's history this node
+	// has read, by hash, for slots assigned an older revision.
+	templates map[string]*api.TaskTemplate
 }
 
 // validation is the result of validating one spec revision, and its
@@ -143,23 +144,6 @@ func (s *states) ids() []string {
 	return out
 }
 
-// load installs what was read at start: the statuses and the newest
-// recorded templates, one record per controller that has either.
-func (s *states) load(statuses map[string]*api.ReplicationControllerStatus, history map[string]api.Revision) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.records = make(map[string]*controllerState, len(statuses))
-	for id, st := range statuses {
-		s.records[id] = &controllerState{status: st}
-	}
-	for id, rev := range history {
-		if s.records[id] == nil {
-			s.records[id] = &controllerState{}
-		}
-		s.records[id].recorded = rev.TemplateHash
-	}
-}
-
 // loadReports installs what a node read at start: its own reports.
 func (s *states) loadReports(reports map[string]*api.NodeReport) {
 	s.mu.Lock()
@@ -167,7 +151,8 @@ func (s *states) loadReports(reports map[string]*api.NodeReport) {
 	s.records = make(map[string]*controllerState, len(reports))
 	for id, r := range reports {
 		st := r.Status
-		s.records[id] = &controllerState{status: &st, reported: true, reportedTasks: r.Tasks, reportedBlocked: r.BlockedSlots}
+		s.records[id] = &controllerState{status: &st, reported: true, reportedTasks: r.Tasks, reportedBlocked: r.BlockedSlots,
+			reportedSlots: r.Slots}
 	}
 }
 

@@ -4,7 +4,6 @@ package registry
 // conditions) and decides when to write it; writing goes through the Store.
 
 import (
-	"context"
 	"reflect"
 	"time"
 
@@ -66,26 +65,6 @@ func clearCondition(conds []api.Condition, condType string) []api.Condition {
 		}
 	}
 	return out
-}
-
-// writeStatus stores st if it differs from the last status written, or if
-// the last write is older than the sync period (so that readers can tell a
-// live manager from a dead one by lastSyncTime), and keeps it in the
-// controller's record.
-func (rm *ReplicationManager) writeStatus(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus) error {
-	now := rm.now().UTC()
-	if prev := record.status; prev != nil && sameStatus(*prev, st) && now.Sub(prev.LastSyncTime) < rm.opts.SyncPeriod {
-		return nil
-	}
-	st.LastSyncTime = now
-	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
-	defer cancel()
-	if err := rm.store.PutStatus(ctx, &st); err != nil {
-		return err
-	}
-	record.status = &st
-	rm.published.Store(st.ID, &st)
-	return nil
 }
 
 // sameStatus compares two statuses, ignoring when they were written.

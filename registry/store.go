@@ -423,6 +423,24 @@ func (s *Store) PutRevision(ctx context.Context, id string, rev *api.Revision) e
 	return nil
 }
 
+// GetRevision returns the recorded template of revision rev of controller
+// id, or ErrNotFound.
+func (s *Store) GetRevision(ctx context.Context, id string, rev int64) (*api.Revision, error) {
+	key := s.HistoryPrefix(id) + strconv.FormatInt(rev, 10)
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, fmt.Errorf("get %s: %w", key, ErrNotFound)
+	}
+	var r api.Revision
+	if err := json.Unmarshal(resp.Kvs[0].Value, &r); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return &r, nil
+}
+
 // ListRevisions returns the recorded templates of controller id, oldest
 // first. A record that does not decode is skipped.
 func (s *Store) ListRevisions(ctx context.Context, id string) ([]api.Revision, error) {

@@ -10,6 +10,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -52,10 +53,7 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 		id: id, tasks: tasks, now: rm.now(),
 		registryID: rm.registryID, burst: rm.opts.BurstReplicas,
 	}
-	if rm.slots != nil {
-		in.slots = rm.slots.of(id)
-		in.others = rm.peers.of(id, spec.ModRevision)
-	}
+	in.assigned = rm.slots.of(id)
 	var errs []error
 	switch {
 	case !exists:
@@ -72,9 +70,23 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 	if in.spec != nil {
 		in.hash = record.validated.hash
 		in.tasks, errs = rm.inspectDead(ctx, in)
+		var err error
+		if in.templates, err = rm.templatesOf(ctx, record, in); err != nil {
+			errs = append(errs, err)
+		}
 	}
 
 	d := plan(in)
+	if len(d.creates) > 0 {
+		ok, err := rm.claimSlots(ctx, id, record, createdSlots(d.creates), in.assigned, d.active)
+		if err != nil || !ok {
+			// not a create until the report says the slots are this
+			// node's; an assignment that changed comes with the watch
+			d.creates, d.checkImage = nil, ""
+			errs = append(errs, err)
+			d.requeue(time.Second)
+		}
+	}
 	out := rm.apply(ctx, id, d)
 	r := settle(in, d, out)
 	errs = append(errs, out.errs...)
@@ -93,15 +105,8 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 	switch {
 	case r.forget:
 		errs = append(errs, rm.forget(ctx, id))
-	case r.status != nil && rm.slots != nil:
-		if in.invalid == nil { // the leader reports an invalid spec
-			errs = append(errs, rm.writeReport(ctx, record, *r.status, r.active, r.blocked))
-		}
-	case r.status != nil:
-		if in.spec != nil && in.hash != record.recorded {
-			errs = append(errs, rm.recordRevision(ctx, record, in))
-		}
-		errs = append(errs, rm.writeStatus(ctx, record, *r.status))
+	case r.status != nil && in.invalid == nil: // the leader reports an invalid spec
+		errs = append(errs, rm.writeReport(ctx, record, *r.status, r.active, r.blocked, in.assigned))
 	}
 	if r.requeueAfter > 0 {
 		rm.queue.AddAfter(id, r.requeueAfter)
@@ -181,25 +186,15 @@ func (rm *ReplicationManager) inspectDead(ctx context.Context, in planInput) ([]
 	return out, errs
 }
 
-// forget removes what is known of a controller that is gone, once its
-// last container is: its recorded templates, its status, its record and
-// the spec cache's tombstone.
+// forget removes what this node knows of a controller that is gone, once
+// its last container is: its report, its record and the spec cache's
+// tombstone. The leader forgets the status and history once every node
+// has.
 func (rm *ReplicationManager) forget(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
-	switch {
-	case rm.slots != nil:
-		// the leader forgets the status and history once every node has
-		if err := rm.store.DeleteReport(ctx, id, rm.opts.Node.Name); err != nil {
-			return err
-		}
-	default:
-		if err := rm.store.DeleteRevisions(ctx, id, 0); err != nil {
-			return err
-		}
-		if err := rm.store.DeleteStatus(ctx, id); err != nil {
-			return err
-		}
+	if err := rm.store.DeleteReport(ctx, id, rm.opts.Node.Name); err != nil {
+		return err
 	}
 	rm.states.forget(id)
 	rm.specs.forget(id)
@@ -207,22 +202,71 @@ func (rm *ReplicationManager) forget(ctx context.Context, id string) error {
 	return nil
 }
 
-// recordRevision records the template the manager acts on for the first
-// time in the controller's history, and keeps the newest
-// RevisionHistoryLimit.
-func (rm *ReplicationManager) recordRevision(ctx context.Context, record *controllerState, in planInput) error {
+// templatesOf returns the templates of the slots assigned here, by hash:
+// the spec's, and those of older revisions from the controller's history,
+// read once and kept in the record.
+func (rm *ReplicationManager) templatesOf(ctx context.Context, record *controllerState, in planInput) (map[string]*api.TaskTemplate, error) {
+	out := map[string]*api.TaskTemplate{in.hash: &in.spec.DesiredState.TaskTemplate}
+	var errs []error
+	for slot, a := range in.assigned {
+		hash := in.hashOf(slot)
+		if out[hash] != nil {
+			continue
+		}
+		if t := record.templates[hash]; t != nil {
+			out[hash] = t
+			continue
+		}
+		t, err := rm.historyTemplate(ctx, in.spec, a.Revision, hash)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if record.templates == nil {
+			record.templates = map[string]*api.TaskTemplate{}
+		}
+		record.templates[hash] = t
+		out[hash] = t
+	}
+	for hash := range record.templates {
+		if out[hash] == nil {
+			delete(record.templates, hash) // no slot runs it any more
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// historyTemplate reads the template of revision rev of controller rc
+// and checks it is the one of hash, and that this node's policy allows
+// it: each node enforces its own flags.
+func (rm *ReplicationManager) historyTemplate(ctx context.Context, rc *api.ReplicationController, rev int64, hash string) (*api.TaskTemplate, error) {
+	id := rc.ID
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
-	rev := &api.Revision{Revision: in.revision, FirstSeen: in.now.UTC(), TemplateHash: in.hash, TaskTemplate: in.spec.DesiredState.TaskTemplate}
-	if err := rm.store.PutRevision(ctx, in.id, rev); err != nil {
-		return err
+	r, err := rm.store.GetRevision(ctx, id, rev)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, nil // reported by plan: no template for the slot
+	case err != nil:
+		return nil, err
+	case r.TemplateHash != hash || api.TemplateHash(&r.TaskTemplate) != hash:
+		return nil, fmt.Errorf("history of %s: revision %d holds template %s, the assignment says %s", id, rev, r.TemplateHash, hash)
 	}
-	first := record.recorded == ""
-	record.recorded = in.hash
-	if first {
-		return nil // a controller's first template: nothing to prune yet (or a restart: the next change prunes)
+	old := *rc
+	old.DesiredState.TaskTemplate = r.TaskTemplate
+	if err := api.Validate(&old, api.ValidateOptions{Key: id, MaxReplicas: rm.opts.MaxReplicas, Policy: rm.opts.Policy}); err != nil {
+		return nil, fmt.Errorf("history of %s: revision %d: %w", id, rev, err)
 	}
-	return rm.store.DeleteRevisions(ctx, in.id, rm.opts.RevisionHistoryLimit)
+	return &r.TaskTemplate, nil
+}
+
+// createdSlots are the slots of creates.
+func createdSlots(creates []api.TaskSpec) []int {
+	out := make([]int, 0, len(creates))
+	for _, c := range creates {
+		out = append(out, slotOf(api.Task{Labels: c.Labels}))
+	}
+	return out
 }
 
 func (rm *ReplicationManager) record(id string, ev note) {

@@ -53,9 +53,7 @@ func (rm *ReplicationManager) Controller(id string) (ControllerView, bool) {
 		return ControllerView{}, false
 	}
 	v := ControllerView{ID: id, Spec: spec.Controller, SpecErr: spec.Err, Revision: spec.ModRevision}
-	if rm.opts.Node != nil {
-		v.Node = rm.opts.Node.Name
-	}
+	v.Node = rm.opts.Node.Name
 	if st, ok := rm.published.Load(id); ok {
 		v.Status = st.(*api.ReplicationControllerStatus)
 	}

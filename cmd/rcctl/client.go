@@ -275,7 +275,7 @@ func (cn *conn) listNodes(ctx context.Context) ([]api.Node, error) {
 	return call(ctx, cn, cn.store.ListNodes)
 }
 
-func (cn *conn) listAssignments(ctx context.Context) (map[string]map[int]string, error) {
+func (cn *conn) listAssignments(ctx context.Context) (map[string]map[int]api.Assignment, error) {
 	return call(ctx, cn, cn.store.ListAssignments)
 }
 

@@ -142,10 +142,8 @@ func (c *cli) readNodes(ctx context.Context, cn *conn) ([]*nodeView, error) {
 		get(nodes[i].Name).node = &nodes[i]
 	}
 	for _, slots := range assignments {
-		for _, node := range slots {
-			if node != "" {
-				get(node).assigned++
-			}
+		for _, a := range slots {
+			get(a.Node).assigned++
 		}
 	}
 	for _, r := range reports {

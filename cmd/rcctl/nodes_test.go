@@ -61,7 +61,7 @@ func (e *testEnv) assign(id string, slot int, node string) {
 func (e *testEnv) report(lease clientv3.LeaseID, node, id string, tasks ...api.ReportedTask) {
 	e.t.Helper()
 	r := &api.NodeReport{Node: node, Status: api.ReplicationControllerStatus{ID: id, Replicas: len(tasks)}, Tasks: tasks}
-	if err := e.store.PutReport(context.Background(), r, lease); err != nil {
+	if err := e.store.PutReport(context.Background(), r, lease, nil); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -55,7 +55,7 @@ func newRoles(client *clientv3.Client, store *registry.Store, opts *options, doc
 			Capacity: api.NodeCapacity{CPUs: engine.CPUs, Memory: engine.Memory}},
 		newManager: func(tc registry.TaskControlInterface, node *registry.NodeOptions) *registry.ReplicationManager {
 			o := managerOpts
-			o.Node = node
+			o.Node = *node
 			return registry.NewReplicationManager(store, tc, logger, o)
 		},
 	}

@@ -23,6 +23,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"time"
 )
 
 // Decide returns the next assignments of one controller.
@@ -292,14 +293,27 @@ func (d *decision) scaleDown() {
 	}
 }
 
-// available reports whether slot serves: a container of it on its
-// assigned node has run ready for AvailableAfter, and the node is not
-// about to stop it. That container may be of an older template: one a
-// successor is started first for serves until the successor does, and
-// one kept under OnDelete serves on. One whose slot now has another
-// template, stop first, is as good as gone. It asks for a recheck when a
-// container soon will have run long enough.
+// available reports whether slot counts for the next step: a container
+// of it on its assigned node has run ready for AvailableAfter, and the
+// node is not about to stop it. It asks for a recheck when a container
+// soon will have run long enough.
 func (d *decision) available(slot int) bool {
+	return d.servesFor(slot, d.c.AvailableAfter, true)
+}
+
+// serving reports whether slot is available as the status counts it
+// (ready for MinReady): taking it down costs availability.
+func (d *decision) serving(slot int) bool {
+	return d.servesFor(slot, d.c.MinReady, false)
+}
+
+// servesFor reports whether a container of slot on its assigned node has
+// run ready for at least after, and is not about to be stopped. That
+// container may be of an older template: one a successor is started first
+// for serves until the successor does, and one kept under OnDelete serves
+// on. One whose slot now has another template, stop first, is as good as
+// gone.
+func (d *decision) servesFor(slot int, after time.Duration, recheck bool) bool {
 	a, ok := d.next[slot]
 	if !ok || !d.alive(a.Node) {
 		return false
@@ -309,11 +323,11 @@ func (d *decision) available(slot int) bool {
 			continue
 		}
 		ran := d.in.Now.Sub(ct.StartedAt)
-		if !ct.StartedAt.IsZero() && ran >= d.c.AvailableAfter {
+		if !ct.StartedAt.IsZero() && ran >= after {
 			return true
 		}
-		if !ct.StartedAt.IsZero() {
-			d.r.recheck(d.c.AvailableAfter - ran)
+		if recheck && !ct.StartedAt.IsZero() {
+			d.r.recheck(after - ran)
 		}
 	}
 	return false
@@ -378,7 +392,7 @@ func (d *decision) moveOff(budget int) (moved int) {
 	}
 	d.rank(moving)
 	for _, slot := range moving {
-		if d.available(slot) {
+		if d.serving(slot) {
 			if moved >= budget {
 				continue
 			}
@@ -389,12 +403,12 @@ func (d *decision) moveOff(budget int) (moved int) {
 	return moved
 }
 
-// rank orders slots for taking away: not available first, then the
+// rank orders slots for taking away: not serving first, then the
 // highest.
 func (d *decision) rank(slots []int) {
 	avail := make(map[int]bool, len(slots))
 	for _, s := range slots {
-		avail[s] = d.available(s)
+		avail[s] = d.serving(s)
 	}
 	slices.SortFunc(slots, func(a, b int) int {
 		if avail[a] != avail[b] {
@@ -515,8 +529,8 @@ func (d *decision) markOnDelete() {
 	}
 }
 
-// roll gives outdated slots the current template: one that is not
-// available at once (stop first: it serves nothing), otherwise start
+// roll gives outdated slots the current template: one that serves
+// nothing at once (stop first), otherwise start
 // first while the surge leaves room for one more live container, else
 // stop first while budget (available ones above replicas -
 // maxUnavailable) allows.
@@ -540,7 +554,7 @@ func (d *decision) roll(budget int) {
 		na := a
 		na.Revision, na.Hash, na.OnDelete, na.StartFirst = d.c.Revision, d.c.Hash, false, false
 		switch {
-		case !d.available(slot):
+		case !d.serving(slot):
 		case room > 0:
 			na.StartFirst = true
 			room--

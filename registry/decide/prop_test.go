@@ -71,6 +71,9 @@ type world struct {
 	unseen map[string]bool
 	// killed are the nodes with a kill their report does not show yet.
 	killed map[string]bool
+	// moving: slots move off nodes that no longer match the selector, and
+	// the controller is not back at replicas - maxUnavailable since.
+	moving bool
 }
 
 const simGrace = 30 * time.Second
@@ -167,6 +170,9 @@ func (w *world) changeSpec(t *rapid.T) {
 	}
 	if c.Selector != nil && !maps.Equal(c.Selector, w.ctl.Selector) {
 		w.armed = false // it may match a dead node only: nothing can be placed
+	}
+	if !maps.Equal(c.Selector, w.ctl.Selector) {
+		w.moving = true
 	}
 	w.ctl = c
 	w.bound = max(c.Replicas+c.Surge, min(w.bound, w.committed()))
@@ -347,11 +353,14 @@ func (w *world) check() {
 	w.bound = max(w.ctl.Replicas+w.ctl.Surge, min(w.bound, w.committed()))
 	minAvailable := w.ctl.Replicas - w.ctl.Unavailable
 	floor := minAvailable
-	if w.moving() {
+	if w.moving {
 		// a move stops first: it takes one down even with maxUnavailable 0
 		floor = w.ctl.Replicas - max(w.ctl.Unavailable, 1)
 	}
 	ready := w.ready()
+	if w.moving && ready >= minAvailable {
+		w.moving = false
+	}
 	switch {
 	case w.armed && ready < floor:
 		w.t.Fatalf("%d available, below replicas %d - maxUnavailable %d; %s", ready, w.ctl.Replicas, w.ctl.Unavailable, w)
@@ -359,17 +368,6 @@ func (w *world) check() {
 		// available, and the status says so: from here on it stays so
 		w.armed = true
 	}
-}
-
-// moving reports whether a slot is assigned to a node that no longer
-// matches the selector.
-func (w *world) moving() bool {
-	for _, a := range w.assigned {
-		if !matches(w.ctl.Selector, map[string]string{"zone": a.Node}) {
-			return true
-		}
-	}
-	return false
 }
 
 func (w *world) pickNode(t *rapid.T) *simNode {

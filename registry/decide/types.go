@@ -91,8 +91,12 @@ type Controller struct {
 	// against Replicas.
 	Surge, Unavailable int
 	// AvailableAfter is how long a container must have run ready before
-	// it counts as available: max(minReadySeconds, monitorSeconds).
+	// it counts for the next step: max(minReadySeconds, monitorSeconds).
 	AvailableAfter time.Duration
+	// MinReady is minReadySeconds: a container ready for that long is
+	// available as the status counts it, and taking it down costs
+	// availability even before it counts for the next step.
+	MinReady time.Duration
 }
 
 // Report is what one node last reported of the controller, besides its

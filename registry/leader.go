@@ -1,0 +1,273 @@
+package registry
+
+// This file is the leader's loop. The Scheduler mirrors four prefixes of
+// etcd (the specs, the nodes, the assignments and the nodes' reports);
+// each change marks the controllers it concerns dirty, and workers decide
+// one controller at a time (leadersync.go): the pure decision of package
+// decide says which slots exist, which node runs each and which template
+// revision it runs, and one guarded transaction writes the assignments
+// that changed with the controller's status and history. A change never
+// waits for a pass over the fleet; the periodic pass over every
+// controller is the safety net, in a second lane behind the changes.
+// The leader never talks to Docker: the nodes do.
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry/decide"
+)
+
+// DefaultNodeGrace is --node-grace's default: how long a node may be gone
+// before its slots move.
+const DefaultNodeGrace = 30 * time.Second
+
+// SchedulerOptions tune a Scheduler. Zero values take the defaults.
+type SchedulerOptions struct {
+	// NodeGrace is how long a node may be gone before its slots move.
+	NodeGrace time.Duration
+	// SyncPeriod is how often every controller is decided again even
+	// without a change: the safety net.
+	SyncPeriod  time.Duration
+	EtcdTimeout time.Duration
+	MaxReplicas int
+	Policy      api.SecurityPolicy
+	// RevisionHistoryLimit is how many templates are kept per controller.
+	RevisionHistoryLimit int
+	// Workers is how many controllers are decided at once.
+	Workers int
+	// Guard holds the comparisons every leader write must pass: this
+	// manager still leads. Empty when there is no election.
+	Guard []clientv3.Cmp
+}
+
+func (o SchedulerOptions) withDefaults() SchedulerOptions {
+	if o.NodeGrace <= 0 {
+		o.NodeGrace = DefaultNodeGrace
+	}
+	if o.SyncPeriod <= 0 {
+		o.SyncPeriod = DefaultSyncPeriod
+	}
+	if o.EtcdTimeout <= 0 {
+		o.EtcdTimeout = DefaultEtcdTimeout
+	}
+	if o.MaxReplicas <= 0 {
+		o.MaxReplicas = api.DefaultMaxReplicas
+	}
+	if o.RevisionHistoryLimit <= 0 {
+		o.RevisionHistoryLimit = DefaultRevisionHistoryLimit
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
+	return o
+}
+
+// Scheduler decides every slot of every controller and writes one status
+// per controller. Exactly one runs at a time: the leader's.
+type Scheduler struct {
+	store  *Store
+	logger *slog.Logger
+	opts   SchedulerOptions
+	now    func() time.Time
+
+	// mu guards what the mirrors fill in and the per-controller records.
+	mu          sync.Mutex
+	specs       map[string]*schedSpec
+	nodes       map[string]*nodeState
+	assignments map[string]map[int]slotAssignment
+	reports     map[string]map[string]*api.NodeReport
+	// reportsRev is the etcd revision the reports are as of.
+	reportsRev int64
+	// loads are what the assigned slots use on each node.
+	loads  map[string]*nodeLoad
+	listed map[string]bool // prefixes listed at least once
+	// records are the leader's memory of each controller.
+	records map[string]*leaderRecord
+	queue   *laneQueue
+	started time.Time
+}
+
+// schedSpec is a spec as the scheduler keeps it, validated once.
+type schedSpec struct {
+	spec    Spec
+	invalid error
+	hash    string
+	ctl     decide.Controller
+}
+
+// nodeState is a node as the scheduler knows it.
+type nodeState struct {
+	node      api.Node
+	alive     bool
+	goneSince time.Time
+}
+
+// slotAssignment is one assignment key: what it says, and its ModRevision,
+// which a change compares.
+type slotAssignment struct {
+	api.Assignment
+	rev int64
+}
+
+// leaderRecord is what the leader remembers of one controller between
+// decisions; the worker holding the controller owns it.
+type leaderRecord struct {
+	// status is the last status written (or read at start).
+	status *api.ReplicationControllerStatus
+	// recorded is the newest template hash in the history.
+	recorded string
+	// released are the slots this leader took off a node.
+	released map[int]decide.Release
+	// recheck is when a decision asked to be made again.
+	recheck time.Time
+}
+
+// NewScheduler returns a Scheduler; Run starts it.
+func NewScheduler(store *Store, logger *slog.Logger, opts SchedulerOptions) *Scheduler {
+	return &Scheduler{
+		store: store, logger: logger, opts: opts.withDefaults(), now: time.Now,
+		specs: map[string]*schedSpec{}, nodes: map[string]*nodeState{},
+		assignments: map[string]map[int]slotAssignment{}, reports: map[string]map[string]*api.NodeReport{},
+		loads: map[string]*nodeLoad{}, listed: map[string]bool{}, records: map[string]*leaderRecord{},
+		queue: newLaneQueue(),
+	}
+}
+
+// Run decides until ctx ends; it returns nil then, ErrNotLeader when a
+// write found that another manager leads, and the error that ended it
+// otherwise (etcd refusing this manager).
+func (s *Scheduler) Run(ctx context.Context) error {
+	s.started = s.now()
+	if err := s.readRegistry(ctx); err != nil {
+		return unlessStopped(ctx, err)
+	}
+	runCtx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for prefix, target := range s.targets() {
+		wg.Go(func() {
+			if err := s.store.mirror(runCtx, prefix, target, s.logger.Warn); err != nil {
+				fail(err)
+			}
+		})
+	}
+	for range s.opts.Workers {
+		wg.Go(func() {
+			for {
+				id, ok := s.queue.pop(runCtx)
+				if !ok {
+					return
+				}
+				if err := s.syncController(runCtx, id); err != nil {
+					switch {
+					case errors.Is(err, ErrNotLeader):
+						s.logger.Warn("another manager leads now; this term ends", "controller", id)
+						fail(err)
+					case runCtx.Err() != nil:
+					default:
+						s.logger.Warn("deciding a controller failed; retrying", "controller", id, "err", err)
+						s.queue.after(id, time.Second)
+					}
+				}
+				s.queue.done(id)
+			}
+		})
+	}
+	ticker := time.NewTicker(s.opts.SyncPeriod)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-runCtx.Done():
+			fail(nil)
+			s.queue.close()
+			wg.Wait()
+			return unlessStopped(ctx, context.Cause(runCtx))
+		case <-ticker.C:
+			s.mu.Lock()
+			ids := slices.Collect(maps.Keys(s.specs))
+			s.mu.Unlock()
+			s.queue.later(ids...)
+		}
+	}
+}
+
+// readRegistry reads the statuses and the newest recorded template of
+// every controller, so that a new leader carries on where the last one
+// stopped: the creation times and the conditions' transition times stay,
+// and only templates that are new are recorded.
+func (s *Scheduler) readRegistry(ctx context.Context) error {
+	return retryEtcd(ctx, s.logger, "reading the statuses and history from etcd failed; retrying", func() error {
+		readCtx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
+		defer cancel()
+		statuses, err := s.store.ListStatuses(readCtx)
+		if err != nil {
+			return err
+		}
+		newest, err := s.store.newestRevisions(readCtx)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for id, st := range statuses {
+			s.recordLocked(id).status = st
+		}
+		for id, r := range newest {
+			s.recordLocked(id).recorded = r.TemplateHash
+		}
+		return nil
+	})
+}
+
+// recordLocked returns id's record, making it; s.mu is held.
+func (s *Scheduler) recordLocked(id string) *leaderRecord {
+	r := s.records[id]
+	if r == nil {
+		r = &leaderRecord{}
+		s.records[id] = r
+	}
+	return r
+}
+
+// ready reports whether every prefix has been listed once: before that,
+// a decision could take a controller whose spec is not in yet for gone.
+func (s *Scheduler) readyLocked() bool { return len(s.listed) == mirroredPrefixes }
+
+// NodeStat is what the leader knows of one node, for metrics.
+type NodeStat struct {
+	Name string
+	// Alive: the node is registered (its lease lives).
+	Alive bool
+	// Assigned counts the slots assigned to it; Containers the containers
+	// it reports.
+	Assigned, Containers int
+}
+
+// NodeStats returns every node the leader knows: registered, or still
+// holding assignments, by name.
+func (s *Scheduler) NodeStats() []NodeStat {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]NodeStat, 0, len(s.loads))
+	for _, name := range slices.Sorted(maps.Keys(s.loads)) {
+		l := s.loads[name]
+		st := NodeStat{Name: name, Assigned: l.slots, Containers: l.containers}
+		if n := s.nodes[name]; n != nil {
+			st.Alive = n.alive
+		}
+		if st.Alive || st.Assigned > 0 || st.Containers > 0 {
+			out = append(out, st)
+		}
+	}
+	return out
+}

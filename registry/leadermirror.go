@@ -1,0 +1,426 @@
+package registry
+
+// This file is what the leader's mirrors do with each change: keep the
+// specs (validated once), the nodes, the assignments and the reports, keep
+// the nodes' loads in step with the assignments, and mark the controllers
+// a change concerns for a decision.
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry/decide"
+)
+
+// mirroredPrefixes is how many prefixes targets returns.
+const mirroredPrefixes = 4
+
+// targets are the prefixes the scheduler mirrors.
+func (s *Scheduler) targets() map[string]mirrorTarget {
+	return map[string]mirrorTarget{
+		s.store.ControllersPrefix(): mirrorFuncs{onReset: s.resetSpecs, onPut: s.putSpec, onDel: s.delSpec},
+		s.store.NodesPrefix():       mirrorFuncs{onReset: s.resetNodes, onPut: s.putNode, onDel: s.delNode},
+		s.store.AssignmentsPrefix(): mirrorFuncs{onReset: s.resetAssignments, onPut: s.putAssignment, onDel: s.delAssignment},
+		s.store.ReportsPrefix():     mirrorFuncs{onReset: s.resetReports, onPut: s.putReport, onDel: s.delReport, onProgress: s.reportsProgress},
+	}
+}
+
+// mirrorFuncs is a mirrorTarget made of functions.
+type mirrorFuncs struct {
+	onReset    func([]kv, int64)
+	onPut      func(kv)
+	onDel      func(string, int64)
+	onProgress func(int64)
+}
+
+func (m mirrorFuncs) reset(keys []kv, rev int64) { m.onReset(keys, rev) }
+func (m mirrorFuncs) put(k kv)                   { m.onPut(k) }
+func (m mirrorFuncs) del(key string, rev int64)  { m.onDel(key, rev) }
+func (m mirrorFuncs) progress(rev int64) {
+	if m.onProgress != nil {
+		m.onProgress(rev)
+	}
+}
+
+// listedLocked records that prefix is listed, and queues every controller
+// once the last one is: the first decisions.
+func (s *Scheduler) listedLocked(prefix string) {
+	if s.listed[prefix] {
+		return
+	}
+	s.listed[prefix] = true
+	if s.readyLocked() {
+		ids := slices.Collect(maps.Keys(s.specs))
+		for id := range s.assignments {
+			ids = append(ids, id)
+		}
+		for id := range s.reports {
+			ids = append(ids, id)
+		}
+		for id := range s.records {
+			ids = append(ids, id) // a status left of a controller deleted meanwhile
+		}
+		s.queue.add(ids...)
+	}
+}
+
+// markLocked queues ids for a decision, once the mirrors are listed.
+func (s *Scheduler) markLocked(ids ...string) {
+	if s.readyLocked() {
+		s.queue.add(ids...)
+	}
+}
+
+// markAllLocked queues every controller with a slot on node: a node that
+// comes or goes changes where their slots may be.
+func (s *Scheduler) markNodeLocked() {
+	if !s.readyLocked() {
+		return
+	}
+	// a node change may make room anywhere: every controller that lacks a
+	// node, or has a slot on a node that changed, is worth a look; all of
+	// them is the simple and safe answer, in the lane of changes
+	s.queue.add(slices.Collect(maps.Keys(s.specs))...)
+	for id := range s.assignments {
+		s.queue.add(id)
+	}
+}
+
+func (s *Scheduler) resetSpecs(keys []kv, _ int64) {
+	specs := make(map[string]*schedSpec, len(keys))
+	for _, k := range keys {
+		if sp := s.decodeSpec(k); sp != nil {
+			specs[sp.spec.ID] = sp
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.specs
+	for id := range old {
+		s.loadOfLocked(id, -1)
+	}
+	s.specs = specs
+	for id := range specs {
+		s.loadOfLocked(id, 1)
+	}
+	for id, sp := range specs {
+		if o := old[id]; o == nil || o.spec.ModRevision != sp.spec.ModRevision {
+			s.markLocked(id)
+		}
+	}
+	for id := range old {
+		if specs[id] == nil {
+			s.markLocked(id)
+		}
+	}
+	s.listedLocked(s.store.ControllersPrefix())
+}
+
+func (s *Scheduler) putSpec(k kv) {
+	sp := s.decodeSpec(k)
+	if sp == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loadOfLocked(sp.spec.ID, -1)
+	s.specs[sp.spec.ID] = sp
+	s.loadOfLocked(sp.spec.ID, 1)
+	s.markLocked(sp.spec.ID)
+}
+
+func (s *Scheduler) delSpec(key string, _ int64) {
+	if !s.store.IsControllerKey(key) {
+		return
+	}
+	id := strings.TrimPrefix(key, s.store.ControllersPrefix())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loadOfLocked(id, -1)
+	delete(s.specs, id)
+	s.loadOfLocked(id, 1) // what its slots still hold: nothing, without a spec
+	s.markLocked(id)
+}
+
+// decodeSpec decodes and validates a spec key; nil for a key that is not a
+// controller.
+func (s *Scheduler) decodeSpec(k kv) *schedSpec {
+	if !s.store.IsControllerKey(k.key) {
+		return nil
+	}
+	spec := s.store.decodeSpec(k.key, k.value, k.modRev, k.createRev)
+	sp := &schedSpec{spec: spec, ctl: decide.Controller{ID: spec.ID, Frozen: true}}
+	switch {
+	case spec.Err != nil:
+		sp.invalid = spec.Err
+	default:
+		sp.invalid = api.Validate(spec.Controller, api.ValidateOptions{Key: spec.ID, MaxReplicas: s.opts.MaxReplicas, Policy: s.opts.Policy})
+	}
+	if sp.invalid != nil {
+		return sp
+	}
+	ds := &spec.Controller.DesiredState
+	sp.hash = api.TemplateHash(&ds.TaskTemplate)
+	strategy := ds.Strategy()
+	surge, unavailable := strategy.Bounds(ds.Replicas)
+	sp.ctl = decide.Controller{
+		ID: spec.ID, Replicas: ds.Replicas, Revision: spec.ModRevision, Hash: sp.hash,
+		Selector: ds.NodeSelector, Ports: hostPorts(&ds.TaskTemplate), Reserve: reserveOf(&ds.TaskTemplate),
+		OnDelete: strategy.Type == api.OnDelete, Paused: ds.Paused,
+		Surge: surge, Unavailable: unavailable, AvailableAfter: ds.AvailableAfter(),
+		MinReady: time.Duration(ds.MinReadySeconds) * time.Second,
+	}
+	return sp
+}
+
+func (s *Scheduler) resetNodes(keys []kv, _ int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if n := s.decodeNode(k); n != nil {
+			seen[n.Name] = true
+			s.nodes[n.Name] = &nodeState{node: *n, alive: true}
+		}
+	}
+	for name, n := range s.nodes {
+		if !seen[name] && n.alive {
+			n.alive, n.goneSince = false, s.now()
+		}
+	}
+	s.markNodeLocked()
+	s.listedLocked(s.store.NodesPrefix())
+}
+
+func (s *Scheduler) putNode(k kv) {
+	n := s.decodeNode(k)
+	if n == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.nodes[n.Name]
+	if !ok || !old.alive {
+		s.logger.Info("node registered", "node", n.Name, "labels", api.FormatLabels(n.Labels), "engine", n.EngineID)
+	}
+	s.nodes[n.Name] = &nodeState{node: *n, alive: true}
+	if !ok || !old.alive || !maps.Equal(old.node.Labels, n.Labels) || old.node.Capacity != n.Capacity {
+		s.markNodeLocked()
+	}
+}
+
+func (s *Scheduler) delNode(key string, _ int64) {
+	name := strings.TrimPrefix(key, s.store.NodesPrefix())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n, ok := s.nodes[name]; ok && n.alive {
+		n.alive, n.goneSince = false, s.now()
+		s.logger.Warn("node gone; its slots move if it is not back within the grace period", "node", name, "grace", s.opts.NodeGrace)
+	}
+	s.markNodeLocked()
+}
+
+func (s *Scheduler) decodeNode(k kv) *api.Node {
+	name := strings.TrimPrefix(k.key, s.store.NodesPrefix())
+	var n api.Node
+	if err := json.Unmarshal(k.value, &n); err != nil || n.Name != name {
+		s.logger.Warn("node registration does not decode, or names another node; ignored", "key", k.key, "err", err)
+		return nil
+	}
+	return &n
+}
+
+func (s *Scheduler) resetAssignments(keys []kv, _ int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, slots := range s.assignments {
+		for slot := range slots {
+			s.setAssignmentLocked(id, slot, nil)
+		}
+	}
+	for _, k := range keys {
+		if id, slot, a := s.decodeAssignment(k); a != nil {
+			s.setAssignmentLocked(id, slot, a)
+		}
+	}
+	s.listedLocked(s.store.AssignmentsPrefix())
+}
+
+func (s *Scheduler) putAssignment(k kv) {
+	id, slot, a := s.decodeAssignment(k)
+	if a == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur, ok := s.assignments[id][slot]; ok && cur.rev >= k.modRev {
+		return // the echo of this leader's own write, applied already
+	}
+	s.setAssignmentLocked(id, slot, a)
+	s.markLocked(id)
+}
+
+func (s *Scheduler) delAssignment(key string, rev int64) {
+	id, slot, ok := s.store.parseAssignmentKey(key)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.assignments[id][slot]
+	if !ok || cur.rev > rev {
+		return // applied already
+	}
+	s.setAssignmentLocked(id, slot, nil)
+	s.markLocked(id)
+}
+
+// decodeAssignment decodes an assignment key; a nil assignment for one
+// that does not decode, with a warning.
+func (s *Scheduler) decodeAssignment(k kv) (string, int, *slotAssignment) {
+	id, slot, ok := s.store.parseAssignmentKey(k.key)
+	if !ok {
+		return "", 0, nil
+	}
+	a, err := api.DecodeAssignment(k.value)
+	if err != nil {
+		s.logger.Warn("assignment does not decode; ignored", "key", k.key, "err", err)
+		return "", 0, nil
+	}
+	return id, slot, &slotAssignment{Assignment: a, rev: k.modRev}
+}
+
+// setAssignmentLocked replaces slot's assignment of id (nil removes it)
+// and keeps the loads in step.
+func (s *Scheduler) setAssignmentLocked(id string, slot int, a *slotAssignment) {
+	if cur, ok := s.assignments[id][slot]; ok {
+		s.loadLocked(cur.Node).add(s.specs[id], -1)
+	}
+	if a == nil {
+		delete(s.assignments[id], slot)
+		if len(s.assignments[id]) == 0 {
+			delete(s.assignments, id)
+		}
+		return
+	}
+	if s.assignments[id] == nil {
+		s.assignments[id] = map[int]slotAssignment{}
+	}
+	s.assignments[id][slot] = *a
+	s.loadLocked(a.Node).add(s.specs[id], 1)
+}
+
+// loadOfLocked adds (sign 1) or takes away (-1) what the slots of id hold
+// on their nodes under its current spec: around a spec change.
+func (s *Scheduler) loadOfLocked(id string, sign int) {
+	for _, a := range s.assignments[id] {
+		s.loadLocked(a.Node).add(s.specs[id], sign)
+	}
+}
+
+func (s *Scheduler) loadLocked(node string) *nodeLoad {
+	l := s.loads[node]
+	if l == nil {
+		l = &nodeLoad{}
+		s.loads[node] = l
+	}
+	return l
+}
+
+func (s *Scheduler) resetReports(keys []kv, rev int64) {
+	all := map[string]map[string]*api.NodeReport{}
+	for _, k := range keys {
+		if id, r := s.decodeReport(k); r != nil {
+			if all[id] == nil {
+				all[id] = map[string]*api.NodeReport{}
+			}
+			all[id][r.Node] = r
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, byNode := range s.reports {
+		for node := range byNode {
+			s.loadLocked(node).containers -= len(byNode[node].Tasks)
+		}
+		if all[id] == nil {
+			s.markLocked(id)
+		}
+	}
+	for id, byNode := range all {
+		for node, r := range byNode {
+			s.loadLocked(node).containers += len(r.Tasks)
+		}
+		s.markLocked(id)
+	}
+	s.reports = all
+	s.reportsRev = max(s.reportsRev, rev)
+	s.listedLocked(s.store.ReportsPrefix())
+}
+
+func (s *Scheduler) putReport(k kv) {
+	id, r := s.decodeReport(k)
+	if r == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reports[id] == nil {
+		s.reports[id] = map[string]*api.NodeReport{}
+	}
+	if old := s.reports[id][r.Node]; old != nil {
+		s.loadLocked(r.Node).containers -= len(old.Tasks)
+	}
+	s.reports[id][r.Node] = r
+	s.loadLocked(r.Node).containers += len(r.Tasks)
+	s.reportsRev = max(s.reportsRev, k.modRev)
+	s.markLocked(id)
+}
+
+func (s *Scheduler) delReport(key string, rev int64) {
+	id, node, ok := s.store.parseReportKey(key)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.reports[id][node]; old != nil {
+		s.loadLocked(node).containers -= len(old.Tasks)
+	}
+	delete(s.reports[id], node)
+	if len(s.reports[id]) == 0 {
+		delete(s.reports, id)
+	}
+	s.reportsRev = max(s.reportsRev, rev)
+	s.markLocked(id)
+}
+
+// reportsProgress records that the reports are as of rev, and queues the
+// controllers whose slots waited for that.
+func (s *Scheduler) reportsProgress(rev int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reportsRev = max(s.reportsRev, rev)
+	for id, r := range s.records {
+		for _, rel := range r.released {
+			if rel.Rev <= rev {
+				s.markLocked(id)
+				break
+			}
+		}
+	}
+}
+
+func (s *Scheduler) decodeReport(k kv) (string, *api.NodeReport) {
+	id, node, ok := s.store.parseReportKey(k.key)
+	var r api.NodeReport
+	if !ok || json.Unmarshal(k.value, &r) != nil || r.Node != node || r.Status.ID != id {
+		s.logger.Warn("node report does not decode, or names another key; ignored", "key", k.key)
+		return "", nil
+	}
+	return id, &r
+}

@@ -1,0 +1,148 @@
+package registry
+
+// This file is how the leader writes: everything it writes for one
+// controller (its assignments, its status, a template for its history, or
+// the removal of all three) goes in one etcd transaction that first
+// compares the leader's election key. A failed comparison means another
+// manager leads now: the write is refused as a whole and the term ends
+// (ErrNotLeader). Assignment changes also compare the ModRevision of what
+// they replace, in a transaction nested in the guarded one, so that a
+// conflict (ErrAssignmentConflict) is told apart from a lost election.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// ErrNotLeader is a leader's write refused because this manager no longer
+// holds the election: its term is over.
+var ErrNotLeader = errors.New("registry: not leader: the election key changed")
+
+// ErrAssignmentConflict is assignment writes refused because a key
+// changed since the leader read it; the watch brings the change.
+var ErrAssignmentConflict = errors.New("registry: assignments changed since they were read")
+
+// assignmentBatch bounds the assignment changes of one transaction: etcd
+// refuses more than 128 operations per transaction by default
+// (--max-txn-ops), and the status and history ride along in the first.
+const assignmentBatch = 100
+
+// assignChange is one assignment write: slot of id gets next, or loses its
+// assignment when next is nil; oldRev is the key's ModRevision it replaces
+// (0: no key).
+type assignChange struct {
+	id     string
+	slot   int
+	oldRev int64
+	next   *api.Assignment
+}
+
+// leaderWrite is what the leader writes for one controller.
+type leaderWrite struct {
+	id      string
+	changes []assignChange
+	// status to put; nil puts none.
+	status *api.ReplicationControllerStatus
+	// revision to record in the history, unless it is there already.
+	revision *api.Revision
+	// prune removes these revisions from the history.
+	prune []int64
+	// forget removes the status and the whole history.
+	forget bool
+}
+
+// commitLeader writes w under guard (the leader's election comparison;
+// none without an election). It returns the revision of the transaction
+// that wrote the first batch of changes, or ErrNotLeader, or
+// ErrAssignmentConflict when the other writes went in but assignments had
+// changed.
+func (s *Store) commitLeader(ctx context.Context, guard []clientv3.Cmp, w leaderWrite) (int64, error) {
+	var extra []clientv3.Op
+	if w.status != nil {
+		data, err := json.Marshal(w.status)
+		if err != nil {
+			return 0, fmt.Errorf("put %s: %w", s.StatusKey(w.id), err)
+		}
+		extra = append(extra, clientv3.OpPut(s.StatusKey(w.id), string(data)))
+	}
+	if r := w.revision; r != nil {
+		key := s.HistoryPrefix(w.id) + strconv.FormatInt(r.Revision, 10)
+		data, err := json.Marshal(r)
+		if err != nil {
+			return 0, fmt.Errorf("put %s: %w", key, err)
+		}
+		extra = append(extra, clientv3.OpTxn(
+			[]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)},
+			[]clientv3.Op{clientv3.OpPut(key, string(data))}, nil))
+	}
+	for _, rev := range w.prune {
+		extra = append(extra, clientv3.OpDelete(s.HistoryPrefix(w.id)+strconv.FormatInt(rev, 10)))
+	}
+	if w.forget {
+		extra = append(extra, clientv3.OpDelete(s.StatusKey(w.id)), clientv3.OpDelete(s.HistoryPrefix(w.id), clientv3.WithPrefix()))
+	}
+	var first int64
+	var conflict error
+	for start := 0; start == 0 || start < len(w.changes); start += assignmentBatch {
+		batch := w.changes[start:min(start+assignmentBatch, len(w.changes))]
+		rev, ok, err := s.commitBatch(ctx, guard, batch, extra)
+		if err != nil {
+			return first, err
+		}
+		if start == 0 {
+			first = rev
+		}
+		if !ok && conflict == nil {
+			conflict = fmt.Errorf("write %d assignment(s) of %s: %w", len(batch), w.id, ErrAssignmentConflict)
+		}
+		extra = nil
+	}
+	return first, conflict
+}
+
+// commitBatch writes one batch of assignment changes, and extra, in one
+// guarded transaction. ok is false when the assignments had changed
+// (extra is written all the same).
+func (s *Store) commitBatch(ctx context.Context, guard []clientv3.Cmp, batch []assignChange, extra []clientv3.Op) (rev int64, ok bool, err error) {
+	cmps := make([]clientv3.Cmp, 0, len(batch))
+	ops := make([]clientv3.Op, 0, len(batch))
+	for _, c := range batch {
+		key := s.AssignmentKey(c.id, c.slot)
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", c.oldRev))
+		if c.next == nil {
+			ops = append(ops, clientv3.OpDelete(key))
+			continue
+		}
+		data, err := json.Marshal(c.next)
+		if err != nil {
+			return 0, false, fmt.Errorf("put %s: %w", key, err)
+		}
+		ops = append(ops, clientv3.OpPut(key, string(data)))
+	}
+	then := extra
+	if len(batch) > 0 {
+		then = append([]clientv3.Op{clientv3.OpTxn(cmps, ops, nil)}, extra...)
+	}
+	if len(then) == 0 {
+		return 0, true, nil
+	}
+	resp, err := s.client.Txn(ctx).If(guard...).Then(then...).Commit()
+	switch {
+	case err != nil:
+		return 0, false, fmt.Errorf("write controller state: %w", err)
+	case !resp.Succeeded:
+		return 0, false, ErrNotLeader
+	}
+	ok = true
+	if len(batch) > 0 {
+		ok = resp.Responses[0].GetResponseTxn().Succeeded
+	}
+	return resp.Header.Revision, ok, nil
+}

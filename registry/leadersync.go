@@ -1,0 +1,380 @@
+package registry
+
+// This file is one decision of the leader over one controller: gather
+// what decide needs from the mirrors (the spec, the assignments, every
+// node's report, and the nodes with what the other controllers' slots
+// take there), decide, then write the assignments that changed, the
+// status when it changed and a new template into the history, in one
+// guarded transaction (leaderstore.go).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry/decide"
+)
+
+// nodeLoad is what the assigned slots hold on one node.
+type nodeLoad struct {
+	slots int
+	used  decide.Resources
+	// ports counts the slots publishing each host port.
+	ports map[string]int
+	// containers counts the containers the node reports.
+	containers int
+}
+
+// add counts one slot (sign 1) of a controller with spec sp, or takes it
+// away (-1); a slot of a controller without a valid spec holds no room.
+func (l *nodeLoad) add(sp *schedSpec, sign int) {
+	l.slots += sign
+	if sp == nil || sp.invalid != nil {
+		return
+	}
+	l.used.Memory += int64(sign) * sp.ctl.Reserve.Memory
+	l.used.CPU += int64(sign) * sp.ctl.Reserve.CPU
+	for _, p := range sp.ctl.Ports {
+		if l.ports == nil {
+			l.ports = map[string]int{}
+		}
+		l.ports[p] += sign
+	}
+}
+
+// syncController decides controller id once and writes the outcome.
+func (s *Scheduler) syncController(ctx context.Context, id string) error {
+	s.mu.Lock()
+	if !s.readyLocked() {
+		s.mu.Unlock()
+		return nil // the first lists queue everything again
+	}
+	in, sp, reports := s.inputLocked(id)
+	rec := s.recordLocked(id)
+	s.mu.Unlock()
+
+	if sp == nil && len(in.Assigned) == 0 && len(reports) == 0 {
+		return s.forget(ctx, id, rec)
+	}
+	res := decide.Decide(in)
+	w := leaderWrite{id: id}
+	for _, c := range res.Changes {
+		ch := assignChange{id: id, slot: c.Slot, oldRev: c.Old.ModRev}
+		if c.New != nil {
+			ch.next = &api.Assignment{Node: c.New.Node, Revision: c.New.Revision, TemplateHash: c.New.Hash,
+				OnDelete: c.New.OnDelete, StartFirst: c.New.StartFirst}
+		}
+		w.changes = append(w.changes, ch)
+	}
+	firstRecord := false
+	if sp != nil && sp.invalid == nil && rec.recorded != sp.hash {
+		w.revision = &api.Revision{Revision: sp.spec.ModRevision, FirstSeen: s.now().UTC(), TemplateHash: sp.hash,
+			TaskTemplate: sp.spec.Controller.DesiredState.TaskTemplate}
+		firstRecord = rec.recorded == ""
+	}
+	st := s.status(id, sp, reports, res, rec.status)
+	if st != nil {
+		w.status = st
+	}
+	if len(w.changes) == 0 && w.status == nil && w.revision == nil {
+		s.scheduleRecheck(id, rec, res.RecheckAfter)
+		return nil
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
+	defer cancel()
+	rev, err := s.store.commitLeader(ctx, s.opts.Guard, w)
+	if errors.Is(err, ErrNotLeader) || rev == 0 && err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if !errors.Is(err, ErrAssignmentConflict) {
+		s.appliedLocked(id, in.Assigned, w.changes, rev, rec)
+	}
+	if w.status != nil {
+		rec.status = w.status
+	}
+	if w.revision != nil {
+		rec.recorded = sp.hash
+	}
+	s.mu.Unlock()
+	if res.Steps > 0 {
+		s.logger.Info("rollout step", "controller", id, "revision", in.Controller.Revision, "slots", res.Steps)
+	}
+	if len(w.changes) > 0 {
+		s.logger.Debug("assignments written", "controller", id, "changes", len(w.changes))
+	}
+	if errors.Is(err, ErrAssignmentConflict) {
+		// the watch brings what changed, and a decision with it
+		s.logger.Info("assignments changed under a decision; deciding again", "controller", id)
+		return nil
+	}
+	s.scheduleRecheck(id, rec, res.RecheckAfter)
+	if w.revision != nil && !firstRecord {
+		return s.pruneHistory(ctx, id)
+	}
+	return nil
+}
+
+// appliedLocked applies written changes to the mirror at once, so that the
+// next decision compares the right revisions, and records the slots taken
+// off a node.
+func (s *Scheduler) appliedLocked(id string, before map[int]decide.Assignment, changes []assignChange, rev int64, rec *leaderRecord) {
+	for _, c := range changes {
+		if old, ok := before[c.slot]; ok && (c.next == nil || c.next.Node != old.Node) {
+			if rec.released == nil {
+				rec.released = map[int]decide.Release{}
+			}
+			rec.released[c.slot] = decide.Release{Node: old.Node, Rev: rev}
+		}
+		if c.next == nil {
+			if cur, ok := s.assignments[id][c.slot]; ok && cur.rev <= rev {
+				s.setAssignmentLocked(id, c.slot, nil)
+			}
+			continue
+		}
+		if cur, ok := s.assignments[id][c.slot]; !ok || cur.rev < rev {
+			s.setAssignmentLocked(id, c.slot, &slotAssignment{Assignment: *c.next, rev: rev})
+		}
+	}
+	for slot, rel := range rec.released {
+		if rel.Rev <= s.reportsRev {
+			delete(rec.released, slot) // the reports show it applied
+		}
+	}
+	if len(rec.released) > 0 {
+		s.requestProgress()
+	}
+}
+
+// requestProgress asks etcd to tell the watches where they are, so that
+// slots taken off a node wait for the reports only as long as they must.
+func (s *Scheduler) requestProgress() {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.EtcdTimeout)
+		defer cancel()
+		_ = s.store.client.RequestProgress(ctx) // best effort: any report moves it too
+	}()
+}
+
+// scheduleRecheck decides id again after d (0: no need).
+func (s *Scheduler) scheduleRecheck(id string, rec *leaderRecord, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	at := s.now().Add(d)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !rec.recheck.IsZero() && rec.recheck.After(s.now()) && !rec.recheck.After(at) {
+		return // an earlier one is due
+	}
+	rec.recheck = at
+	s.queue.after(id, d)
+}
+
+// inputLocked gathers the decision's input; s.mu is held.
+func (s *Scheduler) inputLocked(id string) (decide.Input, *schedSpec, []*api.NodeReport) {
+	sp := s.specs[id]
+	in := decide.Input{Assigned: map[int]decide.Assignment{}, Reports: map[string]decide.Report{},
+		ReportsRevision: s.reportsRev, Now: s.now(), Grace: s.opts.NodeGrace}
+	switch {
+	case sp == nil:
+		in.Controller = decide.Controller{ID: id, Gone: true}
+	default:
+		in.Controller = sp.ctl
+	}
+	for slot, a := range s.assignments[id] {
+		in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: a.Revision, Hash: a.TemplateHash,
+			OnDelete: a.OnDelete, StartFirst: a.StartFirst, ModRev: a.rev}
+		if a.TemplateHash == "" && sp != nil { // written before assignments carried a template: the current one
+			in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: sp.spec.ModRevision, Hash: sp.hash, ModRev: a.rev}
+		}
+	}
+	var reports []*api.NodeReport
+	for _, node := range slices.Sorted(maps.Keys(s.reports[id])) {
+		r := s.reports[id][node]
+		reports = append(reports, r)
+		slots := make(map[int]bool, len(r.Slots))
+		for _, slot := range r.Slots {
+			slots[slot] = true
+		}
+		in.Reports[node] = decide.Report{Slots: slots}
+		for _, t := range r.Tasks {
+			in.Containers = append(in.Containers, reportedContainer(id, node, t))
+		}
+		for _, slot := range r.BlockedSlots {
+			if in.Blocked == nil {
+				in.Blocked = map[int]map[string]bool{}
+			}
+			if in.Blocked[slot] == nil {
+				in.Blocked[slot] = map[string]bool{}
+			}
+			in.Blocked[slot][node] = true
+		}
+	}
+	if rec := s.records[id]; rec != nil && len(rec.released) > 0 {
+		in.Released = maps.Clone(rec.released)
+	}
+	in.Nodes = s.nodesLocked(id, sp)
+	return in, sp, reports
+}
+
+// nodesLocked returns the nodes as controller id's decision sees them:
+// what the other controllers' slots hold on each.
+func (s *Scheduler) nodesLocked(id string, sp *schedSpec) []decide.Node {
+	mine := map[string]int{}
+	for _, a := range s.assignments[id] {
+		mine[a.Node]++
+	}
+	names := make([]string, 0, len(s.nodes)+len(mine))
+	for name := range s.nodes {
+		names = append(names, name)
+	}
+	for name := range mine {
+		if s.nodes[name] == nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	out := make([]decide.Node, 0, len(names))
+	for _, name := range names {
+		n := decide.Node{Name: name, GoneSince: s.started}
+		if ns := s.nodes[name]; ns != nil {
+			n.Labels, n.Alive, n.GoneSince = ns.node.Labels, ns.alive, ns.goneSince
+			n.Capacity = decide.Resources{Memory: ns.node.Capacity.Memory, CPU: int64(ns.node.Capacity.CPUs) * 1024}
+		}
+		if l := s.loads[name]; l != nil {
+			n.Slots = l.slots - mine[name]
+			n.Used = l.used
+			if sp != nil && sp.invalid == nil {
+				n.Used.Memory -= int64(mine[name]) * sp.ctl.Reserve.Memory
+				n.Used.CPU -= int64(mine[name]) * sp.ctl.Reserve.CPU
+				for _, p := range sp.ctl.Ports {
+					if l.ports[p]-mine[name] > 0 {
+						if n.Ports == nil {
+							n.Ports = map[string]bool{}
+						}
+						n.Ports[p] = true
+					}
+				}
+			}
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// reportedContainer is a reported container as decide counts it. A
+// container listed since the node started has no start time yet (a list
+// does not tell it): its creation time stands in, as in the node's own
+// count.
+func reportedContainer(id, node string, t api.ReportedTask) decide.Container {
+	started := t.StartedAt
+	if started.IsZero() {
+		started = t.Created
+	}
+	live := false
+	switch t.State {
+	case api.StateRunning, api.StatePaused, api.StateRestarting, api.StateCreated:
+		live = true
+	}
+	return decide.Container{
+		Node: node, Slot: t.Slot, Named: t.Slot > 0 && t.Name == taskName(id, t.Slot), Hash: t.TemplateHash,
+		Live: live, Ready: t.State == api.StateRunning && (t.Health == api.HealthNone || t.Health == api.HealthHealthy),
+		StartedAt: started,
+	}
+}
+
+// status merges the controller's status from the reports; nil when the
+// last one written still holds.
+func (s *Scheduler) status(id string, sp *schedSpec, reports []*api.NodeReport, res decide.Result, last *api.ReplicationControllerStatus) *api.ReplicationControllerStatus {
+	if sp == nil {
+		return nil // gone: the status goes with its last container
+	}
+	in := mergeInput{id: id, invalid: sp.invalid, undecodable: sp.spec.Err != nil, revision: sp.spec.ModRevision,
+		reports: reports, last: last, now: s.now()}
+	if sp.invalid == nil {
+		in.spec = sp.spec.Controller
+	}
+	if len(res.Unschedulable) > 0 {
+		in.unschedulable = &unschedulable{slots: res.Unschedulable, reason: res.Reason}
+	}
+	st := mergeStatus(in)
+	if last != nil && sameStatus(*last, st) {
+		return nil
+	}
+	st.LastSyncTime = in.now.UTC()
+	return &st
+}
+
+// forget removes the status and history of a controller that is gone
+// with its last assignment and report.
+func (s *Scheduler) forget(ctx context.Context, id string, rec *leaderRecord) error {
+	if rec.status == nil && rec.recorded == "" {
+		s.mu.Lock()
+		delete(s.records, id)
+		s.mu.Unlock()
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
+	defer cancel()
+	if _, err := s.store.commitLeader(ctx, s.opts.Guard, leaderWrite{id: id, forget: true}); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.records, id)
+	s.mu.Unlock()
+	s.logger.Info("controller gone: status and history removed", "controller", id)
+	return nil
+}
+
+// pruneHistory keeps the newest RevisionHistoryLimit templates of id.
+func (s *Scheduler) pruneHistory(ctx context.Context, id string) error {
+	revs, err := s.store.ListRevisions(ctx, id)
+	if err != nil {
+		return err
+	}
+	extra := len(revs) - s.opts.RevisionHistoryLimit
+	if extra <= 0 {
+		return nil
+	}
+	w := leaderWrite{id: id}
+	for _, r := range revs[:extra] {
+		w.prune = append(w.prune, r.Revision)
+	}
+	_, err = s.store.commitLeader(ctx, s.opts.Guard, w)
+	return err
+}
+
+// hostPorts returns the host ports a template publishes, as "8080/TCP".
+func hostPorts(t *api.TaskTemplate) []string {
+	var out []string
+	for _, c := range t.DesiredState.Manifest.Containers {
+		for _, p := range c.Ports {
+			if p.HostPort > 0 {
+				proto := strings.ToUpper(p.Protocol)
+				if proto == "" {
+					proto = "TCP"
+				}
+				out = append(out, fmt.Sprintf("%d/%s", p.HostPort, proto))
+			}
+		}
+	}
+	return out
+}
+
+// reserveOf is what a task of template t reserves on its node: the sums
+// of its containers' memory and CPU shares.
+func reserveOf(t *api.TaskTemplate) decide.Resources {
+	var r decide.Resources
+	for _, c := range t.DesiredState.Manifest.Containers {
+		r.Memory += c.Memory
+		r.CPU += c.CPU
+	}
+	return r
+}
