@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,9 +45,13 @@ func testClient(t *testing.T) *clientv3.Client {
 	return etcdServer.Client(t)
 }
 
-// harness is a manager on a fake task control and the real embedded etcd.
+// harness is one host as the daemon runs it: a leader (Scheduler) and the
+// node's manager in one process, on a fake task control and the real
+// embedded etcd, the node registered under a lease of its own. Tests drive
+// it one step at a time (sync) or let it run (run).
 type harness struct {
 	rm     *ReplicationManager
+	sched  *Scheduler
 	fake   *taskcontrol.Fake
 	store  *Store
 	client *clientv3.Client
@@ -55,6 +60,9 @@ type harness struct {
 	// runs for syncs called directly; Run has its own.
 	stopBackground func()
 }
+
+// harnessNode is the node name of a harness.
+const harnessNode = "a"
 
 // harnesses numbers the harnesses of a test binary.
 var harnesses atomic.Int64
@@ -87,9 +95,20 @@ func newHarness(t *testing.T, opts Options) *harness {
 	store := NewStore(client, fmt.Sprintf("/test/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), harnesses.Add(1)))
 	clock := &testClock{now: time.Now()}
 	fake := &taskcontrol.Fake{Now: clock.Now}
+	lease, err := client.Grant(t.Context(), 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.RegisterNode(t.Context(), &api.Node{Name: harnessNode, EngineID: "engine-" + harnessNode}, lease.ID); err != nil {
+		t.Fatal(err)
+	}
+	opts.Node = NodeOptions{Name: harnessNode, Lease: lease.ID}
 	rm := NewReplicationManager(store, fake, testLogger(t), opts)
 	rm.now = clock.Now
 	rm.registryID = testRegistryID
+	sched := NewScheduler(store, testLogger(t), SchedulerOptions{SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
+		Policy: opts.Policy, RevisionHistoryLimit: opts.RevisionHistoryLimit})
+	sched.now = clock.Now
 	// Run writes events off the sync's path and feeds the queue's second
 	// lane; for syncs called directly, the harness does both until Run
 	// takes over (stopBackground)
@@ -103,9 +122,10 @@ func newHarness(t *testing.T, opts Options) *harness {
 	})
 	t.Cleanup(func() {
 		rm.queue.ShutDown()
+		sched.queue.close()
 		stopBackground()
 	})
-	return &harness{rm: rm, fake: fake, store: store, client: client, clock: clock, stopBackground: stopBackground}
+	return &harness{rm: rm, sched: sched, fake: fake, store: store, client: client, clock: clock, stopBackground: stopBackground}
 }
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -122,25 +142,82 @@ func newController(id string, replicas int) *api.ReplicationController {
 	return demospec.Controller(id, "demo-task:latest", replicas, map[string]string{"tier": "demo"})
 }
 
-// setSpec puts rc into the manager's spec cache at revision rev, as the
-// watch would, and marks the list done.
+// setSpec puts rc at revision rev into the spec caches of the leader and
+// the node, as their watches would, and marks the lists done.
 func (h *harness) setSpec(rc *api.ReplicationController, rev int64) {
 	h.rm.specs.mu.Lock()
 	h.rm.specs.listed = true
 	h.rm.specs.mu.Unlock()
 	h.rm.specs.put(Spec{ID: rc.ID, Controller: rc, ModRevision: rev})
+	data, err := json.Marshal(rc)
+	if err != nil {
+		panic(err)
+	}
+	h.sched.putSpec(kv{key: h.store.ControllerKey(rc.ID), value: data, modRev: rev})
 }
 
-// sync runs one sync of id.
+// setRawSpec puts a spec key's raw value at revision rev, for specs that
+// do not decode.
+func (h *harness) setRawSpec(id string, value []byte, rev int64) {
+	h.rm.specs.mu.Lock()
+	h.rm.specs.listed = true
+	h.rm.specs.mu.Unlock()
+	h.rm.specs.put(h.store.decodeSpec(h.store.ControllerKey(id), value, rev, 0))
+	h.sched.putSpec(kv{key: h.store.ControllerKey(id), value: value, modRev: rev})
+}
+
+// deleteSpec removes id from both spec caches, as a watch's delete would.
+func (h *harness) deleteSpec(id string, rev int64) {
+	h.rm.specs.remove(id, rev)
+	h.sched.delSpec(h.store.ControllerKey(id), rev)
+}
+
+// sync runs one step of the host for id: the leader decides from what is
+// in etcd, the node runs the assignments, and the leader writes the
+// status from the node's report.
 func (h *harness) sync(t *testing.T, id string) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
+	if err := h.lead(ctx, id); err != nil {
+		return err
+	}
+	if err := h.follow(ctx, h.store.AssignmentsPrefix(), h.rm.slots); err != nil {
+		return err
+	}
 	// a resync's list first, as if the cache had seen every change
 	if err := h.rm.relistTasks(ctx); err != nil {
 		return err
 	}
-	return h.rm.syncReplicationController(ctx, id)
+	if err := h.rm.syncReplicationController(ctx, id); err != nil {
+		return err
+	}
+	return h.lead(ctx, id)
+}
+
+// lead makes the leader's mirrors what etcd holds, then decides id.
+func (h *harness) lead(ctx context.Context, id string) error {
+	s := h.sched
+	s.mu.Lock()
+	if len(s.nodes) == 0 {
+		s.nodes[harnessNode] = &nodeState{node: api.Node{Name: harnessNode}, alive: true}
+	}
+	s.listed[s.store.ControllersPrefix()] = true
+	s.listed[s.store.NodesPrefix()] = true
+	s.mu.Unlock()
+	for prefix, target := range map[string]mirrorTarget{s.store.AssignmentsPrefix(): mirrorFuncs{onReset: s.resetAssignments},
+		s.store.ReportsPrefix(): mirrorFuncs{onReset: s.resetReports}} {
+		if err := h.follow(ctx, prefix, target); err != nil {
+			return err
+		}
+	}
+	return s.syncController(ctx, id)
+}
+
+// follow lists prefix into t, as a mirror's list does.
+func (h *harness) follow(ctx context.Context, prefix string, t mirrorTarget) error {
+	_, err := h.store.mirrorList(ctx, prefix, t)
+	return err
 }
 
 // addTask starts a container in the fake as if the manager had made it
