@@ -28,8 +28,8 @@ const embeddedReadyTimeout = 60 * time.Second
 // startEmbeddedEtcd runs a single-member etcd inside the daemon, so that one
 // command runs the whole thing. It returns the server and its client
 // endpoints. Errors say what to do: a port in use, a data dir that cannot
-// be written.
-func startEmbeddedEtcd(opts *options, logger *slog.Logger, etcdLog *etcdLogger) (*embed.Etcd, []string, error) {
+// be written. It gives up when ctx ends before etcd is ready.
+func startEmbeddedEtcd(ctx context.Context, opts *options, logger *slog.Logger, etcdLog *etcdLogger) (*embed.Etcd, []string, error) {
 	clientURLs, err := parseURLs("--etcd-listen-client-urls", opts.EtcdListenClientURLs)
 	if err != nil {
 		return nil, nil, err
@@ -63,11 +63,14 @@ func startEmbeddedEtcd(opts *options, logger *slog.Logger, etcdLog *etcdLogger) 
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
-		e.Close()
+		closeEmbeddedEtcd(e, logger)
 		return nil, nil, fmt.Errorf("embedded etcd: %w", err)
 	case <-time.After(embeddedReadyTimeout):
-		e.Close()
+		closeEmbeddedEtcd(e, logger)
 		return nil, nil, fmt.Errorf("embedded etcd: not ready after %s", embeddedReadyTimeout)
+	case <-ctx.Done():
+		closeEmbeddedEtcd(e, logger)
+		return nil, nil, ctx.Err()
 	}
 	endpoints := make([]string, len(clientURLs))
 	for i, u := range clientURLs {
@@ -75,6 +78,26 @@ func startEmbeddedEtcd(opts *options, logger *slog.Logger, etcdLog *etcdLogger) 
 	}
 	logger.Info("embedded etcd started", "dataDir", opts.EtcdDataDir, "clientURLs", strings.Join(endpoints, ","))
 	return e, endpoints, nil
+}
+
+// closeEmbeddedEtcd closes e, waiting at most embeddedCloseTimeout. etcd
+// waits up to its request timeout (7s) for the streams of other clients
+// to end before it cuts them; past embeddedCloseTimeout the close goes on
+// without being waited for, and the process exits: etcd's data survives
+// that as it survives a crash.
+func closeEmbeddedEtcd(e *embed.Etcd, logger *slog.Logger) {
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		e.Close()
+	}()
+	timer := time.NewTimer(embeddedCloseTimeout)
+	defer timer.Stop()
+	select {
+	case <-closed:
+	case <-timer.C:
+		logger.Warn("embedded etcd: not closed yet; exiting without waiting for it (other clients' streams still open)", "waited", embeddedCloseTimeout)
+	}
 }
 
 // checkDataDir makes sure the data dir exists and is writable, so that the

@@ -65,9 +65,14 @@ func readOnly(h http.Handler) http.Handler {
 }
 
 // serveHTTP serves handler on ln until ctx ends, then shuts down within
-// five seconds. It returns the error that stopped the server, if any.
+// httpShutdownTimeout. Requests in progress get ctx as their base: they
+// are cut when it ends, so that one waiting on an etcd that does not
+// answer (a standby's status page, /readyz) does not hold the stop; every
+// endpoint is read-only, so nothing is cut in half. It returns the error
+// that stopped the server, if any.
 func serveHTTP(ctx context.Context, ln net.Listener, handler http.Handler) error {
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -75,9 +80,10 @@ func serveHTTP(ctx context.Context, ln net.Listener, handler http.Handler) error
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
+		_ = srv.Close() // cut what is left, so that no handler outlives serve
 		return fmt.Errorf("http server shutdown: %w", err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {

@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
@@ -74,6 +75,9 @@ func defaultIdentity() string {
 type term struct {
 	session  *concurrency.Session
 	election *concurrency.Election
+	// stopped is closed when the daemon stops, not when the term ends:
+	// work's context ends on either.
+	stopped <-chan struct{}
 }
 
 // guard returns the comparisons that hold only while the term lasts, for
@@ -136,15 +140,16 @@ func (l *leader) maxWait() time.Duration {
 
 // term is one campaign and, if won, one term. led says whether it won.
 func (l *leader) term(ctx context.Context) (led bool, err error) {
-	// The session outlives ctx: on shutdown the leader stays fenced in
-	// while its syncs drain, then resigns and revokes its lease itself.
-	session, err := concurrency.NewSession(l.client, concurrency.WithTTL(int(l.ttl/time.Second)),
-		concurrency.WithContext(context.WithoutCancel(ctx)))
+	// the election's client's context (electionClient), ended with the term
+	clientCtx, endClient := context.WithCancel(ctx)
+	defer endClient()
+	session, err := l.newSession(ctx, clientCtx)
 	if err != nil {
 		return false, fmt.Errorf("election session: %w", err)
 	}
-	defer func() { _ = session.Close() }() // revokes the lease; it expires anyway
-	t := term{session: session}
+	t := term{session: session, stopped: ctx.Done()}
+	elected := false
+	defer func() { l.endTerm(ctx, t, elected) }()
 	if l.key != "" {
 		t.election = concurrency.NewElection(session, l.key)
 		l.election.Store(t.election)
@@ -153,6 +158,7 @@ func (l *leader) term(ctx context.Context) (led bool, err error) {
 		if err := t.election.Campaign(ctx, l.identity); err != nil {
 			return false, fmt.Errorf("campaign: %w", err)
 		}
+		elected = true
 		l.logger.Info("elected", "role", l.what, "identity", l.identity)
 	}
 	l.setLeading(true)
@@ -171,7 +177,7 @@ func (l *leader) term(ctx context.Context) (led bool, err error) {
 			// Fenced from now on: no change reaches Docker, so say so at
 			// once, not after the syncs in progress have drained.
 			l.setLeading(false)
-			// the session also ends when ctx does: that is a shutdown, not a loss
+			// lost during a stop's drain: the stop goes on regardless
 			if ctx.Err() == nil {
 				l.logger.Warn("etcd session ended; stopping", "role", l.what, "identity", l.identity)
 			}
@@ -182,22 +188,83 @@ func (l *leader) term(ctx context.Context) (led bool, err error) {
 	err = l.work(leadCtx, t)
 
 	if ctx.Err() != nil {
-		if t.election != nil {
-			// shutting down: hand over now instead of after the TTL
-			resignCtx, cancelResign := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancelResign()
-			if rerr := t.election.Resign(resignCtx); rerr != nil {
-				l.logger.Warn("resign", "role", l.what, "err", rerr)
-			} else {
-				l.logger.Info("resigned", "role", l.what, "identity", l.identity)
-			}
-		}
-		return true, err
+		return true, err // a stop: endTerm resigns
 	}
 	if err == nil {
 		err = errors.New("term ended")
 	}
 	return true, err
+}
+
+// newSession grants the term's lease and keeps it alive. The grant waits
+// for etcd as long as ctx lasts, and no longer: a stop while etcd is away
+// must not wait for it. The renewals outlive ctx: on a stop the term stays
+// fenced in while its work drains, then endTerm ends them. The session's
+// client is electionClient's, on clientCtx.
+func (l *leader) newSession(ctx, clientCtx context.Context) (*concurrency.Session, error) {
+	ttl := int(l.ttl / time.Second)
+	l.logger.Debug("granting a session lease", "role", l.what, "ttl", l.ttl)
+	granted, err := l.client.Grant(ctx, int64(ttl))
+	if err != nil {
+		return nil, err
+	}
+	session, err := concurrency.NewSession(electionClient(clientCtx, l.client), concurrency.WithTTL(ttl),
+		concurrency.WithLease(granted.ID), concurrency.WithContext(context.WithoutCancel(ctx)))
+	if err != nil {
+		// the client is closed: nothing to revoke with, the lease runs out
+		return nil, err
+	}
+	return session, nil
+}
+
+// electionClient is client as the session and the election see it, but
+// with ctx as its own context. Election.Campaign, when its context ends
+// while it waits for its turn, resigns with the client's context, and the
+// daemon's client's context ends only when the client is closed, after the
+// roles have stopped: with etcd away, a standby's stop would wait there
+// for ever. With ctx (ended by the stop) that resign gives up at once, and
+// endTerm's revoke removes the campaign's key instead. The calls go
+// through client's own KV, Lease and Watcher; this one is never closed
+// (that would close theirs): ending ctx is its end.
+func electionClient(ctx context.Context, client *clientv3.Client) *clientv3.Client {
+	c := clientv3.NewCtxClient(ctx, clientv3.WithZapLogger(client.GetLogger()))
+	c.KV, c.Lease, c.Watcher = client.KV, client.Lease, client.Watcher
+	return c
+}
+
+// endTerm ends t's session, whichever way the term ended. It stops the
+// lease's renewals first, so that the term's Docker calls are fenced off
+// (fencedTasks) before anyone can take over; on a stop it then resigns if
+// elected, so that a standby takes over at once instead of after the TTL;
+// last it revokes the lease, which takes the node's registration and
+// reports (or a campaign's key) with it. The resign and the revoke share
+// one deadline, handoverTimeout, derived from ctx without its cancel: on a
+// stop ctx has ended already. With etcd away both fail, and the lease runs
+// out by itself within the TTL. concurrency.Session.Close is not used: it
+// revokes with a timeout of the whole TTL (15s by default), from the
+// session's context, which outlives the stop.
+func (l *leader) endTerm(ctx context.Context, t term, elected bool) {
+	t.session.Orphan()
+	stopping := ctx.Err() != nil
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handoverTimeout)
+	defer cancel()
+	if stopping && elected {
+		if err := t.election.Resign(ctx); err != nil {
+			l.logger.Warn("resign failed; a standby takes over once the lease runs out", "role", l.what, "ttl", l.ttl, "err", err)
+		} else {
+			l.logger.Info("resigned", "role", l.what, "identity", l.identity)
+		}
+	}
+	if ctx.Err() != nil {
+		return // etcd did not answer the resign within the deadline: nor would it the revoke
+	}
+	if _, err := l.client.Revoke(ctx, t.session.Lease()); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		level := slog.LevelDebug // the term is lost already
+		if stopping {
+			level = slog.LevelWarn
+		}
+		l.logger.Log(ctx, level, "revoking the election's lease failed; it runs out by itself", "role", l.what, "ttl", l.ttl, "err", err)
+	}
 }
 
 // standsBy reports whether this instance campaigns while another one holds

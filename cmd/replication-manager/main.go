@@ -31,7 +31,33 @@ func main() {
 // run parses the flags and runs the daemon until ctx ends. --help prints
 // the flags on stdout; a flag mistake prints them on stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runWith(ctx, args, stdout, stderr, dialDocker)
+}
+
+// newDaemonOptions returns the options before the flags: newOptions, but
+// with the --shutdown-grace-period under which the stop's deadlines sum to
+// under 10s (stop.go).
+func newDaemonOptions() *options {
 	opts := newOptions()
+	opts.ShutdownGracePeriod = defaultShutdownGracePeriod
+	return opts
+}
+
+// closingTaskControl is a task control that holds a connection.
+type closingTaskControl interface {
+	taskControl
+	Close() error
+}
+
+// dialDocker returns the Docker client of opts: run's task control.
+func dialDocker(opts *options) (closingTaskControl, error) {
+	return taskcontrol.NewDocker(taskcontrol.DockerOptions{Host: opts.DockerHost, StopTimeout: opts.DockerStopTimeout})
+}
+
+// runWith is run on the task control that dial returns: the tests give
+// the in-memory fake, so that they run the whole daemon without Docker.
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dial func(*options) (closingTaskControl, error)) error {
+	opts := newDaemonOptions()
 	fs := pflag.NewFlagSet("replication-manager", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	opts.AddFlags(fs)
@@ -51,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	docker, err := taskcontrol.NewDocker(taskcontrol.DockerOptions{Host: opts.DockerHost, StopTimeout: opts.DockerStopTimeout})
+	docker, err := dial(opts)
 	if err != nil {
 		return err
 	}

@@ -41,13 +41,20 @@ type nodeAgent struct {
 	// renewals stop (--stop-when-isolated).
 	stopWhenIsolated bool
 	newManager       func(tc registry.TaskControlInterface, node *registry.NodeOptions) *registry.ReplicationManager
+	// stopWait is how long a term waits for its manager once ctx has
+	// ended (serve sets it from --shutdown-grace-period); zero waits for
+	// the registry's default drain.
+	stopWait time.Duration
 	// current is the manager of the term in progress, for /readyz and the
 	// status page.
 	current atomic.Pointer[registry.ReplicationManager]
 }
 
 // term registers the node and runs its manager until ctx ends or the node
-// is isolated.
+// is isolated. Once the daemon stops it waits for the manager (and for
+// the removal of an isolated node's containers) at most stopWait, then
+// returns without them: the stop must not wait on an etcd that does not
+// answer, and the leader's endTerm fences their Docker calls off at once.
 func (a *nodeAgent) term(ctx context.Context, t term) error {
 	lease := t.session.Lease()
 	if err := a.register(ctx, lease); err != nil {
@@ -61,10 +68,14 @@ func (a *nodeAgent) term(ctx context.Context, t term) error {
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	var watchdog sync.WaitGroup
-	defer watchdog.Wait()
+	var parts sync.WaitGroup
+	var runErr error
+	parts.Go(func() {
+		runErr = rm.Run(runCtx)
+		stop(nil) // the watchdog has nothing left to watch
+	})
 	if a.stopWhenIsolated {
-		watchdog.Go(func() {
+		parts.Go(func() {
 			if a.waitIsolated(runCtx, lease) {
 				close(cut) // no change reaches Docker from the manager from now on
 				stop(errIsolated)
@@ -72,11 +83,30 @@ func (a *nodeAgent) term(ctx context.Context, t term) error {
 			}
 		})
 	}
-	err := rm.Run(runCtx)
+	done := make(chan struct{})
+	go func() {
+		parts.Wait()
+		close(done)
+	}()
+	if !waitAfterStop(t.stopped, done, a.stopWaitOrDefault()) {
+		a.logger.Warn("stopping: the node's manager did not stop in time; handing over without it",
+			"waited", a.stopWaitOrDefault())
+		return nil
+	}
 	if cause := context.Cause(runCtx); errors.Is(cause, errIsolated) {
 		return cause
 	}
-	return err
+	return runErr
+}
+
+// stopWaitOrDefault is how long term waits for its manager after the
+// daemon's stop: by default the registry's default drain, and the
+// manager's event flush after it.
+func (a *nodeAgent) stopWaitOrDefault() time.Duration {
+	if a.stopWait > 0 {
+		return a.stopWait
+	}
+	return drainTimeout(0) + managerStopSlack
 }
 
 // register writes the node's key under lease. Another engine registered

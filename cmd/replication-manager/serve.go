@@ -25,18 +25,19 @@ type taskControl interface {
 
 // serve wires etcd, the task control, the HTTP endpoints and the manager
 // together and runs them until ctx ends. It returns nil after a clean stop.
-// Containers are left running when it returns.
+// Containers are left running when it returns. Every step of the stop has
+// a deadline, also when etcd does not answer (stop.go has the sum).
 func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskControl) error {
 	endpoints := opts.EtcdServers
 	if len(endpoints) == 0 {
 		etcdLog := newEtcdLogger(logger)
-		etcd, eps, err := startEmbeddedEtcd(opts, logger, etcdLog)
+		etcd, eps, err := startEmbeddedEtcd(ctx, opts, logger, etcdLog)
 		if err != nil {
-			return err
+			return unlessDone(ctx, err)
 		}
 		defer func() {
 			etcdLog.Quiet() // etcd logs its own clean stop as errors
-			etcd.Close()
+			closeEmbeddedEtcd(etcd, logger)
 		}()
 		endpoints = eps
 	}
@@ -70,6 +71,7 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 	}
 	r := newRoles(client, store, opts, docker, logger, engine, reg)
 	agent, nodeRole := r.agent, r.node
+	agent.stopWait = drainTimeout(opts.ShutdownGracePeriod) + managerStopSlack
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
