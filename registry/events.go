@@ -70,7 +70,11 @@ func (r *eventRecorder) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			r.flush(context.WithoutCancel(ctx))
+			// the last events get a second, not more: a stop is bounded
+			// even when etcd is away
+			flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+			r.flush(flushCtx)
+			cancel()
 			return
 		case ev := <-r.queue:
 			batch := r.take(ev)
@@ -90,6 +94,9 @@ func (r *eventRecorder) run(ctx context.Context) {
 		}
 	}
 }
+
+// flushTimeout bounds the writes of the events left at a stop.
+const flushTimeout = time.Second
 
 // take returns first and the events queued after it, up to eventBatch.
 func (r *eventRecorder) take(first api.Event) []api.Event {
