@@ -66,8 +66,8 @@ func (s *Scheduler) syncController(ctx context.Context, id string) error {
 	for _, c := range res.Changes {
 		ch := assignChange{id: id, slot: c.Slot, oldRev: c.Old.ModRev}
 		if c.New != nil {
-			ch.next = &api.Assignment{Node: c.New.Node, Revision: c.New.Revision, TemplateHash: c.New.Hash,
-				OnDelete: c.New.OnDelete, StartFirst: c.New.StartFirst}
+			next := assignmentOf(*c.New)
+			ch.next = &next
 		}
 		w.changes = append(w.changes, ch)
 	}
@@ -179,16 +179,51 @@ func (s *Scheduler) scheduleRecheck(id string, rec *leaderRecord, d time.Duratio
 
 // inputLocked gathers the decision's input; s.mu is held.
 func (s *Scheduler) inputLocked(id string) (decide.Input, *schedSpec, []*api.NodeReport) {
-	sp := s.specs[id]
+	src := decisionSource{id: id, spec: s.specs[id], assignments: s.assignments[id], reports: s.reports[id],
+		reportsRev: s.reportsRev, nodes: s.nodes, loads: s.loads, started: s.started, now: s.now(), grace: s.opts.NodeGrace}
+	if rec := s.records[id]; rec != nil {
+		src.released = rec.released
+	}
+	in, reports := decisionInput(src)
+	return in, src.spec, reports
+}
+
+// decisionSource is what one decision of controller id is made from: the
+// leader's mirrors (inputLocked), or a dry run's simulation of them
+// (dryrun.go).
+type decisionSource struct {
+	id string
+	// spec is nil when the spec is gone.
+	spec *schedSpec
+	// assignments and reports (by node) are the controller's.
+	assignments map[int]slotAssignment
+	reports     map[string]*api.NodeReport
+	reportsRev  int64
+	released    map[int]decide.Release
+	nodes       map[string]*nodeState
+	// loads are what every controller's assigned slots hold on each node,
+	// this one's included.
+	loads map[string]*nodeLoad
+	// started is when a node counts as gone that has slots but was never
+	// seen registered.
+	started time.Time
+	now     time.Time
+	grace   time.Duration
+}
+
+// decisionInput turns src into decide's input, and returns the reports in
+// node order with it. Pure: it changes nothing in src.
+func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
+	id, sp := src.id, src.spec
 	in := decide.Input{Assigned: map[int]decide.Assignment{}, Reports: map[string]decide.Report{},
-		ReportsRevision: s.reportsRev, Now: s.now(), Grace: s.opts.NodeGrace}
+		ReportsRevision: src.reportsRev, Now: src.now, Grace: src.grace}
 	switch {
 	case sp == nil:
 		in.Controller = decide.Controller{ID: id, Gone: true}
 	default:
 		in.Controller = sp.ctl
 	}
-	for slot, a := range s.assignments[id] {
+	for slot, a := range src.assignments {
 		in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: a.Revision, Hash: a.TemplateHash,
 			OnDelete: a.OnDelete, StartFirst: a.StartFirst, ModRev: a.rev}
 		if a.TemplateHash == "" && sp != nil { // written before assignments carried a template: the current one
@@ -196,8 +231,8 @@ func (s *Scheduler) inputLocked(id string) (decide.Input, *schedSpec, []*api.Nod
 		}
 	}
 	var reports []*api.NodeReport
-	for _, node := range slices.Sorted(maps.Keys(s.reports[id])) {
-		r := s.reports[id][node]
+	for _, node := range slices.Sorted(maps.Keys(src.reports)) {
+		r := src.reports[node]
 		reports = append(reports, r)
 		slots := make(map[int]bool, len(r.Slots))
 		for _, slot := range r.Slots {
@@ -217,38 +252,39 @@ func (s *Scheduler) inputLocked(id string) (decide.Input, *schedSpec, []*api.Nod
 			in.Blocked[slot][node] = true
 		}
 	}
-	if rec := s.records[id]; rec != nil && len(rec.released) > 0 {
-		in.Released = maps.Clone(rec.released)
+	if len(src.released) > 0 {
+		in.Released = maps.Clone(src.released)
 	}
-	in.Nodes = s.nodesLocked(id, sp)
-	return in, sp, reports
+	in.Nodes = decisionNodes(src)
+	return in, reports
 }
 
-// nodesLocked returns the nodes as controller id's decision sees them:
+// decisionNodes returns the nodes as the controller's decision sees them:
 // what the other controllers' slots hold on each.
-func (s *Scheduler) nodesLocked(id string, sp *schedSpec) []decide.Node {
+func decisionNodes(src decisionSource) []decide.Node {
+	sp := src.spec
 	mine := map[string]int{}
-	for _, a := range s.assignments[id] {
+	for _, a := range src.assignments {
 		mine[a.Node]++
 	}
-	names := make([]string, 0, len(s.nodes)+len(mine))
-	for name := range s.nodes {
+	names := make([]string, 0, len(src.nodes)+len(mine))
+	for name := range src.nodes {
 		names = append(names, name)
 	}
 	for name := range mine {
-		if s.nodes[name] == nil {
+		if src.nodes[name] == nil {
 			names = append(names, name)
 		}
 	}
 	slices.Sort(names)
 	out := make([]decide.Node, 0, len(names))
 	for _, name := range names {
-		n := decide.Node{Name: name, GoneSince: s.started}
-		if ns := s.nodes[name]; ns != nil {
+		n := decide.Node{Name: name, GoneSince: src.started}
+		if ns := src.nodes[name]; ns != nil {
 			n.Labels, n.Alive, n.GoneSince = ns.node.Labels, ns.alive, ns.goneSince
 			n.Capacity = decide.Resources{Memory: ns.node.Capacity.Memory, CPU: int64(ns.node.Capacity.CPUs) * 1024}
 		}
-		if l := s.loads[name]; l != nil {
+		if l := src.loads[name]; l != nil {
 			n.Slots = l.slots - mine[name]
 			n.Used = l.used
 			if sp != nil && sp.invalid == nil {
@@ -267,6 +303,11 @@ func (s *Scheduler) nodesLocked(id string, sp *schedSpec) []decide.Node {
 		out = append(out, n)
 	}
 	return out
+}
+
+// assignmentOf is the assignment the leader writes for a.
+func assignmentOf(a decide.Assignment) api.Assignment {
+	return api.Assignment{Node: a.Node, Revision: a.Revision, TemplateHash: a.Hash, OnDelete: a.OnDelete, StartFirst: a.StartFirst}
 }
 
 // reportedContainer is a reported container as decide counts it. A

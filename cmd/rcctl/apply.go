@@ -34,9 +34,10 @@ changes the controller between apply's read and its write, nothing is written.
 The file holds one controller, or {"items": [...]} as printed by 'rcctl get -o json',
 each item as strictly decoded as one controller; at most 256 KiB in all.
 With --wait it then shows progress until every replica is ready or --timeout passes.
-With --dry-run it validates, then prints what the manager would do to each
-container if the spec were written (created, replaced, removed), and writes
-nothing.`,
+With --dry-run it validates, then prints what the registry would do to each
+container if the spec were written (created, replaced, moved, removed), and
+on which node, as the leader would decide it from the assignments, the nodes
+and their reports in etcd; it writes nothing and needs no Docker.`,
 		ValidArgsFunction: cobra.NoFileCompletions, // the file is -f's
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if filename == "" {
@@ -112,22 +113,22 @@ func (c *cli) apply(ctx context.Context, filename string, dryRun bool, wait wait
 }
 
 // applyDryRun prints, for each controller, what apply would do to its spec
-// and what the manager would then do to its containers; it writes nothing.
+// and what the registry would then do to its containers; it writes
+// nothing. Each controller's dry run is of its own spec over the registry
+// as it is: the other items of a list count as not applied yet.
 func (c *cli) applyDryRun(ctx context.Context, cn *conn, rcs []*api.ReplicationController) error {
-	registryID, err := readRegistryID(ctx, cn)
-	if err != nil {
-		return err
-	}
 	for _, rc := range rcs {
 		result := "created"
+		var current *registry.Spec
 		spec, err := cn.getController(ctx, rc.ID)
 		switch {
 		case errors.Is(err, registry.ErrNotFound):
 		case err != nil:
 			return err
 		case spec.Err != nil:
-			result = "configured"
+			current, result = &spec, "configured"
 		default:
+			current = &spec
 			same, err := sameSpec(rc, spec.Controller)
 			if err != nil {
 				return err
@@ -138,7 +139,7 @@ func (c *cli) applyDryRun(ctx context.Context, cn *conn, rcs []*api.ReplicationC
 			}
 		}
 		fmt.Fprintf(c.stdout, "controller %q %s (dry run)\n", rc.ID, result)
-		if err := c.dryRun(ctx, rc, registryID); err != nil {
+		if err := c.dryRun(ctx, cn, rc, current); err != nil {
 			return err
 		}
 	}

@@ -1,10 +1,11 @@
 package main
 
-// --dry-run of apply and scale: what the manager would do to the
+// --dry-run of apply and scale: what the registry would do to the
 // controller's containers if the spec were written, container by
-// container, computed by the manager's own plan (registry.DryRun) from the
-// would-be spec and the containers Docker reports now. A dry run reads
-// etcd and Docker and writes nothing anywhere.
+// container and node by node, computed by the leader's own decision
+// (registry.DryRun) from the would-be spec and what etcd holds: the
+// specs, the assignments, the nodes' reports and the registered nodes. A
+// dry run reads etcd, writes nothing, and needs no Docker.
 
 import (
 	"context"
@@ -18,19 +19,65 @@ import (
 )
 
 // dryRunHelp is the usage of --dry-run.
-const dryRunHelp = "validate and print what the manager would do to each container; write nothing"
+const dryRunHelp = "validate and print what the registry would do to each container, on which node; write nothing"
 
-// dryRun prints what the manager would do to make the containers of
-// rc.ID match rc, which has been validated. registryID is this registry's
-// ("" before a manager has written one).
-func (c *cli) dryRun(ctx context.Context, rc *api.ReplicationController, registryID string) error {
-	tasks, err := c.listContainers(ctx, rc.ID, registryID)
+// dryRun prints what the registry would do to the containers of rc.ID if
+// rc, which has been validated, were written. current is the stored spec
+// (nil: there is none).
+func (c *cli) dryRun(ctx context.Context, cn *conn, rc *api.ReplicationController, current *registry.Spec) error {
+	in, err := readDryRunInput(ctx, cn, rc, current)
 	if err != nil {
-		return fmt.Errorf("dry run of controller %q: containers unavailable (nothing written): %w", rc.ID, err)
+		return fmt.Errorf("dry run of controller %q: reading the registry (nothing written): %w", rc.ID, err)
 	}
-	steps := registry.DryRun(rc, tasks, registryID, registry.Options{}, c.now())
-	printDryRun(c.stdout, steps)
+	in.MaxReplicas, in.Now = c.opts.maxReplicas, c.now()
+	plan, err := registry.DryRun(in)
+	if err != nil {
+		return fmt.Errorf("dry run of controller %q (nothing written): %w", rc.ID, err)
+	}
+	printDryRun(c.stdout, plan)
 	return nil
+}
+
+// readDryRunInput reads what the leader decides from: every spec, every
+// assignment, the registered nodes and their reports on rc.ID.
+func readDryRunInput(ctx context.Context, cn *conn, rc *api.ReplicationController, current *registry.Spec) (registry.DryRunInput, error) {
+	type listed struct {
+		specs []registry.Spec
+		rev   int64
+	}
+	l, err := call(ctx, cn, func(ctx context.Context) (listed, error) {
+		specs, rev, err := cn.store.ListControllers(ctx)
+		return listed{specs, rev}, err
+	})
+	if err != nil {
+		return registry.DryRunInput{}, err
+	}
+	assignments, err := cn.listAssignments(ctx)
+	if err != nil {
+		return registry.DryRunInput{}, err
+	}
+	nodes, err := cn.listNodes(ctx)
+	if err != nil {
+		return registry.DryRunInput{}, err
+	}
+	reports, err := cn.listReports(ctx, rc.ID)
+	if err != nil {
+		return registry.DryRunInput{}, err
+	}
+	// the revision the spec would have: its own when the write changes
+	// nothing, the next one otherwise
+	revision := l.rev + 1
+	if current != nil && current.Err == nil {
+		same, err := sameSpec(rc, current.Controller)
+		if err != nil {
+			return registry.DryRunInput{}, err
+		}
+		if same {
+			revision = current.ModRevision
+		}
+	}
+	return registry.DryRunInput{Spec: rc, Revision: revision, Controllers: l.specs, Assignments: assignments,
+		Reports: reports, Nodes: nodes}, nil
 }
 
 // readRegistryID reads this registry's id without creating it: "" when no
@@ -44,38 +91,47 @@ func readRegistryID(ctx context.Context, cn *conn) (string, error) {
 	return id, err
 }
 
-// printDryRun prints one line per container, then how many of each.
-func printDryRun(w io.Writer, steps []registry.DryRunStep) {
+// printDryRun prints one line per container, with its node, then how many
+// of each.
+func printDryRun(w io.Writer, plan registry.DryRunPlan) {
 	counts := map[string]int{}
-	for _, s := range steps {
+	for _, s := range plan.Steps {
 		counts[s.Action]++
-		line := fmt.Sprintf("%s: would be %s", s.Container, dryRunVerb(s.Action))
-		// a create's detail only names the current template
-		if s.Detail != "" && s.Action != "create" {
+		var line string
+		switch s.Action {
+		case "create":
+			line = fmt.Sprintf("%s: would be created on %s", s.Container, s.Node)
+		case "replace":
+			line = fmt.Sprintf("%s: would be replaced on %s", s.Container, s.Node)
+		case "move":
+			line = fmt.Sprintf("%s: would be moved from %s to %s", s.Container, s.From, s.Node)
+		case "remove":
+			line = fmt.Sprintf("%s: would be removed from %s", s.Container, s.Node)
+		default:
+			line = fmt.Sprintf("%s: would be %s on %s", s.Container, s.Action, s.Node)
+		}
+		if s.Detail != "" {
 			line += " (" + s.Detail + ")"
 		}
 		fmt.Fprintln(w, line)
 	}
+	for _, name := range plan.Unschedulable {
+		fmt.Fprintf(w, "%s: unschedulable (%s)\n", name, plan.Reason)
+	}
+	if !plan.Settled {
+		fmt.Fprintln(w, "dry run: the decision had not settled when the dry run stopped; these are its first steps")
+	}
 	var parts []string
-	for _, action := range []string{"create", "replace", "remove"} {
+	for _, action := range []string{"create", "replace", "move", "remove"} {
 		if n := counts[action]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d to %s", n, action))
 		}
+	}
+	if n := len(plan.Unschedulable); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d unschedulable", n))
 	}
 	if len(parts) == 0 {
 		parts = []string{"no change"}
 	}
 	fmt.Fprintf(w, "dry run: %s (nothing written)\n", strings.Join(parts, ", "))
-}
-
-func dryRunVerb(action string) string {
-	switch action {
-	case "create":
-		return "created"
-	case "replace":
-		return "replaced"
-	case "remove":
-		return "removed"
-	}
-	return action + "d"
 }

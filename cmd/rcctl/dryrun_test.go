@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"testing"
@@ -11,29 +14,69 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 )
 
-// running gives the fake Docker web's containers in slots 1..n, running
-// for an hour, made from rc's template by this registry (registryID; ""
-// for containers of before the registry label).
-func running(t *testing.T, e *testEnv, rc *api.ReplicationController, registryID string, n int) {
+// twoNodes registers nodes a (zone=a) and b (zone=b), each under a lease
+// of its own, as their managers do; it returns the leases by node.
+func twoNodes(t *testing.T, e *testEnv) map[string]clientv3.LeaseID {
+	t.Helper()
+	leases := map[string]clientv3.LeaseID{}
+	for _, name := range []string{"a", "b"} {
+		leases[name] = e.grantLease(time.Hour)
+		e.registerNode(api.Node{Name: name, Labels: map[string]string{"zone": name}, RegisteredAt: e.now.Add(-time.Hour)}, leases[name])
+	}
+	return leases
+}
+
+// runsOn leaves rc's slots 1..n as a leader and its nodes do once they
+// settle: slot i assigned to nodeOf[i-1] with rc's template at the spec's
+// revision, and running there for an hour, as that node reports. A node
+// without a lease is gone: it has assignments and no report.
+func runsOn(t *testing.T, e *testEnv, leases map[string]clientv3.LeaseID, rc *api.ReplicationController, nodeOf ...string) {
 	t.Helper()
 	hash := api.TemplateHash(&rc.DesiredState.TaskTemplate)
-	for slot := 1; slot <= n; slot++ {
-		labels := map[string]string{"name": rc.ID, api.LabelController: rc.ID, api.LabelSlot: strconv.Itoa(slot), api.LabelTemplateHash: hash}
-		if registryID != "" {
-			labels[api.LabelRegistry] = registryID
+	rev := e.get(rc.ID).ModRevision
+	reports := map[string]*api.NodeReport{}
+	for i, node := range nodeOf {
+		slot := i + 1
+		value, err := json.Marshal(api.Assignment{Node: node, Revision: rev, TemplateHash: hash})
+		if err != nil {
+			t.Fatal(err)
 		}
-		addContainer(t, e, rc.ID+"-"+strconv.Itoa(slot), labels, api.StateRunning, "", e.now.Add(-time.Hour))
+		if _, err := e.client.Put(t.Context(), e.store.AssignmentKey(rc.ID, slot), string(value)); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := leases[node]; !ok {
+			continue
+		}
+		r := reports[node]
+		if r == nil {
+			r = &api.NodeReport{Node: node, Status: api.ReplicationControllerStatus{ID: rc.ID}}
+			reports[node] = r
+		}
+		started := e.now.Add(-time.Hour)
+		r.Tasks = append(r.Tasks, api.ReportedTask{Name: rc.ID + "-" + strconv.Itoa(slot), ID: rc.ID + "-" + strconv.Itoa(slot) + "-id",
+			Slot: slot, Image: "demo-task:latest", State: api.StateRunning, TemplateHash: hash, Created: started, StartedAt: started})
+		r.Slots = append(r.Slots, slot)
+		r.Status.Replicas++
+	}
+	for node, r := range reports {
+		if err := e.store.PutReport(t.Context(), r, leases[node], nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
-// withRegistryID stores this registry's id, as the first manager does.
-func withRegistryID(t *testing.T, e *testEnv) string {
-	t.Helper()
-	id, err := e.store.RegistryID(t.Context())
-	if err != nil {
-		t.Fatal(err)
+// runDryRun is runCLI without Docker: a dry run that dials Docker fails
+// the test.
+func (e *testEnv) runDryRun(args ...string) result {
+	e.t.Helper()
+	var stdout, stderr bytes.Buffer
+	c := e.cli(&stdout, &stderr)
+	c.dialDocker = func(string) (taskLister, func(), error) {
+		e.t.Error("the dry run dialled Docker")
+		return nil, nil, errors.New("no Docker here")
 	}
-	return id
+	err := c.run(context.Background(), e.args(args))
+	return result{stdout.String(), stderr.String(), err}
 }
 
 // assertNothingWritten fails when etcd moved past revision before, or a
@@ -54,59 +97,16 @@ func assertNothingWritten(t *testing.T, e *testEnv, before int64) {
 	}
 }
 
-func TestApplyDryRunOfANewImageShowsEachReplacementAndWritesNothing(t *testing.T) {
+func TestApplyDryRunOfTheSameSpecOverTwoNodesShowsNoChange(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	reg := withRegistryID(t, e)
-	old := newController("web", 3)
-	e.create(old)
-	running(t, e, old, reg, 3)
-	modRev := e.get("web").ModRevision
-	before := e.revision()
-	updated := withImage(newController("web", 3), "demo-task:2")
-	oldHash, newHash := api.TemplateHash(&old.DesiredState.TaskTemplate), api.TemplateHash(&updated.DesiredState.TaskTemplate)
-
-	r := e.runCLI("apply", "-f", writeFile(t, "web.json", encode(t, updated)), "--dry-run")
-
-	detail := " (template " + oldHash + " → " + newHash + ", stopped first)\n"
-	assertStdout(t, r, ""+
-		"controller \"web\" configured (dry run)\n"+
-		"web-3: would be replaced"+detail+
-		"web-2: would be replaced"+detail+
-		"web-1: would be replaced"+detail+
-		"dry run: 3 to replace (nothing written)\n")
-	assertNothingWritten(t, e, before)
-	if got := e.get("web"); got.ModRevision != modRev || got.Controller.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image != "demo-task:latest" {
-		t.Errorf("spec at revision %d with image %q, want it untouched", got.ModRevision, got.Controller.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image)
-	}
-}
-
-func TestApplyDryRunOfANewControllerShowsTheCreates(t *testing.T) {
-	t.Parallel()
-	e := newTestEnv(t)
-	before := e.revision()
-
-	r := e.runCLI("apply", "-f", writeFile(t, "web.json", encode(t, newController("web", 2))), "--dry-run")
-
-	assertStdout(t, r, ""+
-		"controller \"web\" created (dry run)\n"+
-		"web-1: would be created\n"+
-		"web-2: would be created\n"+
-		"dry run: 2 to create (nothing written)\n")
-	assertNothingWritten(t, e, before) // nor the registry id
-	assertNotFound(t, e, "web")
-}
-
-func TestApplyDryRunOfTheSameSpecShowsNoChange(t *testing.T) {
-	t.Parallel()
-	e := newTestEnv(t)
-	reg := withRegistryID(t, e)
-	rc := newController("web", 3)
+	leases := twoNodes(t, e)
+	rc := newController("web", 4)
 	e.create(rc)
-	running(t, e, rc, reg, 3)
+	runsOn(t, e, leases, rc, "a", "b", "a", "b")
 	before := e.revision()
 
-	r := e.runCLI("apply", "-f", writeFile(t, "web.json", encode(t, rc)), "--dry-run")
+	r := e.runDryRun("apply", "-f", writeFile(t, "web.json", encode(t, rc)), "--dry-run")
 
 	assertStdout(t, r, ""+
 		"controller \"web\" unchanged (dry run)\n"+
@@ -114,7 +114,93 @@ func TestApplyDryRunOfTheSameSpecShowsNoChange(t *testing.T) {
 	assertNothingWritten(t, e, before)
 }
 
-func TestScaleDryRunShowsTheRemovesAndCreates(t *testing.T) {
+func TestApplyDryRunOfANewImageReplacesOneContainerAtATimeOnItsNode(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	leases := twoNodes(t, e)
+	old := newController("web", 4)
+	e.create(old)
+	runsOn(t, e, leases, old, "a", "b", "a", "b")
+	modRev := e.get("web").ModRevision
+	before := e.revision()
+	updated := withImage(newController("web", 4), "demo-task:2")
+	oldHash, newHash := api.TemplateHash(&old.DesiredState.TaskTemplate), api.TemplateHash(&updated.DesiredState.TaskTemplate)
+
+	r := e.runDryRun("apply", "-f", writeFile(t, "web.json", encode(t, updated)), "--dry-run")
+
+	detail := " (template " + oldHash + " → " + newHash + ", stopped first)\n"
+	assertStdout(t, r, ""+
+		"controller \"web\" configured (dry run)\n"+
+		"web-4: would be replaced on b"+detail+
+		"web-3: would be replaced on a"+detail+
+		"web-2: would be replaced on b"+detail+
+		"web-1: would be replaced on a"+detail+
+		"dry run: 4 to replace (nothing written)\n")
+	assertNothingWritten(t, e, before)
+	if got := e.get("web"); got.ModRevision != modRev || got.Controller.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image != "demo-task:latest" {
+		t.Errorf("spec at revision %d with image %q, want it untouched", got.ModRevision, got.Controller.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image)
+	}
+}
+
+func TestApplyDryRunOfANewControllerSpreadsTheCreatesOverTheNodes(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	twoNodes(t, e)
+	before := e.revision()
+
+	r := e.runDryRun("apply", "-f", writeFile(t, "web.json", encode(t, newController("web", 3))), "--dry-run")
+
+	assertStdout(t, r, ""+
+		"controller \"web\" created (dry run)\n"+
+		"web-1: would be created on a\n"+
+		"web-2: would be created on b\n"+
+		"web-3: would be created on a\n"+
+		"dry run: 3 to create (nothing written)\n")
+	assertNothingWritten(t, e, before) // nor the registry id
+	assertNotFound(t, e, "web")
+}
+
+func TestApplyDryRunOfANewNodeSelectorShowsTheMovesWithTheirNodes(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	leases := twoNodes(t, e)
+	rc := newController("web", 4)
+	e.create(rc)
+	runsOn(t, e, leases, rc, "a", "b", "a", "b")
+	before := e.revision()
+	moved := newController("web", 4)
+	moved.DesiredState.NodeSelector = map[string]string{"zone": "b"}
+
+	r := e.runDryRun("apply", "-f", writeFile(t, "web.json", encode(t, moved)), "--dry-run")
+
+	assertStdout(t, r, ""+
+		"controller \"web\" configured (dry run)\n"+
+		"web-3: would be moved from a to b (nodeSelector no longer matches node a)\n"+
+		"web-1: would be moved from a to b (nodeSelector no longer matches node a)\n"+
+		"dry run: 2 to move (nothing written)\n")
+	assertNothingWritten(t, e, before)
+}
+
+func TestApplyDryRunShowsTheContainersNoNodeCanTake(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	twoNodes(t, e)
+	before := e.revision()
+	rc := newController("web", 3)
+	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Ports[0].HostPort = 18080
+
+	r := e.runDryRun("apply", "-f", writeFile(t, "web.json", encode(t, rc)), "--dry-run")
+
+	assertStdout(t, r, ""+
+		"controller \"web\" created (dry run)\n"+
+		"web-1: would be created on a\n"+
+		"web-2: would be created on b\n"+
+		"web-3: unschedulable (no node has room (a: host port 18080/TCP is taken; b: host port 18080/TCP is taken))\n"+
+		"dry run: 2 to create, 1 unschedulable (nothing written)\n")
+	assertNothingWritten(t, e, before)
+}
+
+func TestScaleDryRunShowsTheRemovesAndCreatesWithTheirNodes(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		name     string
@@ -123,12 +209,12 @@ func TestScaleDryRunShowsTheRemovesAndCreates(t *testing.T) {
 	}{
 		{"down", "3", "" +
 			"controller \"web\" scaled to 3 (dry run)\n" +
-			"web-5: would be removed (scale to 3)\n" +
-			"web-4: would be removed (scale to 3)\n" +
+			"web-5: would be removed from a (scale-down to 3)\n" +
+			"web-4: would be removed from b (scale-down to 3)\n" +
 			"dry run: 2 to remove (nothing written)\n"},
 		{"up", "6", "" +
 			"controller \"web\" scaled to 6 (dry run)\n" +
-			"web-6: would be created\n" +
+			"web-6: would be created on b\n" +
 			"dry run: 1 to create (nothing written)\n"},
 		{"to the same", "5", "" +
 			"controller \"web\" scaled to 5 (dry run)\n" +
@@ -137,17 +223,54 @@ func TestScaleDryRunShowsTheRemovesAndCreates(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := newTestEnv(t)
+			leases := twoNodes(t, e)
 			rc := newController("web", 5)
 			e.create(rc)
-			running(t, e, rc, "", 5) // made before the registry id
+			runsOn(t, e, leases, rc, "a", "b", "a", "b", "a")
 			before := e.revision()
 
-			r := e.runCLI("scale", "web", "--replicas", tt.replicas, "--dry-run")
+			r := e.runDryRun("scale", "web", "--replicas", tt.replicas, "--dry-run")
 
 			assertStdout(t, r, tt.want)
 			assertNothingWritten(t, e, before)
 		})
 	}
+}
+
+func TestDryRunPlacesTheSlotsOfAGoneNodeOnTheOthers(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	leases := twoNodes(t, e)
+	rc := newController("web", 3)
+	e.create(rc)
+	runsOn(t, e, leases, rc, "a", "b", "c") // c is not registered: gone, with its report
+	before := e.revision()
+
+	r := e.runDryRun("scale", "web", "--replicas", "3", "--dry-run")
+
+	assertStdout(t, r, ""+
+		"controller \"web\" scaled to 3 (dry run)\n"+
+		"web-3: would be created on a (node c is gone)\n"+
+		"dry run: 1 to create (nothing written)\n")
+	assertNothingWritten(t, e, before)
+}
+
+func TestDryRunNeedsNoDocker(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	leases := twoNodes(t, e)
+	rc := newController("web", 2)
+	e.create(rc)
+	runsOn(t, e, leases, rc, "a", "b")
+	before := e.revision()
+
+	r := e.runDryRun("--docker-host", "unix:///nonexistent/docker.sock", "scale", "web", "--replicas", "3", "--dry-run")
+
+	assertStdout(t, r, ""+
+		"controller \"web\" scaled to 3 (dry run)\n"+
+		"web-3: would be created on a\n"+
+		"dry run: 1 to create (nothing written)\n")
+	assertNothingWritten(t, e, before)
 }
 
 func TestDryRunRefusesAnInvalidSpecAndWritesNothing(t *testing.T) {
@@ -156,22 +279,9 @@ func TestDryRunRefusesAnInvalidSpecAndWritesNothing(t *testing.T) {
 	e.create(newController("web", 3))
 	before := e.revision()
 
-	r := e.runCLI("scale", "web", "--replicas", "-1", "--dry-run")
+	r := e.runDryRun("scale", "web", "--replicas", "-1", "--dry-run")
 
 	assertFails(t, r, "desiredState.replicas: must be between 0 and 1000, got -1", "nothing written")
-	assertNothingWritten(t, e, before)
-}
-
-func TestDryRunWithDockerUnavailableFailsAndWritesNothing(t *testing.T) {
-	t.Parallel()
-	e := newTestEnv(t)
-	e.create(newController("web", 3))
-	e.docker.ListErr = func() error { return errors.New("Cannot connect to the Docker daemon") }
-	before := e.revision()
-
-	r := e.runCLI("scale", "web", "--replicas", "4", "--dry-run")
-
-	assertFails(t, r, `dry run of controller "web": containers unavailable (nothing written)`, "Cannot connect to the Docker daemon")
 	assertNothingWritten(t, e, before)
 }
 

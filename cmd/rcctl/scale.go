@@ -30,7 +30,8 @@ func (c *cli) scaleCommand() *cobra.Command {
 spec as it is. If someone changes the spec at the same moment, scale reads it
 again and retries (up to 3 times). With --wait it then shows progress until
 every replica is ready or --timeout passes. With --dry-run it prints what the
-manager would do to each container instead, and writes nothing.`,
+registry would do to each container instead, and on which node, and writes
+nothing.`,
 		ValidArgsFunction: c.completeID,
 		// --replicas is checked here, not marked required, so that its
 		// absence is reported before a wrong argument count, as ever
@@ -76,8 +77,8 @@ func (c *cli) scale(ctx context.Context, id string, replicas int, wait waitFlags
 	return c.waitAfterWrite(ctx, cn, id, wait)
 }
 
-// scaleDryRun prints what scaling id to replicas would make the manager do
-// to its containers; it writes nothing.
+// scaleDryRun prints what scaling id to replicas would make the registry
+// do to its containers, on which node; it writes nothing.
 func (c *cli) scaleDryRun(ctx context.Context, id string, replicas int) error {
 	cn, err := c.connect(ctx)
 	if err != nil {
@@ -88,17 +89,21 @@ func (c *cli) scaleDryRun(ctx context.Context, id string, replicas int) error {
 	if err != nil {
 		return err
 	}
-	rc := spec.Controller
+	// a copy to scale: the stored spec is what the dry run compares with
+	data, err := api.Encode(spec.Controller)
+	if err != nil {
+		return fmt.Errorf("controller %q: %w", id, err)
+	}
+	rc, err := api.Decode(data)
+	if err != nil {
+		return fmt.Errorf("controller %q: %w", id, err)
+	}
 	rc.DesiredState.Replicas = replicas
 	if err := c.validate(rc, id); err != nil {
 		return fmt.Errorf("controller %q is invalid after scaling (nothing written): %w", id, err)
 	}
-	registryID, err := readRegistryID(ctx, cn)
-	if err != nil {
-		return err
-	}
 	fmt.Fprintf(c.stdout, "controller %q scaled to %d (dry run)\n", id, replicas)
-	return c.dryRun(ctx, rc, registryID)
+	return c.dryRun(ctx, cn, rc, &spec)
 }
 
 // readForUpdate reads the spec of id for a change: one that is missing or
