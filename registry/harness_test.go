@@ -59,6 +59,8 @@ type harness struct {
 	// stopBackground stops the event writer and the feeder the harness
 	// runs for syncs called directly; Run has its own.
 	stopBackground func()
+	// leading: the leader runs (runLeader).
+	leading bool
 }
 
 // harnessNode is the node name of a harness.
@@ -189,10 +191,41 @@ func (h *harness) sync(t *testing.T, id string) error {
 	if err := h.rm.relistTasks(ctx); err != nil {
 		return err
 	}
-	if err := h.rm.syncReplicationController(ctx, id); err != nil {
+	err := h.rm.syncReplicationController(ctx, id)
+	return errors.Join(err, h.lead(ctx, id))
+}
+
+// step is sync without the resync's list of containers: the leader
+// decides, the node syncs from its cache, the leader writes the status.
+func (h *harness) step(ctx context.Context, id string) error {
+	if err := h.lead(ctx, id); err != nil {
 		return err
 	}
-	return h.lead(ctx, id)
+	if err := h.follow(ctx, h.store.AssignmentsPrefix(), h.rm.slots); err != nil {
+		return err
+	}
+	err := h.rm.syncReplicationController(ctx, id)
+	return errors.Join(err, h.lead(ctx, id))
+}
+
+// assign runs the leader's decision for id and brings its assignments to
+// the node, without a node sync.
+func (h *harness) assign(t *testing.T, id string) {
+	t.Helper()
+	if err := h.lead(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.follow(t.Context(), h.store.AssignmentsPrefix(), h.rm.slots); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newNodeManager returns another manager for the harness's node, as a
+// restart makes one.
+func (h *harness) newNodeManager(t *testing.T, opts Options) *ReplicationManager {
+	t.Helper()
+	opts.Node = h.rm.opts.Node
+	return NewReplicationManager(h.store, h.fake, testLogger(t), opts)
 }
 
 // lead makes the leader's mirrors what etcd holds, then decides id.
@@ -205,8 +238,19 @@ func (h *harness) lead(ctx context.Context, id string) error {
 	s.listed[s.store.ControllersPrefix()] = true
 	s.listed[s.store.NodesPrefix()] = true
 	s.mu.Unlock()
+	// specs written to etcd join those set by hand (setSpec)
+	addSpecs := func(keys []kv, _ int64) {
+		for _, k := range keys {
+			s.mu.Lock()
+			cur := s.specs[strings.TrimPrefix(k.key, s.store.ControllersPrefix())]
+			s.mu.Unlock()
+			if cur == nil || cur.spec.ModRevision < k.modRev {
+				s.putSpec(k)
+			}
+		}
+	}
 	for prefix, target := range map[string]mirrorTarget{s.store.AssignmentsPrefix(): mirrorFuncs{onReset: s.resetAssignments},
-		s.store.ReportsPrefix(): mirrorFuncs{onReset: s.resetReports}} {
+		s.store.ReportsPrefix(): mirrorFuncs{onReset: s.resetReports}, s.store.ControllersPrefix(): mirrorFuncs{onReset: addSpecs}} {
 		if err := h.follow(ctx, prefix, target); err != nil {
 			return err
 		}
