@@ -300,6 +300,7 @@ func TestClusterRollingUpdateKeepsTheBoundsOverNodes(t *testing.T) {
 	c := newCluster(t, time.Minute, zones("a", "b"))
 	rc := newController("web", 4)
 	rc.DesiredState.MinReadySeconds = 1
+	rc.DesiredState.UpdateStrategy = &api.UpdateStrategy{MonitorSeconds: new(1)}
 	c.apply(t, rc)
 	c.waitRunning(t, "web", map[string]int{"a": 2, "b": 2})
 	c.waitStatus(t, "web", func(st *api.ReplicationControllerStatus) error {

@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 }
 
 // testClient returns a client of the package's embedded etcd.
-func testClient(t *testing.T) *clientv3.Client {
+func testClient(t testing.TB) *clientv3.Client {
 	t.Helper()
 	return etcdServer.Client(t)
 }
@@ -90,7 +90,7 @@ func (c *testClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-func newHarness(t *testing.T, opts Options) *harness {
+func newHarness(t testing.TB, opts Options) *harness {
 	t.Helper()
 	client := testClient(t)
 	// a prefix of its own, also when -count runs the test again
@@ -130,7 +130,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 	return &harness{rm: rm, sched: sched, fake: fake, store: store, client: client, clock: clock, stopBackground: stopBackground}
 }
 
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	t.Helper()
 	if os.Getenv("REGISTRY_TEST_LOG") != "" { // e.g. REGISTRY_TEST_LOG=1 go test -v
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
