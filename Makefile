@@ -68,7 +68,7 @@ bench: build ## measure the manager against raw Docker and Swarm; table to docs/
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/rm-bench
 	$(BIN)/rm-bench --bin-dir $(BIN) --command "make bench$(if $(BENCH_FLAGS), BENCH_FLAGS='$(BENCH_FLAGS)')" $(BENCH_FLAGS)
 
-# Two nodes on this machine (DESIGN.md section 8, scripts/multi/multi.sh): a real etcd built
+# Two nodes on this machine (docs/CONTRACT.md, Nodes, scripts/multi/multi.sh): a real etcd built
 # from the module, a manager on this host's Docker (node a) and one on a second dockerd with a
 # bridge of its own (node b). Everything it starts lives in .multi/.
 .PHONY: multi-up multi-down

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// webController is the controller of DESIGN.md section 3, as Decode must
+// webController is the controller of docs/CONTRACT.md, Spec, as Decode must
 // read testdata/controller-web.json and its YAML twin.
 func webController() *ReplicationController {
 	return &ReplicationController{

@@ -4,7 +4,7 @@ import "time"
 
 // Revision is one template a controller ran, as the manager records it
 // under /registry/history/controllers/<id>/<revision> when it first acts
-// on it (DESIGN.md section 10).
+// on it (docs/CONTRACT.md, Updates).
 type Revision struct {
 	// Revision is the ModRevision of the spec that brought the template.
 	Revision int64 `json:"revision"`

@@ -10,8 +10,8 @@ import (
 )
 
 // Node is a Docker engine as its acting manager registers it under
-// /registry/nodes/<name>, under that manager's session lease (DESIGN.md
-// section 8): the key disappears when every manager of the engine is gone.
+// /registry/nodes/<name>, under that manager's session lease (docs/CONTRACT.md,
+// Nodes): the key disappears when every manager of the engine is gone.
 type Node struct {
 	Name   string            `json:"name"`
 	Labels map[string]string `json:"labels,omitempty"`

@@ -280,7 +280,7 @@ func TestValidateHostPortAndReplicas(t *testing.T) {
 		{"a host port, 0 replicas", 0, 8080, nil},
 		{"a host port, 1 replica", 1, 8080, nil},
 		// more replicas than nodes are valid: the scheduler reports the
-		// extra ones as unschedulable (DESIGN.md section 8)
+		// extra ones as unschedulable (docs/CONTRACT.md, Nodes)
 		{"a host port, 2 replicas", 2, 8080, nil},
 		{"a host port, 3 replicas", 3, 8080, nil},
 		{"an invalid host port is reported once", 3, 65536,

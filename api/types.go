@@ -23,13 +23,13 @@ type ReplicationControllerState struct {
 	// TaskTemplate is what each replica is made from.
 	TaskTemplate TaskTemplate `json:"taskTemplate"`
 	// UpdateStrategy says how containers of an older template are
-	// replaced; nil is a RollingUpdate with the defaults (DESIGN.md
-	// section 10).
+	// replaced; nil is a RollingUpdate with the defaults (docs/CONTRACT.md,
+	// Updates).
 	UpdateStrategy *UpdateStrategy `json:"updateStrategy,omitempty"`
 	// Paused holds a rollout where it is; scaling still works.
 	Paused bool `json:"paused,omitempty"`
 	// NodeSelector limits the nodes the replicas may run on to those
-	// whose labels contain every pair (DESIGN.md section 8); empty allows
+	// whose labels contain every pair (docs/CONTRACT.md, Nodes); empty allows
 	// every node.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 }

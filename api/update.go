@@ -1,6 +1,6 @@
 package api
 
-// This file holds the update strategy of DESIGN.md section 10: its
+// This file holds the update strategy of docs/CONTRACT.md, Updates: its
 // fields, their defaults, their validation and how the bounds resolve
 // against a replica count.
 

@@ -92,7 +92,7 @@ func (e *ValidationError) Error() string {
 }
 
 // Validate checks a decoded spec against the rules of the contract
-// (DESIGN.md sections 3 and 5). It returns nil or a *ValidationError that
+// (docs/CONTRACT.md, Spec and Containers). It returns nil or a *ValidationError that
 // lists every problem with its field path. It does not modify rc.
 func Validate(rc *ReplicationController, opts ValidateOptions) error {
 	if rc == nil {

@@ -1,6 +1,6 @@
 package e2e
 
-// Several Docker hosts (DESIGN.md section 8), for real: this machine's
+// Several Docker hosts (docs/CONTRACT.md, Nodes), for real: this machine's
 // engine is node a, a second dockerd (dockertest.StartEngine) is node b,
 // an external etcd (the real server, built from the module) is the only
 // coordinator, and each engine has a manager of its own. Node b's manager

@@ -3,7 +3,7 @@ package e2e
 // End-to-end tests of ownership: which keys are controllers, which
 // containers are a controller's (the registry id, the controller label,
 // the selector), slot names held by containers outside the set, and a spec
-// deleted and created again under the same id (DESIGN.md sections 2 and 5).
+// deleted and created again under the same id (docs/CONTRACT.md, etcd layout and Containers).
 
 import (
 	"context"

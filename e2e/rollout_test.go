@@ -1,6 +1,6 @@
 package e2e
 
-// End-to-end tests of updates (DESIGN.md section 10): rolling updates
+// End-to-end tests of updates (docs/CONTRACT.md, Updates): rolling updates
 // within their bounds, watched by a sampler that lists the controller's
 // containers every 50ms; a crashing template contained and undone; OnDelete;
 // dry runs; undo to a revision; rollout status; a kill -9 mid-rollout.

@@ -1,6 +1,6 @@
 package e2e
 
-// The status page (DESIGN.md section 6) of a running daemon, in a real
+// The status page (docs/CONTRACT.md, Programs) of a running daemon, in a real
 // headless browser (Debian's chromium, driven by chromedp): it follows a
 // scale without a reload, marks a failing and a rolling controller, shows
 // after its script's refresh what the daemon rendered first, and never

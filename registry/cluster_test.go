@@ -2,7 +2,7 @@ package registry
 
 // Several nodes in one process: the real embedded etcd, a Scheduler as the
 // leader, and one node manager per fake engine, each under a lease of its
-// own, as the daemon runs them (DESIGN.md section 8).
+// own, as the daemon runs them (docs/CONTRACT.md, Nodes).
 
 import (
 	"context"

@@ -116,7 +116,7 @@ type ReplicationManager struct {
 	// slots are the slots assigned to this node.
 	slots *nodeSlots
 
-	// registryID is this registry's id (DESIGN.md section 5), read or
+	// registryID is this registry's id (docs/CONTRACT.md, Containers), read or
 	// made once by Run before anything syncs; sharedID is the same, for
 	// readers outside Run (RegistryID).
 	registryID string

@@ -1,7 +1,7 @@
 package registry
 
 // This file is how the leader makes one status of a controller out of the
-// reports of every node that runs part of it (DESIGN.md section 8). It is
+// reports of every node that runs part of it (docs/CONTRACT.md, Nodes). It is
 // pure: counts are summed, a node's failure is named with its node, the
 // slots no node can take are reported as Unschedulable, and the rollout's
 // Progressing condition is decided over all nodes.

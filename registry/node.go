@@ -1,7 +1,7 @@
 package registry
 
 // This file is what makes a ReplicationManager one node of several
-// (DESIGN.md section 8): it follows the assignments, keeps the slots the
+// (docs/CONTRACT.md, Nodes): it follows the assignments, keeps the slots the
 // leader gave this node and queues a controller when its share changes;
 // and instead of the controller's status, which the leader writes, it
 // writes the node's report on its share, under the node's lease.

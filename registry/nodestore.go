@@ -1,7 +1,7 @@
 package registry
 
-// This file is the Store's part for several Docker hosts (DESIGN.md
-// section 8): the nodes, each registered under its acting manager's
+// This file is the Store's part for several Docker hosts (docs/CONTRACT.md,
+// Nodes): the nodes, each registered under its acting manager's
 // session lease; the assignments of slots to nodes, which only the leader
 // writes, each change compared with what it replaces; and the reports, in
 // which each node tells the leader about its share of a controller.

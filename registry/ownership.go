@@ -3,7 +3,7 @@ package registry
 // This file is the one ownership rule. Every path that decides whether a
 // container is a controller's (the sync, the container cache's queueing,
 // the orphan sweep, the cascade) asks claimOf, so that the rule cannot
-// drift between them (DESIGN.md section 5).
+// drift between them (docs/CONTRACT.md, Containers).
 
 import "github.com/replication-manager/replication-manager/api"
 

@@ -121,7 +121,7 @@ func (s *Store) listControllers(ctx context.Context) (specs []Spec, ignored []st
 }
 
 // IsControllerKey reports whether key is a controller's: directly below
-// the controllers prefix, with no further slash (DESIGN.md section 2). A
+// the controllers prefix, with no further slash (docs/CONTRACT.md, etcd layout). A
 // key such as controllers/a/web is not a controller, whatever id its
 // value holds.
 func (s *Store) IsControllerKey(key string) bool {

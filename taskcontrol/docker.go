@@ -482,7 +482,7 @@ func parseTime(s string) time.Time {
 }
 
 // Engine returns what the engine says of itself, for the node it is
-// (DESIGN.md section 8): its name and id, and its machine's CPUs and
+// (docs/CONTRACT.md, Nodes): its name and id, and its machine's CPUs and
 // memory.
 func (d *Docker) Engine(ctx context.Context) (api.Engine, error) {
 	info, err := d.cli.Info(ctx)

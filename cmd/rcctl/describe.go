@@ -3,8 +3,8 @@ package main
 // describe shows one controller in full: its spec (environment names only,
 // never values), the status and conditions the manager wrote, and its
 // containers: those the local Docker reports, each with the node whose
-// report lists it, and those only other nodes report (DESIGN.md section
-// 8). When Docker cannot be asked, the containers come from the reports
+// report lists it, and those only other nodes report (docs/CONTRACT.md,
+// Nodes). When Docker cannot be asked, the containers come from the reports
 // alone; when there are no reports either, the etcd parts are still
 // printed and the command fails.
 

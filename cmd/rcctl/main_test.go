@@ -183,7 +183,7 @@ func writeFile(t *testing.T, name, content string) string {
 	return path
 }
 
-// newController is the controller of DESIGN.md section 3, with another id
+// newController is the controller of docs/CONTRACT.md, Spec, with another id
 // and replica count. Its env holds a secret that must never be printed
 // outside -o json|yaml.
 func newController(id string, replicas int) *api.ReplicationController {

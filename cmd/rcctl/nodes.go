@@ -1,6 +1,6 @@
 package main
 
-// nodes lists the nodes of DESIGN.md section 8: every Docker engine a
+// nodes lists the nodes of docs/CONTRACT.md, Nodes: every Docker engine a
 // manager acts for. The acting manager registers its node under
 // /registry/nodes/<name> with its etcd session lease, so the key exists
 // only while the node is alive. A node that is no longer registered but

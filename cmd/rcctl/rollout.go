@@ -1,7 +1,7 @@
 package main
 
 // rollout groups the commands of a controller's template updates
-// (DESIGN.md section 10), as kubectl rollout does: status follows a
+// (docs/CONTRACT.md, Updates), as kubectl rollout does: status follows a
 // rollout to its end, history lists the templates the manager recorded,
 // undo writes one of them back, restart makes every container outdated.
 // The manager does the rolling; these commands only read the status and

@@ -1,6 +1,6 @@
 package main
 
-// This file is the node's part of the daemon (DESIGN.md section 8): the
+// This file is the node's part of the daemon (docs/CONTRACT.md, Nodes): the
 // Docker engine this manager talks to is a node. For each term of the
 // node's election, the manager registers the node under the term's
 // session lease and runs a ReplicationManager that keeps the slots the

@@ -15,7 +15,7 @@ import (
 	"github.com/replication-manager/replication-manager/registry"
 )
 
-// options are the daemon's flags (DESIGN.md section 6).
+// options are the daemon's flags (docs/CONTRACT.md, Programs).
 type options struct {
 	EtcdServers              []string
 	EtcdDataDir              string

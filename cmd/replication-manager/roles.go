@@ -1,7 +1,7 @@
 package main
 
-// This file puts the two parts every manager plays together (DESIGN.md
-// section 8): it acts for its node (its Docker engine), in the node's
+// This file puts the two parts every manager plays together (docs/CONTRACT.md,
+// Nodes): it acts for its node (its Docker engine), in the node's
 // election, and it may lead, in the leader's election, which schedules
 // the slots over the nodes and writes the statuses. Without
 // --leader-elect both act at once.

@@ -1,6 +1,6 @@
 package main
 
-// This file is the status page (DESIGN.md section 6), served on
+// This file is the status page (docs/CONTRACT.md, Programs), served on
 // --metrics-bind-address beside /metrics: / lists every controller as
 // `rcctl get` does, /controllers/<id> shows one as `rcctl describe` does,
 // and /api/v1/controllers and /api/v1/controllers/<id> serve the same data
@@ -140,7 +140,7 @@ func (s daemonSource) Controller(ctx context.Context, id string) (origin, regist
 	}
 	if !s.store.IsControllerKey(s.store.ControllerKey(id)) {
 		// an id with a slash (%2F in the URL) names a nested key, which is
-		// not a controller (DESIGN.md section 2)
+		// not a controller (docs/CONTRACT.md, etcd layout)
 		return o, registry.ControllerView{}, false, nil
 	}
 	spec, err := s.store.GetController(ctx, id)

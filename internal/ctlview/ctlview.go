@@ -62,7 +62,7 @@ type One struct {
 
 // Roles of the manager that answers, and where its data comes from.
 const (
-	// RoleLeader: this manager acts for its node (DESIGN.md section 8;
+	// RoleLeader: this manager acts for its node (docs/CONTRACT.md, Nodes;
 	// the value predates nodes and stays, as the page's JSON has it); the
 	// specs and its node's containers are its own caches (SourceManager),
 	// the statuses and the other nodes' containers come from etcd.

@@ -1,7 +1,7 @@
 package dockertest
 
 // A second Docker engine on this machine, for tests of several nodes
-// (DESIGN.md sections 8 and 9): its own dockerd, socket, data and exec root,
+// (docs/NODES.md): its own dockerd, socket, data and exec root,
 // in a network namespace of its own with a bridge of its own, so that its
 // containers' host ports are its own, as on another host. Never --bridge
 // none: that deletes the main engine's docker0.

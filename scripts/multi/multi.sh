@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# multi.sh runs two nodes on this machine (DESIGN.md section 8): one etcd (the real server, built
+# multi.sh runs two nodes on this machine (docs/CONTRACT.md, Nodes): one etcd (the real server, built
 # from the module), a manager on this host's Docker engine (node a, zone=a) and a manager on a
 # second dockerd in a network namespace of its own, with a bridge of its own (node b, zone=b), so
 # that host ports of the two engines do not collide, as on two hosts.
