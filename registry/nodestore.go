@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -182,32 +181,4 @@ func (s *Store) ListReports(ctx context.Context, id string) ([]api.NodeReport, e
 		}
 	})
 	return out, err
-}
-
-// statusBatch bounds the statuses of one transaction, below etcd's
-// default of 128 operations.
-const statusBatch = 100
-
-// putStatuses writes statuses in transactions of statusBatch, each within
-// timeout, and returns those written, in order, up to the first batch that
-// failed, and why it failed.
-func (s *Store) putStatuses(ctx context.Context, statuses []*api.ReplicationControllerStatus, timeout time.Duration) ([]*api.ReplicationControllerStatus, error) {
-	for start := 0; start < len(statuses); start += statusBatch {
-		batch := statuses[start:min(start+statusBatch, len(statuses))]
-		ops := make([]clientv3.Op, len(batch))
-		for i, st := range batch {
-			data, err := json.Marshal(st)
-			if err != nil {
-				return statuses[:start], fmt.Errorf("put %s: %w", s.StatusKey(st.ID), err)
-			}
-			ops[i] = clientv3.OpPut(s.StatusKey(st.ID), string(data))
-		}
-		txCtx, cancel := context.WithTimeout(ctx, timeout)
-		_, err := s.client.Txn(txCtx).Then(ops...).Commit()
-		cancel()
-		if err != nil {
-			return statuses[:start], fmt.Errorf("put %d statuses from %s: %w", len(batch), s.StatusKey(batch[0].ID), err)
-		}
-	}
-	return statuses, nil
 }
