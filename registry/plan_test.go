@@ -320,16 +320,16 @@ func TestPlan(t *testing.T) {
 	}
 }
 
-// assignedSlots assigns slots (nil: 1..replicas) to the node under test,
+// assignedSlots assigns the slots assigned (nil: 1..replicas) to the node under test,
 // with template hash.
-func assignedSlots(slots []int, replicas int, hash string) map[int]slotAssignment {
-	if slots == nil {
+func assignedSlots(assigned []int, replicas int, hash string) map[int]slotAssignment {
+	if assigned == nil {
 		for slot := 1; slot <= replicas; slot++ {
-			slots = append(slots, slot)
+			assigned = append(assigned, slot)
 		}
 	}
-	out := make(map[int]slotAssignment, len(slots))
-	for _, slot := range slots {
+	out := make(map[int]slotAssignment, len(assigned))
+	for _, slot := range assigned {
 		out[slot] = slotAssignment{Assignment: api.Assignment{Node: "a", Revision: 30, TemplateHash: hash}, rev: 40}
 	}
 	return out

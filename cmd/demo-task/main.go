@@ -80,16 +80,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	listen := fs.String("listen", defaultListen, "address to serve HTTP on")
 	exitAfter := fs.Duration("exit-after", 0, "exit with code 3 after this long (0: never)")
 	unhealthyAfter := fs.Duration("unhealthy-after", 0, "answer /healthz with 503 after this long (0: never)")
+	stopDelay := fs.Duration("stop-delay", 0, "on SIGTERM, keep serving this long before shutting down, as a slow service does")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
-	return serve(ctx, *listen, *exitAfter, *unhealthyAfter, stdout)
+	return serve(ctx, *listen, *exitAfter, *unhealthyAfter, *stopDelay, stdout)
 }
 
-func serve(ctx context.Context, addr string, exitAfter, unhealthyAfter time.Duration, stdout io.Writer) error {
+func serve(ctx context.Context, addr string, exitAfter, unhealthyAfter, stopDelay time.Duration, stdout io.Writer) error {
 	start := time.Now()
 	hostname, err := os.Hostname()
 	if err != nil {
@@ -130,6 +131,7 @@ func serve(ctx context.Context, addr string, exitAfter, unhealthyAfter time.Dura
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 		fmt.Fprintln(stdout, "shutting down")
+		time.Sleep(stopDelay)
 	case <-crash:
 		result = &exitError{code: crashExitCode, msg: fmt.Sprintf("exiting after %s as asked", exitAfter)}
 	}

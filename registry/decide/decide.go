@@ -343,23 +343,47 @@ func (d *decision) availableCount() int {
 	return n
 }
 
-// liveCount counts the controller's live containers over every node,
-// plus one for each assigned slot whose assigned container no report
+// liveCount counts the controller's live containers over every node as
+// they may be now, stale reports or not: per slot, what the reports show,
+// or what the assignment makes certain to be there if that is more. An
+// assigned slot has its container, or will any moment; one whose
+// successor starts first may have the old one too, until a report shows
+// the successor alone; one a node still holds may have one no report
 // shows yet.
 func (d *decision) liveCount() int {
-	n := 0
-	for _, cts := range d.live {
-		n += len(cts)
+	slots := make(map[int]bool, len(d.next)+len(d.live))
+	for slot := range d.next {
+		slots[slot] = true
 	}
-	for slot, a := range d.next {
-		if !d.reportsAssigned(slot, a) {
-			n++
-		}
+	for slot := range d.live {
+		slots[slot] = true
 	}
 	for _, slot := range d.heldSlots() {
-		if len(d.live[slot]) == 0 {
-			n++ // a container no report shows yet may run
+		slots[slot] = true
+	}
+	n := 0
+	for slot := range slots {
+		a, assigned := d.next[slot]
+		onNode, elsewhere := 0, 0
+		for _, ct := range d.live[slot] {
+			if assigned && ct.Node == a.Node {
+				onNode++
+			} else {
+				elsewhere++
+			}
 		}
+		expected := 0
+		switch {
+		case !assigned:
+			if d.isHeld(slot) && elsewhere == 0 {
+				expected = 1
+			}
+		case a.StartFirst && !(d.reportsAssigned(slot, a) && onNode == 1):
+			expected = 2
+		default:
+			expected = 1
+		}
+		n += max(onNode, expected) + elsewhere
 	}
 	return n
 }
@@ -529,11 +553,11 @@ func (d *decision) markOnDelete() {
 	}
 }
 
-// roll gives outdated slots the current template: one that serves
-// nothing at once (stop first), otherwise start
-// first while the surge leaves room for one more live container, else
-// stop first while budget (available ones above replicas -
-// maxUnavailable) allows.
+// roll gives outdated slots the current template: one of which nothing
+// runs at once (stop first), otherwise start first while the surge leaves
+// room for one more live container, else stop first within two bounds:
+// budget (available ones above replicas - maxUnavailable) for one that
+// serves, and scaleDown (live ones above that) for any.
 func (d *decision) roll(budget int) {
 	var outdated []int
 	for slot, a := range d.next {
@@ -548,24 +572,60 @@ func (d *decision) roll(budget int) {
 	// will be, and a surge in flight cannot be taken back
 	unplaced := max(0, d.c.Replicas-len(d.next)-len(d.heldSlots()))
 	room := d.c.Replicas + d.c.Surge - d.liveCount() - unplaced
+	// how many may go at all, as Kubernetes counts it: the slots that run
+	// or are about to, less replicas - maxUnavailable, less the new ones
+	// not available yet; so that containers that merely are not available
+	// yet (minReadySeconds) do not all go at once
+	scaleDown := -(d.c.Replicas - d.c.Unavailable)
+	for slot, a := range d.next {
+		if d.running(slot) {
+			scaleDown++
+		}
+		if a.Hash == d.c.Hash && !d.available(slot) {
+			scaleDown--
+		}
+	}
 	d.rank(outdated)
 	for _, slot := range outdated {
 		a := d.next[slot]
 		na := a
 		na.Revision, na.Hash, na.OnDelete, na.StartFirst = d.c.Revision, d.c.Hash, false, false
 		switch {
-		case !d.serving(slot):
+		case !d.running(slot):
+			// nothing of it runs: replacing it takes nothing down
 		case room > 0:
 			na.StartFirst = true
 			room--
-		case budget > 0:
+		case d.serving(slot) && budget > 0 && scaleDown > 0:
 			budget--
+			scaleDown--
+		case !d.serving(slot) && scaleDown > 0:
+			scaleDown--
 		default:
 			continue
 		}
 		d.set(slot, &na)
 		d.r.Steps++
 	}
+}
+
+// running reports whether slot may have a live container on its node: one
+// is reported there, or its assigned container is not reported yet (in
+// flight, or a report that is late).
+func (d *decision) running(slot int) bool {
+	a := d.next[slot]
+	if !d.alive(a.Node) {
+		return false
+	}
+	if !d.reportsAssigned(slot, a) {
+		return true
+	}
+	for _, ct := range d.live[slot] {
+		if ct.Node == a.Node {
+			return true
+		}
+	}
+	return false
 }
 
 // matches reports whether a node's labels satisfy a nodeSelector; an

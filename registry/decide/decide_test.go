@@ -132,11 +132,16 @@ func TestDecide(t *testing.T) {
 			c.Surge, c.Unavailable = 1, 0
 			return Input{Controller: c, Assigned: as, Containers: cs, Nodes: nodes("a", "b")}
 		}, "4:b/new+start-first 5:a/new 6:b/new"},
-		{"a replica that is not available is replaced at once", func() Input {
+		{"replicas that are not ready are replaced within maxUnavailable, as Kubernetes scales down", func() Input {
 			as, cs := settled("old", "a", "b", "a")
 			cs[0].Ready, cs[1].Ready = false, false
 			return Input{Controller: ctl(3), Assigned: as, Containers: cs, Nodes: nodes("a", "b")}
-		}, "1:a/new 2:b/new"},
+		}, "2:b/new"},
+		{"a replica no report shows may run: it is replaced within the bounds too", func() Input {
+			as, cs := settled("old", "a", "b", "a")
+			cs = cs[2:] // slots 1 and 2 are not in the reports: crashed, or not reported yet
+			return Input{Controller: ctl(3), Assigned: as, Containers: cs, Nodes: nodes("a", "b")}
+		}, "2:b/new"},
 		{"paused holds the rollout, scaling still works", func() Input {
 			as, cs := settled("old", "a", "b")
 			c := ctl(3)

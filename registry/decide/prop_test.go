@@ -113,20 +113,42 @@ func (w *world) live() (n int) {
 func (w *world) committed() int {
 	n := w.live()
 	for _, nd := range w.nodes {
-		bound := maps.Clone(nd.applied)
-		for slot, a := range w.assigned {
-			if a.Node == nd.name {
-				bound[slot] = a
+		for _, slot := range slices.Sorted(maps.Keys(w.slotsOf(nd))) {
+			i := slices.IndexFunc(nd.containers, func(c *simContainer) bool { return c.slot == slot && c.named })
+			creates := false
+			// what the node saw and what is assigned now may differ: either
+			// may be what it acts on next
+			for _, a := range []*Assignment{ptr(nd.applied, slot), w.assignedTo(nd.name, slot)} {
+				if a != nil && (i < 0 || a.StartFirst && nd.containers[i].hash != a.Hash) {
+					creates = true // to create, or a successor to start first
+				}
+			}
+			if creates {
+				n++
 			}
 		}
-		for slot, a := range bound {
-			i := slices.IndexFunc(nd.containers, func(c *simContainer) bool { return c.slot == slot && c.named })
-			if i < 0 || a.StartFirst && nd.containers[i].hash != a.Hash {
-				n++ // to create, or a successor to start first
+		for slot, a := range w.assigned {
+			if a.Node == nd.name && !w.slotsOf(nd)[slot] {
+				n++ // assigned, not seen yet
 			}
 		}
 	}
 	return n
+}
+
+func ptr(m map[int]Assignment, slot int) *Assignment {
+	if a, ok := m[slot]; ok {
+		return &a
+	}
+	return nil
+}
+
+// assignedTo is slot's assignment if it names node.
+func (w *world) assignedTo(node string, slot int) *Assignment {
+	if a, ok := w.assigned[slot]; ok && a.Node == node {
+		return &a
+	}
+	return nil
 }
 
 func (w *world) ready() (n int) {
