@@ -47,11 +47,14 @@ type Config struct {
 	NodesGrace       time.Duration `json:"nodesGraceNs"`
 	NodesSyncPeriod  time.Duration `json:"nodesSyncPeriodNs"`
 	NodesPeriods     int           `json:"nodesPeriods"`
-	SkipDocker       bool          `json:"skipDocker"`
-	SkipRollout      bool          `json:"skipRollout"`
-	SkipScale        bool          `json:"skipScale"`
-	SkipGoBench      bool          `json:"skipGoBench"`
-	GoBenchPattern   string        `json:"goBenchPattern"`
+	// NodesReports makes the simulated nodes write the reports a node's
+	// manager writes (false: registrations only, the leader alone).
+	NodesReports   bool   `json:"nodesReports"`
+	SkipDocker     bool   `json:"skipDocker"`
+	SkipRollout    bool   `json:"skipRollout"`
+	SkipScale      bool   `json:"skipScale"`
+	SkipGoBench    bool   `json:"skipGoBench"`
+	GoBenchPattern string `json:"goBenchPattern"`
 	// Only names the parts to measure (Parts); empty measures every one
 	// the skip flags leave.
 	Only []string `json:"only,omitempty"`
@@ -125,6 +128,7 @@ func DefaultConfig() Config {
 		NodesGrace:       100 * time.Millisecond,
 		NodesSyncPeriod:  time.Second,
 		NodesPeriods:     3,
+		NodesReports:     true,
 		GoBenchPattern:   ".",
 	}
 }
@@ -142,7 +146,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.FailureReps, "failure-replicas", c.FailureReps, "replicas of the controller with a missing image")
 	fs.DurationVar(&c.FailureWindow, "failure-window", c.FailureWindow, "how long the create calls for a missing image are counted")
 	fs.BoolVar(&c.Swarm, "swarm", c.Swarm, "also measure Swarm mode (docker swarm init on loopback when the engine is not in a swarm)")
-	fs.IntSliceVar(&c.ScaleCounts, "scale-controllers", c.ScaleCounts, "controller counts of the control-plane part (in-memory fake)")
+	fs.IntSliceVar(&c.ScaleCounts, "scale-controllers", c.ScaleCounts, "controller counts of the control-plane part (one host on the in-memory fake)")
 	fs.IntVar(&c.ScaleReplicas, "scale-replicas", c.ScaleReplicas, "replicas per controller in the control-plane part")
 	fs.IntVar(&c.ScaleProbes, "scale-probes", c.ScaleProbes, "spec writes timed until their first create, per controller count")
 	fs.IntVar(&c.ScaleResyncs, "scale-resyncs", c.ScaleResyncs, "full resyncs timed per controller count")
@@ -154,10 +158,11 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.NodesGrace, "nodes-grace", c.NodesGrace, "the scheduler's NodeGrace in the nodes part: how long a dead node keeps its slots (in the reassignment figure)")
 	fs.DurationVar(&c.NodesSyncPeriod, "nodes-sync-period", c.NodesSyncPeriod, "the scheduler's SyncPeriod in the nodes part: every period it runs a full pass")
 	fs.IntVar(&c.NodesPeriods, "nodes-periods", c.NodesPeriods, "sync periods over which the nodes part counts the assignment writes of the steady state")
+	fs.BoolVar(&c.NodesReports, "nodes-reports", c.NodesReports, "the nodes part's simulated nodes write the reports a node's manager writes (slots, a running container each); false registers them only")
 	fs.BoolVar(&c.SkipDocker, "skip-docker", c.SkipDocker, "skip the parts that need Docker (convergence, replacement, end to end, rolling updates, missing image, Swarm)")
 	fs.BoolVar(&c.SkipRollout, "skip-rollout", c.SkipRollout, "skip the rolling updates on Docker (the control plane's mass rollout runs with --scale-rollout-controllers)")
 	fs.StringSliceVar(&c.Only, "only", c.Only, "measure only these parts ("+strings.Join(Parts, ", ")+"); the skip flags still apply")
-	fs.BoolVar(&c.SkipScale, "skip-scale", c.SkipScale, "skip the control-plane parts (scale: the manager on the in-memory fake; nodes: the scheduler over simulated nodes)")
+	fs.BoolVar(&c.SkipScale, "skip-scale", c.SkipScale, "skip the control-plane parts (scale: one host, leader and node, on the in-memory fake; nodes: the scheduler over simulated nodes)")
 	fs.BoolVar(&c.SkipGoBench, "skip-go-bench", c.SkipGoBench, "skip the Go benchmarks of the registry package")
 	fs.StringVar(&c.GoBenchPattern, "go-bench", c.GoBenchPattern, "-bench pattern of the Go benchmarks")
 }

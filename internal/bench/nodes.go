@@ -1,9 +1,11 @@
 package bench
 
 // This file runs the nodes part: the leader's scheduler over simulated
-// nodes, on a real etcd embedded in this process. The nodes are only
+// nodes, on a real etcd embedded in this process. The nodes are
 // registrations (api.Node under a lease each, as a node's acting manager
-// writes them), with no manager and no container behind them; the
+// writes them) and the reports such a manager writes back once slots are
+// assigned to it (nodes_reports.go: the slots it runs and a running
+// container of each), with no manager and no container behind them; the
 // scheduler runs alone in a nodes-worker subprocess (nodes_worker.go), so
 // that its memory and its CPU profiles are its own. One watch on the
 // registry prefix, here, sees every write the scheduler makes, and times
@@ -16,7 +18,9 @@ package bench
 //     the grace (NodeGrace) in the figure;
 //  3. the steady state: the assignment writes over a few sync periods
 //     once everything has converged, when each period makes the scheduler
-//     run a full pass.
+//     decide every controller again (a pass that changes nothing writes
+//     nothing, so its passes are counted by the clock, and its cost read
+//     from the worker's CPU time).
 //
 // The first two are taken on a scheduler whose sync period is an hour, so
 // that no periodic pass runs meanwhile; the third on a second scheduler
@@ -32,7 +36,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -74,6 +77,7 @@ type nodesPart struct {
 	store    *registry.Store
 	tally    *assignmentTally
 	activity *prefixActivity
+	reports  *simReports
 	names    []string
 	leases   map[string]clientv3.LeaseID
 	dead     map[string]bool
@@ -101,12 +105,13 @@ func runNodes(ctx context.Context, cfg Config, runDir string, progress io.Writer
 	p := &nodesPart{
 		cfg: cfg, self: self, etcdURL: etcd.ClientURL, runDir: runDir, progress: progress,
 		client: client, store: store, tally: newAssignmentTally(),
-		activity: &prefixActivity{markKey: store.StatusKey(scaleID(0))},
+		activity: &prefixActivity{},
 		leases:   map[string]clientv3.LeaseID{}, dead: map[string]bool{},
 		log: func(format string, args ...any) { fmt.Fprintf(progress, "  nodes: %s\n", fmt.Sprintf(format, args...)) },
 	}
+	p.reports = newSimReports(client, store, p.log)
 	res = &NodesResult{
-		Controllers: cfg.NodesControllers, Replicas: cfg.ScaleReplicas, Nodes: cfg.NodesCount,
+		Controllers: cfg.NodesControllers, Replicas: cfg.ScaleReplicas, Nodes: cfg.NodesCount, Reports: cfg.NodesReports,
 		NodeGrace: cfg.NodesGrace, SyncPeriod: cfg.NodesSyncPeriod, IdleSyncPeriod: nodesIdleSyncPeriod,
 		Profiles: map[string]string{},
 	}
@@ -117,6 +122,9 @@ func runNodes(ctx context.Context, cfg Config, runDir string, progress io.Writer
 	}
 	if err := p.watch(partCtx); err != nil {
 		return res, err
+	}
+	if cfg.NodesReports {
+		go p.reports.run(partCtx)
 	}
 	err = p.withWorker(partCtx, nodesIdleSyncPeriod, "first", func(w *nodesWorker) error {
 		res.Profiles["first"] = w.firstProfile
@@ -179,6 +187,7 @@ func (p *nodesPart) setup(ctx context.Context, res *NodesResult) error {
 		}
 		p.names = append(p.names, name)
 		p.leases[name] = lease.ID
+		p.reports.addNode(name, lease.ID)
 	}
 	p.log("%d specs of %d replicas written in %s, %d nodes registered", p.cfg.NodesControllers, p.cfg.ScaleReplicas, fmtDuration(res.WriteSpecs), p.cfg.NodesCount)
 	return nil
@@ -197,31 +206,35 @@ func (p *nodesPart) watch(ctx context.Context) error {
 		for resp := range wc {
 			at := time.Now()
 			var evs []assignmentEvent
+			var changes []assignmentChange
 			var batch activityBatch
 			for _, ev := range resp.Events {
 				key := string(ev.Kv.Key)
 				switch {
 				case strings.HasPrefix(key, assignments):
-					e := assignmentEvent{key: key}
-					if ev.Type == clientv3.EventTypePut {
-						e.node = string(ev.Kv.Value)
+					c, ok := p.reports.parseAssignment(key, ev.Kv.Value, ev.Type == clientv3.EventTypePut)
+					if !ok {
+						p.log("undecodable assignment %s: %q", key, ev.Kv.Value)
+						continue
 					}
-					evs = append(evs, e)
+					e := assignmentEvent{key: key}
+					if c.a != nil {
+						e.node = c.a.Node
+					}
+					evs, changes = append(evs, e), append(changes, c)
 				case strings.HasPrefix(key, nodes):
 					if ev.Type == clientv3.EventTypeDelete {
 						batch.gone = append(batch.gone, strings.TrimPrefix(key, nodes))
 					}
 				case strings.HasPrefix(key, statuses):
 					batch.statuses++
-					if ev.Type == clientv3.EventTypePut && key == p.activity.markKey {
-						batch.marked = true
-					}
 				default:
 					batch.others++
 				}
 			}
 			if len(evs) > 0 {
 				p.tally.apply(evs, at)
+				p.reports.apply(changes, at)
 			}
 			batch.writes = len(evs) + batch.statuses + batch.others
 			p.activity.add(batch, at)
@@ -259,7 +272,9 @@ func (p *nodesPart) measureIdle(ctx context.Context, w *nodesWorker, res *NodesR
 		return err
 	}
 	res.FirstPass = p.activity.lastWrite().Sub(w.started)
-	p.log("first pass over (every status and history written, then quiet) %s after the start", fmtDuration(res.FirstPass))
+	res.ReportWrites = p.reports.writeCount()
+	p.log("first pass and the nodes' reports over (every status, history record and report written, then quiet) %s after the start; %d report writes",
+		fmtDuration(res.FirstPass), res.ReportWrites)
 	if err := w.stopProfile(); err != nil {
 		return err
 	}
@@ -309,6 +324,7 @@ func (p *nodesPart) reassign(ctx context.Context, w *nodesWorker) (*NodeReassign
 	dead := busiest(p.tally.perNode())
 	r := &NodeReassignment{Node: dead, Slots: p.tally.track(dead)}
 	p.dead[dead] = true
+	p.reports.kill(dead) // its reports go with its lease
 	start := time.Now()
 	if _, err := p.client.Revoke(ctx, p.leases[dead]); err != nil {
 		return nil, fmt.Errorf("nodes: revoke %s: %w", dead, err)
@@ -339,42 +355,60 @@ func (p *nodesPart) reassign(ctx context.Context, w *nodesWorker) (*NodeReassign
 	return r, nil
 }
 
-// measureSteady runs on the second scheduler, of SyncPeriod: it waits for
-// its first pass, then counts the assignment writes over a window of at
-// least NodesPeriods periods in which at least NodesPeriods passes begin;
-// last, it revokes one more node while the periodic passes run.
+// measureSteady runs on the second scheduler, of SyncPeriod: once its
+// mirrors are listed (the slots and reported containers its NodeStats
+// counts are every slot), it counts the assignment and status writes over
+// a window of at least NodesPeriods periods that holds NodesPeriods ticks
+// of the sync period, each followed by 90% of a period; its first pass is
+// in the window (a new leader that finds every status as it would write
+// it writes nothing, so a pass cannot be told from the writes). Last, it
+// revokes one more node while the periodic passes run.
 func (p *nodesPart) measureSteady(ctx context.Context, w *nodesWorker, res *NodesResult) error {
-	writes0 := p.tally.writeCount()
-	if err := p.waitFirstPass(ctx, w, p.activity.statusCount()); err != nil {
-		return err
+	want := p.cfg.NodesControllers * p.cfg.ScaleReplicas
+	var st nodesWorkerReply
+	// polled gently: NodeStats takes the lock every decision takes
+	err := w.waitUntilEvery(ctx, 50*time.Millisecond, func() bool {
+		var err error
+		st, err = w.stats()
+		return err == nil && st.Assigned == want && (!p.cfg.NodesReports || st.Containers == want)
+	})
+	if err != nil {
+		return fmt.Errorf("nodes: restarted scheduler: %d slots assigned and %d containers reported of %d: %w", st.Assigned, st.Containers, want, err)
 	}
-	res.RestartWrites, res.RestartPass = p.tally.writeCount()-writes0, time.Since(w.started)
-	p.log("restarted scheduler (SyncPeriod %s): first pass written %s after its start, %d assignment writes", p.cfg.NodesSyncPeriod,
-		fmtDuration(res.RestartPass), res.RestartWrites)
-
-	var err error
+	start := time.Now()
+	res.RestartListed = start.Sub(w.started)
 	if res.Profiles["steady"], err = w.profile("steady"); err != nil {
 		return err
 	}
-	least := time.Duration(p.cfg.NodesPeriods) * p.cfg.NodesSyncPeriod
 	writes0, status0 := p.tally.writeCount(), p.activity.statusCount()
-	start := time.Now()
-	err = w.waitUntil(ctx, func() bool {
-		return time.Since(start) >= least && len(p.activity.marksSince(start)) >= p.cfg.NodesPeriods
-	})
+	cpu0, err := w.cpu()
 	if err != nil {
-		return fmt.Errorf("nodes: steady state: %d passes in %s: %w", len(p.activity.marksSince(start)), fmtDuration(time.Since(start)), err)
+		return err
 	}
-	res.SteadyWindow, res.SteadyPeriods = time.Since(start), p.cfg.NodesPeriods
+	period := p.cfg.NodesSyncPeriod
+	ticks := func(t time.Time) int { return int(t.Sub(w.started) / period) }
+	// the window ends 10% of a period before the tick after the last one
+	// it holds, so that the last pass had the rest of its period
+	last := w.started.Add(time.Duration(ticks(start)+p.cfg.NodesPeriods) * period)
+	end := last.Add(period * 9 / 10)
+	if least := start.Add(time.Duration(p.cfg.NodesPeriods) * period); end.Before(least) {
+		end = least
+	}
+	if err := sleepCtx(ctx, time.Until(end)); err != nil {
+		return err
+	}
+	cpu1, err := w.cpu()
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	res.SteadyWindow, res.SteadyPeriods, res.SteadyPasses = now.Sub(start), p.cfg.NodesPeriods, ticks(now)-ticks(start)
 	res.SteadyWrites = p.tally.writeCount() - writes0
 	res.SteadyStatusWrites = p.activity.statusCount() - status0
-	marks := p.activity.marksSince(start)
-	res.SteadyPasses = len(marks)
-	for i := 1; i < len(marks); i++ {
-		res.PassIntervals = append(res.PassIntervals, marks[i].Sub(marks[i-1]))
-	}
-	p.log("steady state over %s (at least %d periods of %s; %d passes, one every %s): %d assignment writes, %d status writes", fmtDuration(res.SteadyWindow),
-		p.cfg.NodesPeriods, p.cfg.NodesSyncPeriod, res.SteadyPasses, spread(res.PassIntervals), res.SteadyWrites, res.SteadyStatusWrites)
+	res.SteadyCPU = cpu1 - cpu0
+	p.log("restarted scheduler (SyncPeriod %s): mirrors listed %s after its start; from then, over %s (%d ticks): %d assignment writes, %d status writes; its CPU %s (%.2f cores)",
+		period, fmtDuration(res.RestartListed), fmtDuration(res.SteadyWindow), res.SteadyPasses, res.SteadyWrites, res.SteadyStatusWrites,
+		fmtDuration(res.SteadyCPU), res.SteadyCPU.Seconds()/res.SteadyWindow.Seconds())
 
 	if res.Profiles["reassign-busy"], err = w.profile("reassign-busy"); err != nil {
 		return err
@@ -388,22 +422,17 @@ func (p *nodesPart) measureSteady(ctx context.Context, w *nodesWorker, res *Node
 // activityBatch is what one watch response brought besides assignments.
 type activityBatch struct {
 	writes, statuses, others int
-	// marked: the response put the status of the first controller.
-	marked bool
-	gone   []string
+	gone                     []string
 }
 
 // prefixActivity counts the writes under the prefix other than the
-// assignments, keeps when each node key was deleted and when the status
-// of markKey was put; safe for concurrent use.
+// assignments and keeps when each node key was deleted; safe for
+// concurrent use.
 type prefixActivity struct {
-	markKey string
-
 	mu       sync.Mutex
 	statuses int
 	others   int
 	last     time.Time
-	marks    []time.Time
 	gone     map[string]time.Time
 }
 
@@ -414,9 +443,6 @@ func (a *prefixActivity) add(b activityBatch, at time.Time) {
 	a.others += b.others
 	if b.writes > 0 || len(b.gone) > 0 {
 		a.last = at
-	}
-	if b.marked {
-		a.marks = append(a.marks, at)
 	}
 	for _, name := range b.gone {
 		if a.gone == nil {
@@ -443,17 +469,6 @@ func (a *prefixActivity) lastWrite() time.Time {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.last
-}
-
-// marksSince returns the times markKey's status was put after t.
-func (a *prefixActivity) marksSince(t time.Time) []time.Time {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	i := len(a.marks)
-	for i > 0 && a.marks[i-1].After(t) {
-		i--
-	}
-	return slices.Clone(a.marks[i:])
 }
 
 // nodesWorker is the running subprocess.
@@ -564,9 +579,23 @@ func (w *nodesWorker) memory() (*MemoryResult, string, error) {
 	return r.Memory, r.Heap, err
 }
 
-// waitUntil is waitUntil, within nodesTimeout, that also gives up when the
-// worker exits.
+func (w *nodesWorker) cpu() (time.Duration, error) {
+	r, err := w.call("cpu")
+	return r.CPU, err
+}
+
+func (w *nodesWorker) stats() (nodesWorkerReply, error) {
+	return w.call("stats")
+}
+
+// waitUntil is waitUntil, within nodesTimeout, polling every millisecond,
+// that also gives up when the worker exits.
 func (w *nodesWorker) waitUntil(ctx context.Context, cond func() bool) error {
+	return w.waitUntilEvery(ctx, time.Millisecond, cond)
+}
+
+// waitUntilEvery is waitUntil polling every interval.
+func (w *nodesWorker) waitUntilEvery(ctx context.Context, interval time.Duration, cond func() bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -576,7 +605,7 @@ func (w *nodesWorker) waitUntil(ctx context.Context, cond func() bool) error {
 		case <-ctx.Done():
 		}
 	}()
-	err := waitUntil(ctx, nodesTimeout, time.Millisecond, cond)
+	err := waitUntil(ctx, nodesTimeout, interval, cond)
 	select {
 	case <-w.exit:
 		return w.exitedErr()

@@ -96,19 +96,20 @@ func TestBusiestAndSpread(t *testing.T) {
 	}
 }
 
-func TestActivityMarksSince(t *testing.T) {
-	a := &prefixActivity{markKey: "k"}
+func TestActivity(t *testing.T) {
+	a := &prefixActivity{}
 	t0 := time.Unix(100, 0)
 	for i := range 4 {
-		a.add(activityBatch{writes: 1, statuses: 1, marked: i != 2}, t0.Add(time.Duration(i)*time.Second))
+		a.add(activityBatch{writes: 1, statuses: 1}, t0.Add(time.Duration(i)*time.Second))
 	}
-	if got := a.marksSince(t0); len(got) != 2 || !got[0].Equal(t0.Add(time.Second)) {
-		t.Errorf("marks after t0 = %v, want t0+1s and t0+3s", got)
-	}
+	a.add(activityBatch{gone: []string{"node-001"}}, t0.Add(5*time.Second))
 	if got := a.statusCount(); got != 4 {
 		t.Errorf("statuses %d, want 4", got)
 	}
-	if got := a.lastWrite(); !got.Equal(t0.Add(3 * time.Second)) {
-		t.Errorf("last write %v", got)
+	if got := a.lastWrite(); !got.Equal(t0.Add(5 * time.Second)) {
+		t.Errorf("last write %v, want t0+5s (a node key's delete counts)", got)
+	}
+	if got, ok := a.goneAt("node-001"); !ok || !got.Equal(t0.Add(5*time.Second)) {
+		t.Errorf("node-001 gone at %v, %v", got, ok)
 	}
 }

@@ -14,6 +14,8 @@ package bench
 //	profile NAME   stop the CPU profile that runs and start nodes-NAME.pprof
 //	stop-profile   stop the CPU profile that runs
 //	mem            read the resident memory, GC, read it again, write a heap profile
+//	cpu            the process's CPU time so far (user and system)
+//	stats          the slots and reported containers the scheduler counts over all nodes
 //
 // The CPU profile --first-profile runs from the start. End of input stops the
 // scheduler; the process exits with what Run returned.
@@ -32,6 +34,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -59,6 +62,12 @@ type nodesWorkerReply struct {
 	Profile string        `json:"profile,omitempty"`
 	Memory  *MemoryResult `json:"memory,omitempty"`
 	Heap    string        `json:"heap,omitempty"`
+	// CPU is the process's user and system time (cpu).
+	CPU time.Duration `json:"cpuNs,omitempty"`
+	// Assigned and Containers are the sums of the scheduler's NodeStats
+	// (stats): the slots assigned and the containers reported.
+	Assigned   int `json:"assigned,omitempty"`
+	Containers int `json:"containers,omitempty"`
 }
 
 // RunNodesWorker parses the worker's flags and schedules until its input
@@ -89,7 +98,7 @@ func RunNodesWorker(ctx context.Context, args []string, stdin io.Reader, stdout,
 	sched := registry.NewScheduler(registry.NewStore(client, *prefix), logger,
 		registry.SchedulerOptions{NodeGrace: *grace, SyncPeriod: *syncPeriod})
 
-	prof := &profiler{dir: *profileDir}
+	prof := &profiler{dir: *profileDir, sched: sched}
 	defer func() { err = errors.Join(err, prof.stop()) }()
 	first, err := prof.start(*firstProfile)
 	if err != nil {
@@ -134,8 +143,9 @@ func RunNodesWorker(ctx context.Context, args []string, stdin io.Reader, stdout,
 
 // profiler runs one CPU profile at a time and answers the commands.
 type profiler struct {
-	dir  string
-	file *os.File
+	dir   string
+	file  *os.File
+	sched *registry.Scheduler
 }
 
 func (p *profiler) command(line string) nodesWorkerReply {
@@ -149,6 +159,13 @@ func (p *profiler) command(line string) nodesWorkerReply {
 		err = p.stop()
 	case "mem":
 		r.Memory, r.Heap, err = p.memory()
+	case "cpu":
+		r.CPU, err = selfCPU()
+	case "stats":
+		for _, n := range p.sched.NodeStats() {
+			r.Assigned += n.Assigned
+			r.Containers += n.Containers
+		}
 	default:
 		err = fmt.Errorf("unknown command %q", line)
 	}
@@ -204,4 +221,13 @@ func (p *profiler) memory() (*MemoryResult, string, error) {
 	}
 	heap := filepath.Join(p.dir, "nodes-heap.pprof")
 	return &m, heap, writeHeapProfile(heap)
+}
+
+// selfCPU is this process's user and system time so far.
+func selfCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }

@@ -103,15 +103,15 @@ func nodesProfileOf(measure string) string {
 func profileOf(measure string) (part string, flags []string) {
 	measure = strings.TrimSpace(measure)
 	switch {
-	case strings.HasPrefix(measure, "full resync"):
+	case strings.HasPrefix(measure, "the node's full resync"):
 		return "resync", nil
-	case strings.HasPrefix(measure, "watch event"):
+	case strings.HasPrefix(measure, "spec write → the node's first create"):
 		return "events", nil
-	case strings.HasPrefix(measure, "same, while full resyncs run"):
+	case strings.HasPrefix(measure, "first create, while the node's full resyncs run"):
 		return "events-busy", nil
-	case strings.HasPrefix(measure, "same, while every controller rolls out"):
+	case strings.HasPrefix(measure, "first create, while every controller rolls out"):
 		return "rollout", nil
-	case strings.HasPrefix(measure, "resident memory of the manager's process"):
+	case strings.HasPrefix(measure, "resident memory of the host's process"):
 		return "heap-bare", []string{"-sample_index=inuse_space"}
 	}
 	return "", nil

@@ -1,9 +1,10 @@
 package bench
 
 // This file explains a convergence that missed its target. The daemon
-// serves no pprof, so one more 0→N→0 runs with the manager in this process
-// (the same registry and taskcontrol code the daemon runs, on an embedded
-// etcd) under the CPU profiler. Meanwhile, where the engine serves
+// serves no pprof, so one more 0→N→0 runs with one host in this process
+// (host.go: the leader and the node's manager as the daemon composes them,
+// the same registry and taskcontrol code, on an embedded etcd) under the
+// CPU profiler. Meanwhile, where the engine serves
 // /debug/pprof, dockerd is profiled, and again during a raw 0→N, so that
 // the engine's work for each can be compared. The daemon's log gives the
 // timeline of its slow-start batches.
@@ -29,7 +30,8 @@ import (
 
 // convergenceProfiles are the files of one profiled round.
 type convergenceProfiles struct {
-	// Manager is the in-process manager's CPU profile over 0→N→0.
+	// Manager is the in-process host's CPU profile (leader and node) over
+	// 0→N→0.
 	Manager string
 	// DockerdManager and DockerdRaw are dockerd's CPU profiles over the
 	// manager's and raw Docker's 0→N; empty when the engine serves none.
@@ -56,15 +58,12 @@ func (e *dockerEnv) profileConvergence(ctx context.Context, n int, window time.D
 	}
 	defer docker.Close()
 	store := registry.NewStore(client, "")
-	rm := registry.NewReplicationManager(store, docker, slog.New(slog.DiscardHandler), registry.Options{})
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- rm.Run(runCtx) }()
-	defer func() {
-		stop()
-		err = errors.Join(err, <-done)
-	}()
-	if err := waitUntil(ctx, time.Minute, 10*time.Millisecond, rm.Synced); err != nil {
+	h, err := startHost(ctx, client, store, docker, slog.New(slog.DiscardHandler), registry.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	defer func() { err = errors.Join(err, h.stop()) }()
+	if err := waitUntil(ctx, time.Minute, 10*time.Millisecond, h.rm.Synced); err != nil {
 		return nil, fmt.Errorf("profile: manager: %w", err)
 	}
 

@@ -344,7 +344,7 @@ func endToEndRows(d *DockerResults) []Row {
 func scaleRows(results []ScaleResult) []Row {
 	var rows []Row
 	for _, s := range results {
-		part := fmt.Sprintf("4. Control plane, %d controllers × %d (fake Docker, real etcd, %d workers)", s.Controllers, s.Replicas, s.Workers)
+		part := fmt.Sprintf("4. Control plane, %d controllers × %d (one host as it ships: leader and node manager in one process, fake Docker, real etcd, %d workers)", s.Controllers, s.Replicas, s.Workers)
 		targeted := s.Controllers == targetScaleAt
 		// target sets the target of r at targetScaleAt controllers only
 		target := func(r Row, text string, have, ok bool) Row {
@@ -355,17 +355,27 @@ func scaleRows(results []ScaleResult) []Row {
 		}
 		probe, busy := s.EventToCreate, s.EventToCreateBusy
 		rows = append(rows,
-			Row{Part: part, Measure: fmt.Sprintf("first convergence 0→%d replicas", s.Controllers*s.Replicas), Result: fmtDuration(s.Converge)},
-			target(Row{Part: part, Measure: "full resync (Synchronize → every controller synced)", Result: spread(s.Resync)},
+			Row{Part: part, Measure: fmt.Sprintf("first convergence 0→%d replicas (the leader assigns every slot, the node creates them)", s.Controllers*s.Replicas), Result: fmtDuration(s.Converge)},
+			target(Row{Part: part, Measure: "the node's full resync (Synchronize → every controller synced)", Result: spread(s.Resync)},
 				"≤ "+fmtDuration(targetResync), len(s.Resync) > 0, s.Resync.Median() <= targetResync),
 			Row{Part: part, Measure: "  of which: the Synchronize call (list + queue)", Result: spread(s.ResyncCall)},
-			Row{Part: part, Measure: "restart with every status due (list, sync all, write all)", Result: fmt.Sprintf("%s (%d status writes)", fmtDuration(s.ColdResync), s.StatusWrites)},
-			target(Row{Part: part, Measure: "watch event → first create call",
+			Row{Part: part, Measure: "restart of leader and node with every status due (the node lists, syncs and reports every controller; the leader writes every status)", Result: fmt.Sprintf("%s (%d status writes)", fmtDuration(s.ColdResync), s.StatusWrites)},
+			target(Row{Part: part, Measure: "spec write → the node's first create call (the leader's decision and assignment write, the node's claim in its report)",
 				Result: fmt.Sprintf("p50 %s, p99 %s (n=%d, from the spec write)", fmtDuration(probe.Percentile(50)), fmtDuration(probe.Percentile(99)), len(probe))},
 				"p99 ≤ "+fmtDuration(targetEventToCreateP99), len(probe) > 0, probe.Percentile(99) <= targetEventToCreateP99),
 			Row{Part: part, Measure: "  same, from the write's acknowledgement",
 				Result: fmt.Sprintf("p50 %s, p99 %s", fmtDuration(s.CommitToCreate.Percentile(50)), fmtDuration(s.CommitToCreate.Percentile(99)))},
-			target(Row{Part: part, Measure: "  same, while full resyncs run back to back",
+		)
+		if a := s.EventToAssignment; len(a) > 0 {
+			rows = append(rows, Row{Part: part, Measure: "  of which: spec write → the leader's assignment (seen by a watch in the host's process)",
+				Result: fmt.Sprintf("p50 %s, p99 %s", fmtDuration(a.Percentile(50)), fmtDuration(a.Percentile(99)))})
+		}
+		if st := s.EventToStatus; len(st) > 0 {
+			rows = append(rows, Row{Part: part, Measure: "  same spec write → the leader's status in etcd with the replica ready (from the node's report)",
+				Result: fmt.Sprintf("p50 %s, p99 %s (n=%d)", fmtDuration(st.Percentile(50)), fmtDuration(st.Percentile(99)), len(st))})
+		}
+		rows = append(rows,
+			target(Row{Part: part, Measure: "  first create, while the node's full resyncs run back to back",
 				Result: fmt.Sprintf("p50 %s, p99 %s, max %s (n=%d)", fmtDuration(busy.Percentile(50)), fmtDuration(busy.Percentile(99)), fmtDuration(busy.Max()), len(busy))},
 				"p99 ≤ "+fmtDuration(targetEventToCreateBusyP99), len(busy) > 0, busy.Percentile(99) <= targetEventToCreateBusyP99),
 		)
@@ -373,7 +383,7 @@ func scaleRows(results []ScaleResult) []Row {
 			rows = append(rows, scaleRolloutRows(part, s)...)
 		}
 		if bm := s.BareMemory; bm != nil {
-			rows = append(rows, target(Row{Part: part, Measure: "resident memory of the manager's process, on a bare task control", Result: fmtMemory(*bm)},
+			rows = append(rows, target(Row{Part: part, Measure: "resident memory of the host's process (leader and node), on a bare task control", Result: fmtMemory(*bm)},
 				"≤ "+fmtBytes(targetRSS), bm.RSS > 0, bm.RSS <= targetRSS))
 		}
 		rows = append(rows, Row{Part: part, Measure: "  same on the in-memory fake (it keeps a full copy of every container)", Result: fmtMemory(s.Memory)})
@@ -392,19 +402,21 @@ func scaleRolloutRows(part string, s ScaleResult) []Row {
 		target += fmt.Sprintf(" (needs n ≥ %d)", minP99Samples)
 	}
 	return []Row{
-		{Part: part, Measure: "  same, while every controller rolls out (the rolling update below)",
+		{Part: part, Measure: "  first create, while every controller rolls out (the rolling update below)",
 			Result: fmt.Sprintf("p50 %s, p99 %s, max %s (n=%d)", fmtDuration(probe.Percentile(50)), fmtDuration(probe.Percentile(99)), fmtDuration(probe.Max()), len(probe)),
 			Target: target, Verdict: judge(enough, probe.Percentile(99) <= targetRolloutEventToCreateP99)},
+		{Part: part, Measure: "    of which: spec write → the leader's assignment",
+			Result: fmt.Sprintf("p50 %s, p99 %s", fmtDuration(ro.EventToAssignment.Percentile(50)), fmtDuration(ro.EventToAssignment.Percentile(99)))},
 		{Part: part, Measure: fmt.Sprintf("rolling update of every controller (a new image in all %d specs at once, default strategy: stop-first, one at a time) → every container of the new template", s.Controllers),
 			Result: fmt.Sprintf("%s (the spec writes %s; a controller's status said RolloutComplete by %s, median)", fmtDuration(ro.Complete), fmtDuration(ro.WriteSpecs), fmtDuration(ro.Done.Median()))},
-		{Part: part, Measure: "  the manager meanwhile: rollout steps, syncs, most controllers queued, events dropped; task-control calls",
+		{Part: part, Measure: "  the node meanwhile: rollout steps, syncs, most controllers in its queue, events dropped; task-control calls",
 			Result: fmt.Sprintf("%.0f steps, %d syncs, queue depth up to %.0f, %.0f events dropped; %s", ro.Steps, ro.Syncs, ro.QueueDepthMax, ro.EventsDropped, fmtCalls(ro.Calls))},
 	}
 }
 
 // fmtMemory prints a memory measurement.
 func fmtMemory(m MemoryResult) string {
-	return fmt.Sprintf("%s (peak %s); %s after a GC, %s of it left when the manager stops",
+	return fmt.Sprintf("%s (peak %s); %s after a GC, %s of it left when the host stops",
 		fmtBytes(m.RSS), fmtBytes(m.PeakRSS), fmtBytes(m.RSSAfterGC), fmtBytes(m.RSSWithoutManager))
 }
 
@@ -487,7 +499,11 @@ const nodesPartPrefix = "7. Scheduler over nodes"
 
 // nodesRows are the scheduler's rows over simulated nodes.
 func nodesRows(n *NodesResult) []Row {
-	part := fmt.Sprintf("%s, %d controllers × %d over %d simulated nodes (real etcd, NodeGrace %s)", nodesPartPrefix, n.Controllers, n.Replicas, n.Nodes, fmtPeriod(n.NodeGrace))
+	reports := "their reports written"
+	if !n.Reports {
+		reports = "registrations only, no reports"
+	}
+	part := fmt.Sprintf("%s, %d controllers × %d over %d simulated nodes (%s; real etcd, NodeGrace %s)", nodesPartPrefix, n.Controllers, n.Replicas, n.Nodes, reports, fmtPeriod(n.NodeGrace))
 	sized := n.Controllers == targetNodesControllers && n.Replicas == targetNodesReplicas && n.Nodes == targetNodesCount
 	// target sets the target of r at the size only
 	target := func(r Row, text string, have, ok bool) Row {
@@ -504,7 +520,8 @@ func nodesRows(n *NodesResult) []Row {
 	rows := []Row{
 		target(Row{Part: part, Measure: fmt.Sprintf("first assignment: Scheduler.Run (specs and nodes in etcd) → all %d assignment keys exist (a watch on the prefix)", n.Controllers*n.Replicas), Result: first},
 			"≤ "+fmtDuration(targetNodesFirstAssignment), n.FirstAssignment > 0, n.FirstAssignment <= targetNodesFirstAssignment),
-		{Part: part, Measure: "  then the rest of its first pass: every status and history record written (one put each, in turn)", Result: fmtAfter(n.FirstPass, "after the start")},
+		{Part: part, Measure: "  then the rest of its first pass and the simulated nodes' reports (slots and a running container each): every status, history record and report written, then quiet",
+			Result: fmtFirstPass(n)},
 	}
 	if n.Memory != nil {
 		rows = append(rows, Row{Part: part, Measure: "resident memory of the scheduler's process after its first pass", Result: fmt.Sprintf("%s (peak %s); %s after a GC",
@@ -517,15 +534,15 @@ func nodesRows(n *NodesResult) []Row {
 		"≤ "+fmtDuration(targetNodesReassign), r != nil && r.Took > 0, r != nil && r.Took <= targetNodesReassign))
 	steady := "not measured"
 	if n.SteadyWindow > 0 {
-		steady = fmt.Sprintf("%d in %s (%d passes, one every %s; %d status writes)", n.SteadyWrites, fmtDuration(n.SteadyWindow), n.SteadyPasses,
-			medianOf(n.PassIntervals), n.SteadyStatusWrites)
+		steady = fmt.Sprintf("%d in %s (%d ticks of the sync period; %d status writes; the scheduler's CPU %s, %.2f cores on average)", n.SteadyWrites, fmtDuration(n.SteadyWindow), n.SteadyPasses,
+			n.SteadyStatusWrites, fmtDuration(n.SteadyCPU), n.SteadyCPU.Seconds()/n.SteadyWindow.Seconds())
 	}
 	rows = append(rows,
-		Row{Part: part, Measure: fmt.Sprintf("steady state: assignment writes over ≥ %d sync periods of %s after convergence (a second scheduler, started on the same etcd)", n.SteadyPeriods, fmtPeriod(n.SyncPeriod)),
+		Row{Part: part, Measure: fmt.Sprintf("steady state: assignment writes over ≥ %d sync periods of %s after convergence (a second scheduler, started on the same etcd; from its mirrors listed, its first pass included)", n.SteadyPeriods, fmtPeriod(n.SyncPeriod)),
 			Result: steady, Target: fmt.Sprintf("%d", targetNodesSteadyWrites), Verdict: judge(n.SteadyWindow > 0, n.SteadyWrites <= targetNodesSteadyWrites)},
-		Row{Part: part, Measure: "  that second scheduler's first pass (a new leader): assignment writes, and every status written by",
-			Result: fmtRestart(n)},
-		Row{Part: part, Measure: fmt.Sprintf("  reassignment of a dead node while its periodic passes run (SyncPeriod %s, every status due each pass)", fmtPeriod(n.SyncPeriod)),
+		Row{Part: part, Measure: "  that second scheduler (a new leader): its mirrors listed (every slot and reported container counted) after",
+			Result: fmtAfter(n.RestartListed, "after its start")},
+		Row{Part: part, Measure: fmt.Sprintf("  reassignment of a dead node while its periodic passes run (SyncPeriod %s)", fmtPeriod(n.SyncPeriod)),
 			Result: fmtReassignment(n.ReassignBusy)},
 	)
 	return rows
@@ -538,14 +555,6 @@ func fmtAfter(d time.Duration, from string) string {
 		return "not measured"
 	}
 	return fmtDuration(d) + " " + from
-}
-
-// medianOf prints the median of d, or n/a.
-func medianOf(d Durations) string {
-	if len(d) == 0 {
-		return "n/a"
-	}
-	return fmtDuration(d.Median())
 }
 
 func fmtReassignment(r *NodeReassignment) string {
@@ -577,11 +586,11 @@ func fmtPeriod(d time.Duration) string {
 	return s
 }
 
-func fmtRestart(n *NodesResult) string {
-	if n.RestartPass <= 0 {
+func fmtFirstPass(n *NodesResult) string {
+	if n.FirstPass <= 0 {
 		return "not measured"
 	}
-	return fmt.Sprintf("%d assignment writes; %s", n.RestartWrites, fmtAfter(n.RestartPass, "after its start"))
+	return fmt.Sprintf("%s (%d report writes)", fmtAfter(n.FirstPass, "after the start"), n.ReportWrites)
 }
 
 // missed returns the rows that missed their target.

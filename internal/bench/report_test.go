@@ -22,7 +22,7 @@ func verdictOf(t *testing.T, rows []Row, what string) Verdict {
 // targetRows are the measures of the rows that carry the targets.
 var targetRows = []string{
 	"ratio manager (new controller)/raw", "replacement beyond", "ratio manager/plain of the p50s", "ratio manager/plain of the p99s",
-	"full resync", "watch event", "while full resyncs run", "resident memory of the manager's process", "create calls",
+	"the node's full resync", "the node's first create call", "while the node's full resyncs run", "resident memory of the host's process", "create calls",
 	"start-first: ratio manager/Swarm", "stop-first: ratio manager/Swarm", "while every controller rolls out",
 	"first assignment", "reassignment of a dead node: ", "steady state",
 }
@@ -65,9 +65,9 @@ func goodNodes() *NodesResult {
 	return &NodesResult{
 		Controllers: 10000, Replicas: 10, Nodes: 100, NodeGrace: 100 * time.Millisecond, SyncPeriod: time.Second, IdleSyncPeriod: time.Hour,
 		FirstAssignment: 5 * time.Second, Assignments: 100000, SlotsPerNodeMin: 1000, SlotsPerNodeMax: 1000, FirstPass: 10 * time.Second,
-		Memory:      &MemoryResult{RSS: 100 << 20},
-		Reassign:    &NodeReassignment{Node: "node-000", Slots: 1000, Took: time.Second, Writes: 1000},
-		RestartPass: 5 * time.Second, SteadyWindow: 4 * time.Second, SteadyPeriods: 3, SteadyPasses: 3,
+		Memory:        &MemoryResult{RSS: 100 << 20},
+		Reassign:      &NodeReassignment{Node: "node-000", Slots: 1000, Took: time.Second, Writes: 1000},
+		RestartListed: 5 * time.Second, SteadyWindow: 4 * time.Second, SteadyPeriods: 3, SteadyPasses: 3,
 		ReassignBusy: &NodeReassignment{Node: "node-010", Slots: 1010, Took: 4 * time.Second, Writes: 1010},
 	}
 }

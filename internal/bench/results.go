@@ -147,9 +147,19 @@ type ScaleResult struct {
 	// ColdResync is a restart with every status due for a write: the list
 	// of specs and containers, then every controller synced and its status
 	// written.
-	ColdResync    time.Duration `json:"coldResyncNs"`
-	StatusWrites  int           `json:"statusWrites"`
-	EventToCreate Durations     `json:"eventToCreateMs"`
+	ColdResync   time.Duration `json:"coldResyncNs"`
+	StatusWrites int           `json:"statusWrites"`
+	// EventToCreate is a new controller's spec write until the node's
+	// first create call for it: the leader's decision and assignment
+	// write, and the node's claim of the slot, included. EventToStatus is
+	// the same write until the status in etcd, the leader's, says its
+	// replica is ready.
+	EventToCreate Durations `json:"eventToCreateMs"`
+	EventToStatus Durations `json:"eventToStatusMs,omitempty"`
+	// EventToAssignment is the same write until the leader's assignment of
+	// the probe's slot reached the worker (its watch): the leader's part of
+	// EventToCreate.
+	EventToAssignment Durations `json:"eventToAssignmentMs,omitempty"`
 	// EventToCreateBusy is EventToCreate while full resyncs run back to
 	// back.
 	EventToCreateBusy Durations `json:"eventToCreateBusyMs"`
@@ -191,8 +201,10 @@ type ScaleRollout struct {
 	QueueDepthMax float64            `json:"queueDepthMax"`
 	// EventToCreate is new controllers' spec writes until their first
 	// create, written every 10ms while the rollout runs, none waiting for
-	// another.
-	EventToCreate Durations `json:"eventToCreateMs"`
+	// another; EventToAssignment the same writes until the leader's
+	// assignment reached the worker, in the same order.
+	EventToCreate     Durations `json:"eventToCreateMs"`
+	EventToAssignment Durations `json:"eventToAssignmentMs,omitempty"`
 }
 
 // MemoryResult is the resident memory of a worker whose manager has
@@ -232,6 +244,8 @@ type NodesResult struct {
 	Controllers int `json:"controllers"`
 	Replicas    int `json:"replicas"`
 	Nodes       int `json:"nodes"`
+	// Reports: the simulated nodes wrote their reports (--nodes-reports).
+	Reports bool `json:"reports"`
 	// NodeGrace, SyncPeriod and IdleSyncPeriod are the schedulers'
 	// options.
 	NodeGrace      time.Duration `json:"nodeGraceNs"`
@@ -251,9 +265,12 @@ type NodesResult struct {
 	SlotsPerNodeMin int           `json:"slotsPerNodeMin"`
 	SlotsPerNodeMax int           `json:"slotsPerNodeMax"`
 	// FirstPass is from the start until the first pass was over: a status
-	// (and a history record) written for every controller, the last
-	// write before the scheduler went quiet.
-	FirstPass time.Duration `json:"firstPassNs"`
+	// (and a history record) written for every controller, and again from
+	// the simulated nodes' reports, the last write before the prefix went
+	// quiet. ReportWrites are the report puts and deletes the simulated
+	// nodes made by then.
+	FirstPass    time.Duration `json:"firstPassNs"`
+	ReportWrites int           `json:"reportWrites"`
 	// Memory is the scheduler's process once the first pass was over
 	// (RSSWithoutManager and HeapWithoutManager are not taken).
 	Memory *MemoryResult `json:"memory,omitempty"`
@@ -261,24 +278,23 @@ type NodesResult struct {
 	// Reassign is the busiest node's lease revoked on the idle scheduler.
 	Reassign *NodeReassignment `json:"reassign,omitempty"`
 
-	// RestartWrites are the assignment writes of the second scheduler
-	// from its start until it had written every status (its first pass),
-	// RestartPass how long that took.
-	RestartWrites int           `json:"restartWrites"`
-	RestartPass   time.Duration `json:"restartPassNs"`
-	// SteadyWindow is the window after that first pass: at least
-	// SteadyPeriods sync periods, and until SteadyPasses ≥ SteadyPeriods
-	// passes have begun in it (a pass writes the first controller's status
-	// first, every status being due each period). SteadyWrites are the
-	// assignment writes (puts and deletes) the watch saw in it,
-	// SteadyStatusWrites the status writes; PassIntervals are the times
-	// between two passes' writes of the first controller's status.
+	// RestartListed is from the second scheduler's start until its
+	// mirrors were listed: the slots and the reported containers its
+	// NodeStats counts were every slot.
+	RestartListed time.Duration `json:"restartListedNs"`
+	// SteadyWindow is the window from then, its first pass included: at
+	// least SteadyPeriods sync periods, holding SteadyPasses ≥
+	// SteadyPeriods ticks of the sync period (each queues every controller
+	// for a decision), each followed by 90% of a period. SteadyWrites are
+	// the assignment writes (puts and deletes) the watch saw in it,
+	// SteadyStatusWrites the status writes, SteadyCPU the scheduler
+	// process's CPU time.
 	SteadyWindow       time.Duration `json:"steadyWindowNs"`
 	SteadyPeriods      int           `json:"steadyPeriods"`
 	SteadyPasses       int           `json:"steadyPasses"`
 	SteadyWrites       int           `json:"steadyWrites"`
 	SteadyStatusWrites int           `json:"steadyStatusWrites"`
-	PassIntervals      Durations     `json:"passIntervalsMs,omitempty"`
+	SteadyCPU          time.Duration `json:"steadyCpuNs"`
 	// ReassignBusy is the busiest node's lease revoked on the second
 	// scheduler after the window, while its periodic passes run.
 	ReassignBusy *NodeReassignment `json:"reassignBusy,omitempty"`

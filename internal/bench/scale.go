@@ -3,7 +3,7 @@ package bench
 // This file runs the control-plane part: a real embedded etcd in this
 // process, and two scale-worker subprocesses per controller count (one on
 // the fake for every measurement, one on bareTasks for the memory), so
-// that each worker's resident memory is its manager's and not etcd's. The
+// that each worker's resident memory is its host's and not etcd's. The
 // fake's worker at Config.ScaleRolloutAt controllers ends with the mass
 // rollout.
 

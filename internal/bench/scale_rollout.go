@@ -1,14 +1,15 @@
 package bench
 
 // This file is the control plane's mass rollout, the worker's last
-// measurement (--rollout, with the fake): a fresh manager on the same fake
+// measurement (--rollout, with the fake): a fresh host on the same fake
 // and etcd syncs every controller once, then every spec is written with a
 // new image at once, and the rollout of every controller (default
-// strategy: stop-first, one container at a time; the fake's containers are
-// ready at once, so every readiness gate passes) is timed until each
-// controller's status in etcd says Progressing/RolloutComplete with
-// updatedReplicas N and every container of the fake has its controller's
-// new template.
+// strategy: stop-first, one container at a time, each step decided by the
+// leader and gated on availability, which waits the default
+// monitorSeconds after each new container; the fake's containers are
+// ready at once) is timed until each controller's status in etcd says
+// Progressing/RolloutComplete with updatedReplicas N and every container
+// of the fake has its controller's new template.
 //
 // Meanwhile new controllers of one replica are written at a steady pace
 // and each is timed from its write until its first create. Unlike the idle
@@ -71,7 +72,10 @@ func (w *scaleWorker) measureRollout(ctx context.Context) (_ *ScaleRollout, err 
 		rc := newController(scaleID(i), scaleRolloutImage, w.replicas, nil)
 		hashes[rc.ID] = api.TemplateHash(&rc.DesiredState.TaskTemplate)
 	}
-	m := w.startManager(ctx)
+	m, err := w.startManager(ctx)
+	if err != nil {
+		return nil, err
+	}
 	defer func() { err = errors.Join(err, m.stop()) }()
 	existing := w.controllers + w.probes + w.busyProbes()
 	if err := m.waitSyncs(ctx, uint64(existing)); err != nil {
@@ -108,7 +112,7 @@ func (w *scaleWorker) measureRollout(ctx context.Context) (_ *ScaleRollout, err 
 	if err = errors.Join(err, probes.err); err != nil {
 		return nil, fmt.Errorf("rollout: %w", err)
 	}
-	res.EventToCreate, res.QueueDepthMax = probes.times, probes.depthMax
+	res.EventToCreate, res.EventToAssignment, res.QueueDepthMax = probes.times, probes.assigned, probes.depthMax
 
 	after, err := m.rolloutCounters()
 	if err != nil {
@@ -118,9 +122,10 @@ func (w *scaleWorker) measureRollout(ctx context.Context) (_ *ScaleRollout, err 
 	res.Syncs = uint64(after.syncs - before.syncs)
 	res.EventsDropped = after.eventsDropped - before.eventsDropped
 	res.Calls = fakeCallsSince(callsBefore, w.fake.Counts())
-	w.log("rollout of every controller: complete in %s (specs written in %s; half the controllers by %s), %.0f steps, %d syncs, %.0f events dropped, queue depth up to %.0f; event → create meanwhile: p50 %s, p99 %s (n=%d)",
+	w.log("rollout of every controller: complete in %s (specs written in %s; half the controllers by %s), %.0f steps, %d syncs, %.0f events dropped, queue depth up to %.0f; event → create meanwhile: p50 %s, p99 %s (n=%d), of which the leader's assignment p50 %s, p99 %s",
 		fmtDuration(res.Complete), fmtDuration(res.WriteSpecs), fmtDuration(res.Done.Median()), res.Steps, res.Syncs, res.EventsDropped, res.QueueDepthMax,
-		fmtDuration(res.EventToCreate.Percentile(50)), fmtDuration(res.EventToCreate.Percentile(99)), len(res.EventToCreate))
+		fmtDuration(res.EventToCreate.Percentile(50)), fmtDuration(res.EventToCreate.Percentile(99)), len(res.EventToCreate),
+		fmtDuration(res.EventToAssignment.Percentile(50)), fmtDuration(res.EventToAssignment.Percentile(99)))
 	return res, nil
 }
 
@@ -242,9 +247,9 @@ func (w *scaleWorker) rolloutLeft(hashes map[string]string) (outdated, missing i
 
 // probeResult is what rolloutProbes measured.
 type probeResult struct {
-	times    Durations
-	depthMax float64
-	err      error
+	times, assigned Durations
+	depthMax        float64
+	err             error
 }
 
 // rolloutProbes writes a new controller of one replica every
@@ -280,6 +285,12 @@ func (w *scaleWorker) rolloutProbes(ctx context.Context, m *managerRun, stop <-c
 			return res
 		}
 		res.times = append(res.times, at.Sub(written[i]))
+		assigned, err := w.assignedAt(ctx, strings.TrimSuffix(name, "-1"))
+		if err != nil {
+			res.err = err
+			return res
+		}
+		res.assigned = append(res.assigned, assigned.Sub(written[i]))
 	}
 	return res
 }

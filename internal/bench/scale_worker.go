@@ -1,14 +1,18 @@
 package bench
 
-// This file is the control-plane part's subprocess: the manager with the
+// This file is the control-plane part's subprocess: one host as the
+// daemon composes it (host.go: the leader's Scheduler and the node's
+// ReplicationManager, the node registered under a lease) with the
 // in-memory fake in place of Docker, on a real etcd that runs in the
-// parent, so that this process's resident memory is the manager's and the
-// fake's, not etcd's. It converges N controllers, then times full
-// resyncs, spec writes until their first create, and a restart that
-// rewrites every status; with --rollout, last, a new template in every
-// spec (scale_rollout.go). With --task-control=bare it runs the manager on
-// bareTasks instead and only measures memory. It prints a ScaleResult as
-// JSON on stdout and its progress on stderr.
+// parent, so that this process's resident memory is the host's and the
+// fake's, not etcd's. It converges N controllers (the leader assigns
+// every slot to the node, the node creates them and reports, the leader
+// writes the statuses), then times the node's full resyncs, spec writes
+// until their first create and until their status, and a restart of both
+// roles that rewrites every report and status; with --rollout, last, a new
+// template in every spec (scale_rollout.go). With --task-control=bare it
+// runs the host on bareTasks instead and only measures memory. It prints
+// a ScaleResult as JSON on stdout and its progress on stderr.
 
 import (
 	"context"
@@ -29,6 +33,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -56,7 +61,7 @@ const (
 type scaleWorker struct {
 	client *clientv3.Client
 	store  *registry.Store
-	// tc is the task control the manager runs on: fake, or a bareTasks
+	// tc is the task control the node runs on: fake, or a bareTasks
 	// when fake is nil; count says how many containers it holds.
 	tc         registry.TaskControlInterface
 	count      func() int
@@ -74,6 +79,9 @@ type scaleWorker struct {
 	// probes written during the mass rollout.
 	probeHits   chan probeHit
 	rolloutHits probeTimes
+	// assigned keeps when the leader's first assignment of each probe
+	// controller reached this process (watchAssigned), by controller id.
+	assigned probeTimes
 }
 
 type probeHit struct {
@@ -102,7 +110,10 @@ func RunScaleWorker(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *etcdURL == "" || *profileDir == "" {
 		return errors.New("scale-worker: --etcd and --profile-dir are required")
 	}
-	client, err := clientv3.New(clientv3.Config{Endpoints: []string{*etcdURL}, DialTimeout: 5 * time.Second})
+	// the client's own log of retries (the leader's puts cancelled at a
+	// host's stop) would drown the progress output; its failures reach
+	// the host and the worker
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{*etcdURL}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		return fmt.Errorf("etcd client: %w", err)
 	}
@@ -113,6 +124,7 @@ func RunScaleWorker(ctx context.Context, args []string, stdout, stderr io.Writer
 	w.profileDir = *profileDir
 	w.probeHits = make(chan probeHit, 1)
 	w.rolloutHits.first = make(map[string]time.Time)
+	w.assigned.first = make(map[string]time.Time)
 	switch w.mode {
 	case "fake":
 		w.fake = &taskcontrol.Fake{CreateErr: w.onCreate}
@@ -159,8 +171,18 @@ func (w *scaleWorker) run(ctx context.Context) (ScaleResult, error) {
 	res.WriteSpecs = time.Since(start)
 	w.log("%d specs written in %s", w.controllers, fmtDuration(res.WriteSpecs))
 
-	m := w.startManager(ctx)
-	err := w.measure(ctx, m, &res)
+	if w.fake != nil {
+		watchCtx, cancelWatch := context.WithCancel(ctx)
+		defer cancelWatch()
+		if err := w.watchAssigned(watchCtx); err != nil {
+			return res, err
+		}
+	}
+	m, err := w.startManager(ctx)
+	if err != nil {
+		return res, err
+	}
+	err = w.measure(ctx, m, &res)
 	if err = errors.Join(err, m.stop()); err != nil {
 		return res, err
 	}
@@ -176,7 +198,7 @@ func (w *scaleWorker) run(ctx context.Context) (ScaleResult, error) {
 	return res, err
 }
 
-// measure converges the manager and takes the measurements that need it
+// measure converges the host and takes the measurements that need it
 // running; the memory, last, stops it.
 func (w *scaleWorker) measure(ctx context.Context, m *managerRun, res *ScaleResult) error {
 	want := w.controllers * w.replicas
@@ -202,7 +224,7 @@ func (w *scaleWorker) measure(ctx context.Context, m *managerRun, res *ScaleResu
 	if err := w.profile("resync", res, func() error { return w.timeResyncs(ctx, m, res, w.resyncs) }); err != nil {
 		return err
 	}
-	if err := w.profile("events", res, func() error { return w.timeProbes(ctx, m, res) }); err != nil {
+	if err := w.profile("events", res, func() error { return w.timeProbes(ctx, res) }); err != nil {
 		return err
 	}
 	if err := w.profile("events-busy", res, func() error { return w.timeBusyProbes(ctx, m, res) }); err != nil {
@@ -268,38 +290,41 @@ func putControllers(ctx context.Context, client *clientv3.Client, store *registr
 	return <-errc
 }
 
-// managerRun is one running manager and the metrics it registers.
+// managerRun is one running host (host.go: the leader and the node's
+// manager, as the daemon runs them) and the metrics the node's manager
+// registers.
 type managerRun struct {
-	rm      *registry.ReplicationManager
+	host    *host
 	reg     *prometheus.Registry
+	client  *clientv3.Client
 	started time.Time
-	cancel  context.CancelFunc
-	done    chan error
 
 	stopOnce sync.Once
 	err      error
 }
 
-// startManager runs a manager on the fake until stop. Its resync period
-// is an hour, so that only the resyncs the worker asks for happen.
-func (w *scaleWorker) startManager(ctx context.Context) *managerRun {
+// startManager runs a host on the worker's task control until stop. The
+// sync period of both roles is an hour, so that only the resyncs the
+// worker asks for happen.
+func (w *scaleWorker) startManager(ctx context.Context) (*managerRun, error) {
 	reg := prometheus.NewRegistry()
-	rm := registry.NewReplicationManager(w.store, w.tc, slog.New(slog.DiscardHandler), registry.Options{
+	h, err := startHost(ctx, w.client, w.store, w.tc, slog.New(slog.DiscardHandler), registry.Options{
 		SyncPeriod: time.Hour,
 		Registerer: reg,
 	})
-	ctx, cancel := context.WithCancel(ctx)
-	m := &managerRun{rm: rm, reg: reg, started: time.Now(), cancel: cancel, done: make(chan error, 1)}
-	go func() { m.done <- rm.Run(ctx) }()
-	return m
+	if err != nil {
+		return nil, err
+	}
+	return &managerRun{host: h, reg: reg, client: w.client, started: h.started}, nil
 }
 
-// stop stops the manager and returns what Run returned; later calls
-// return the same.
+// stop stops the host and returns what its roles' Run returned; later
+// calls return the same. It lets go of the host, so that a GC can take
+// its memory.
 func (m *managerRun) stop() error {
 	m.stopOnce.Do(func() {
-		m.cancel()
-		m.err = <-m.done
+		m.err = m.host.stop()
+		m.host = nil
 	})
 	return m.err
 }
@@ -339,10 +364,16 @@ func (m *managerRun) waitSyncs(ctx context.Context, n uint64) error {
 	return nil
 }
 
-// waitQuiet waits until no sync has finished for quietFor.
+// waitQuiet waits until, for quietFor, no sync of the node has finished
+// and nothing was written to etcd (the leader's assignments and statuses,
+// the node's reports and events): the worker's etcd has no other writer.
 func (m *managerRun) waitQuiet(ctx context.Context) error {
 	deadline := time.Now().Add(scaleTimeout)
 	last, err := m.syncs()
+	if err != nil {
+		return err
+	}
+	lastRev, err := m.etcdRevision(ctx)
 	if err != nil {
 		return err
 	}
@@ -356,19 +387,33 @@ func (m *managerRun) waitQuiet(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if n == last {
+		rev, err := m.etcdRevision(ctx)
+		if err != nil {
+			return err
+		}
+		if n == last && rev == lastRev {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("manager still busy after %s", scaleTimeout)
+			return fmt.Errorf("host still busy after %s", scaleTimeout)
 		}
-		last = n
+		last, lastRev = n, rev
 	}
 }
 
-// timeResyncs times full resyncs: Synchronize lists the containers once
-// and queues every controller; the resync is over when every controller
-// has synced. Nothing changed, so no sync writes to etcd.
+// etcdRevision is etcd's current revision, which every write moves.
+func (m *managerRun) etcdRevision(ctx context.Context) (int64, error) {
+	resp, err := m.client.Get(ctx, "rm-bench-revision", clientv3.WithCountOnly())
+	if err != nil {
+		return 0, fmt.Errorf("etcd revision: %w", err)
+	}
+	return resp.Header.Revision, nil
+}
+
+// timeResyncs times the node's full resyncs: Synchronize lists the
+// containers once and queues every controller; the resync is over when
+// every controller has synced. Nothing changed, so no sync writes to etcd
+// and the leader has nothing to decide.
 func (w *scaleWorker) timeResyncs(ctx context.Context, m *managerRun, res *ScaleResult, n int) error {
 	for range n {
 		before, err := m.syncs()
@@ -376,7 +421,7 @@ func (w *scaleWorker) timeResyncs(ctx context.Context, m *managerRun, res *Scale
 			return err
 		}
 		start := time.Now()
-		if err := m.rm.Synchronize(ctx); err != nil {
+		if err := m.host.rm.Synchronize(ctx); err != nil {
 			return fmt.Errorf("resync: %w", err)
 		}
 		res.ResyncCall = append(res.ResyncCall, time.Since(start))
@@ -393,12 +438,16 @@ func (w *scaleWorker) timeResyncs(ctx context.Context, m *managerRun, res *Scale
 }
 
 // timeProbes writes new controllers of one replica, one at a time, and
-// times each from the write until the fake's first create call for it.
-func (w *scaleWorker) timeProbes(ctx context.Context, m *managerRun, res *ScaleResult) error {
-	if err := w.probeLoop(ctx, m, probePrefix, w.probes, &res.EventToCreate, &res.CommitToCreate, nil); err != nil {
+// times each from the write until the fake's first create call for it,
+// and until its status says the replica is ready.
+func (w *scaleWorker) timeProbes(ctx context.Context, res *ScaleResult) error {
+	if err := w.probeLoop(ctx, probePrefix, w.probes, &res.EventToCreate, &res.CommitToCreate, &res.EventToStatus, &res.EventToAssignment); err != nil {
 		return err
 	}
-	w.log("event → create: p50 %s, p99 %s", fmtDuration(res.EventToCreate.Percentile(50)), fmtDuration(res.EventToCreate.Percentile(99)))
+	w.log("event → create: p50 %s, p99 %s (the leader's assignment: p50 %s, p99 %s); → status ready: p50 %s, p99 %s",
+		fmtDuration(res.EventToCreate.Percentile(50)), fmtDuration(res.EventToCreate.Percentile(99)),
+		fmtDuration(res.EventToAssignment.Percentile(50)), fmtDuration(res.EventToAssignment.Percentile(99)),
+		fmtDuration(res.EventToStatus.Percentile(50)), fmtDuration(res.EventToStatus.Percentile(99)))
 	return nil
 }
 
@@ -410,13 +459,13 @@ func (w *scaleWorker) timeBusyProbes(ctx context.Context, m *managerRun, res *Sc
 	wg.Go(func() {
 		for busyCtx.Err() == nil {
 			before, err := m.syncs()
-			if err != nil || m.rm.Synchronize(busyCtx) != nil {
+			if err != nil || m.host.rm.Synchronize(busyCtx) != nil {
 				return
 			}
 			_ = m.waitSyncs(busyCtx, before+uint64(w.controllers))
 		}
 	})
-	err := w.probeLoop(ctx, m, probePrefix+"busy-", w.busyProbes(), &res.EventToCreateBusy, nil, nil)
+	err := w.probeLoop(ctx, probePrefix+"busy-", w.busyProbes(), &res.EventToCreateBusy, nil, nil, nil)
 	stop()
 	wg.Wait()
 	if err != nil {
@@ -432,50 +481,166 @@ func (w *scaleWorker) busyProbes() int { return max(1, w.probes/2) }
 // probeLoop writes count controllers named prefix0000, ... one after the
 // other and appends to fromWrite the time from each write to its first
 // create, and to fromAck (when not nil) the same from the write's
-// acknowledgement. more, when not nil, is asked before every probe but the
-// first whether to go on.
-func (w *scaleWorker) probeLoop(ctx context.Context, m *managerRun, prefix string, count int, fromWrite, fromAck *Durations, more func() bool) error {
+// acknowledgement. Each create comes after the leader's decision and its
+// assignment write, and the node's claim of the slot in its report. The
+// next probe is written once the probe's status in etcd, which the leader
+// writes from the node's report, says its replica is ready; toStatus
+// (when not nil) gets the time from the write until the watch saw it, and
+// toAssigned (when not nil) the time until the leader's assignment of its
+// slot reached this process.
+func (w *scaleWorker) probeLoop(ctx context.Context, prefix string, count int, fromWrite, fromAck, toStatus, toAssigned *Durations) error {
 	for i := range count {
-		if i > 0 && more != nil && !more() {
-			return ctx.Err()
-		}
 		id := fmt.Sprintf("%s%04d", prefix, i)
-		before, err := m.syncs()
+		watchCtx, cancelWatch := context.WithCancel(ctx)
+		statuses, err := w.watchReady(watchCtx, id)
+		if err != nil {
+			cancelWatch()
+			return fmt.Errorf("probe %s: %w", id, err)
+		}
+		start, err := w.probe(ctx, id, statuses, fromWrite, fromAck, toStatus)
+		cancelWatch()
 		if err != nil {
 			return err
 		}
-		start := time.Now()
-		if _, err := w.store.CreateController(ctx, newController(id, "demo-task:latest", 1, nil)); err != nil {
-			return fmt.Errorf("probe: %w", err)
-		}
-		acked := time.Now()
-		select {
-		case hit := <-w.probeHits:
-			if hit.name != id+"-1" {
-				return fmt.Errorf("probe %s: unexpected create of %s", id, hit.name)
+		if toAssigned != nil {
+			at, err := w.assignedAt(ctx, id)
+			if err != nil {
+				return err
 			}
-			*fromWrite = append(*fromWrite, hit.at.Sub(start))
-			if fromAck != nil {
-				*fromAck = append(*fromAck, hit.at.Sub(acked))
-			}
-		case <-time.After(30 * time.Second):
-			return fmt.Errorf("probe %s: no create within 30s", id)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		// the probe's sync goes on to write its status: let it finish, so
-		// that probes do not queue behind each other
-		if err := m.waitSyncs(ctx, before+1); err != nil {
-			return fmt.Errorf("probe %s: %w", id, err)
+			*toAssigned = append(*toAssigned, at.Sub(start))
 		}
 	}
 	return nil
 }
 
-// measureMemory reads the resident memory with the manager converged, then
-// stops the manager and reads it again once its memory is returned to the
-// OS, so that the manager's share can be told from the task control's. The
-// caller stops the manager if it fails before that.
+// watchAssigned watches the assignments of the probe controllers and
+// keeps when the first of each reached this process, in w.assigned. The
+// watch is in place when it returns; it ends with ctx.
+func (w *scaleWorker) watchAssigned(ctx context.Context) error {
+	prefix := w.store.AssignmentsPrefix()
+	watch := w.client.Watch(ctx, prefix+probePrefix, clientv3.WithPrefix(), clientv3.WithCreatedNotify())
+	if resp, ok := <-watch; !ok || !resp.Created {
+		return fmt.Errorf("watch the probes' assignments: %w", resp.Err())
+	}
+	go func() {
+		for resp := range watch {
+			at := time.Now()
+			for _, ev := range resp.Events {
+				key := strings.TrimPrefix(string(ev.Kv.Key), prefix)
+				if i := strings.LastIndexByte(key, '/'); ev.Type == clientv3.EventTypePut && i > 0 {
+					w.assigned.hit(key[:i], at)
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// assignedAt returns when the first assignment of probe id reached this
+// process; the node's create of it came after, though its own watch may
+// have delivered it a moment before this one did.
+func (w *scaleWorker) assignedAt(ctx context.Context, id string) (time.Time, error) {
+	var at time.Time
+	err := waitUntil(ctx, 30*time.Second, time.Millisecond, func() (ok bool) {
+		at, ok = w.assigned.get(id)
+		return ok
+	})
+	if err != nil {
+		return at, fmt.Errorf("probe %s: no assignment seen: %w", id, err)
+	}
+	return at, nil
+}
+
+// probe writes probe id and waits for its first create, then for its
+// status in statuses. It returns when it wrote the spec.
+func (w *scaleWorker) probe(ctx context.Context, id string, statuses <-chan readyAt, fromWrite, fromAck, toStatus *Durations) (time.Time, error) {
+	start := time.Now()
+	rev, err := w.store.CreateController(ctx, newController(id, "demo-task:latest", 1, nil))
+	if err != nil {
+		return start, fmt.Errorf("probe: %w", err)
+	}
+	acked := time.Now()
+	select {
+	case hit := <-w.probeHits:
+		if hit.name != id+"-1" {
+			return start, fmt.Errorf("probe %s: unexpected create of %s", id, hit.name)
+		}
+		*fromWrite = append(*fromWrite, hit.at.Sub(start))
+		if fromAck != nil {
+			*fromAck = append(*fromAck, hit.at.Sub(acked))
+		}
+	case <-time.After(30 * time.Second):
+		return start, fmt.Errorf("probe %s: no create within 30s", id)
+	case <-ctx.Done():
+		return start, ctx.Err()
+	}
+	// the leader writes the probe's status from the node's report: let
+	// that finish, so that probes do not queue behind each other
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case s, ok := <-statuses:
+			if !ok {
+				return start, fmt.Errorf("probe %s: status watch ended", id)
+			}
+			if s.rev < rev {
+				continue // not this spec's
+			}
+			if toStatus != nil {
+				*toStatus = append(*toStatus, s.at.Sub(start))
+			}
+			return start, nil
+		case <-timeout:
+			return start, fmt.Errorf("probe %s: no status with its replica ready within 30s", id)
+		case <-ctx.Done():
+			return start, ctx.Err()
+		}
+	}
+}
+
+// readyAt is a status that says a replica is ready: of which spec
+// revision, and when the watch saw it.
+type readyAt struct {
+	rev int64
+	at  time.Time
+}
+
+// watchReady watches controller id's status and sends every put that
+// says at least one replica is ready. The watch is in place when it
+// returns; it ends with ctx.
+func (w *scaleWorker) watchReady(ctx context.Context, id string) (<-chan readyAt, error) {
+	watch := w.client.Watch(ctx, w.store.StatusKey(id), clientv3.WithCreatedNotify())
+	if resp, ok := <-watch; !ok || !resp.Created {
+		return nil, fmt.Errorf("watch status: %w", resp.Err())
+	}
+	out := make(chan readyAt, 16)
+	go func() {
+		defer close(out)
+		for resp := range watch {
+			at := time.Now()
+			for _, ev := range resp.Events {
+				if ev.Type != clientv3.EventTypePut {
+					continue
+				}
+				st, err := api.DecodeStatus(ev.Kv.Value)
+				if err != nil || st.ReadyReplicas < 1 {
+					continue
+				}
+				select {
+				case out <- readyAt{rev: st.ObservedRevision, at: at}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// measureMemory reads the resident memory with the host converged, then
+// stops the host and reads it again once its memory is returned to the
+// OS, so that the host's share can be told from the task control's. The
+// caller stops the host if it fails before that.
 func (w *scaleWorker) measureMemory(m *managerRun, res *ScaleResult) error {
 	mem := &res.Memory
 	var err error
@@ -497,9 +662,8 @@ func (w *scaleWorker) measureMemory(m *managerRun, res *ScaleResult) error {
 	res.Profiles["heap"] = heapFile
 
 	if err := m.stop(); err != nil {
-		return fmt.Errorf("stop manager: %w", err)
+		return fmt.Errorf("stop the host: %w", err)
 	}
-	m.rm = nil
 	runtime.GC()
 	debug.FreeOSMemory()
 	runtime.ReadMemStats(&ms)
@@ -511,10 +675,12 @@ func (w *scaleWorker) measureMemory(m *managerRun, res *ScaleResult) error {
 	return nil
 }
 
-// timeColdResync removes every stored status and starts a new manager: it
-// lists the specs and the containers, syncs every controller and writes
-// every status, as a periodic resync does when every status is due. It is
-// over when every status is back.
+// timeColdResync removes every stored status and starts a new host, as a
+// restart of the daemon: the node (its reports went with the last host's
+// lease) lists the specs, the assignments and the containers, syncs every
+// controller and writes every report; the leader, which finds no status,
+// decides every controller and writes every status from the reports. It
+// is over when every status is back.
 func (w *scaleWorker) timeColdResync(ctx context.Context, res *ScaleResult) (err error) {
 	total := w.controllers + w.probes + w.busyProbes()
 	if _, err := w.client.Delete(ctx, w.store.StatusPrefix(), clientv3.WithPrefix()); err != nil {
@@ -543,7 +709,10 @@ func (w *scaleWorker) timeColdResync(ctx context.Context, res *ScaleResult) (err
 		}
 	}()
 
-	m := w.startManager(ctx)
+	m, err := w.startManager(ctx)
+	if err != nil {
+		return err
+	}
 	defer func() { err = errors.Join(err, m.stop()) }()
 	select {
 	case n := <-written:
