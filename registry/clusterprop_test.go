@@ -239,7 +239,9 @@ func TestClusterKeepsTheBoundsOverRandomHistories(t *testing.T) {
 			},
 			"lead": func(*rapid.T) { c.lead() },
 			"act":  func(t *rapid.T) { c.act(c.pick(t)) },
-			"tick": func(t *rapid.T) { c.clock.Advance(time.Duration(rapid.IntRange(1, 10).Draw(t, "seconds")) * time.Second) },
+			"tick": func(t *rapid.T) {
+				c.clock.Advance(time.Duration(rapid.IntRange(1, 10).Draw(t, "seconds")) * time.Second)
+			},
 			"kill container": func(t *rapid.T) {
 				n := c.pick(t)
 				if tasks := n.fake.Tasks(); len(tasks) > 0 {
