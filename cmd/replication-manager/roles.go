@@ -61,7 +61,7 @@ func newRoles(client *clientv3.Client, store *registry.Store, opts *options, doc
 	}
 	schedOpts := registry.SchedulerOptions{
 		NodeGrace: opts.NodeGrace, SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
-		Policy: opts.policy(), RevisionHistoryLimit: opts.RevisionHistoryLimit,
+		Policy: opts.policy(), RevisionHistoryLimit: opts.RevisionHistoryLimit, Workers: opts.Workers,
 	}
 	r := &roles{
 		agent: agent,
