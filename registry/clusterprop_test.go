@@ -52,8 +52,9 @@ type propNode struct {
 	alive bool
 }
 
-func newPropCluster(tb *testing.T, t *rapid.T, store *Store) *propCluster {
-	c := &propCluster{t: t, tb: tb, ctx: tb.Context(), store: store, clock: &testClock{now: time.Now()}, nodes: map[string]*propNode{}}
+func newPropCluster(t *testing.T, rt *rapid.T, store *Store) *propCluster {
+	t.Helper()
+	c := &propCluster{t: rt, tb: t, ctx: t.Context(), store: store, clock: &testClock{now: time.Now()}, nodes: map[string]*propNode{}}
 	for _, name := range []string{"a", "b"} {
 		n := &propNode{name: name, fake: &taskcontrol.Fake{Now: c.clock.Now}}
 		c.nodes[name] = n
@@ -96,10 +97,9 @@ func (c *propCluster) newLeader() {
 // write stores the spec as a user would.
 func (c *propCluster) write() {
 	spec, err := c.store.GetController(c.ctx, "web")
-	switch {
-	case err == nil:
+	if err == nil {
 		c.rev, err = c.store.UpdateController(c.ctx, c.spec, spec.ModRevision)
-	default:
+	} else {
 		c.rev, err = c.store.CreateController(c.ctx, c.spec)
 	}
 	if err != nil {

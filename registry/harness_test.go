@@ -40,9 +40,9 @@ func TestMain(m *testing.M) {
 }
 
 // testClient returns a client of the package's embedded etcd.
-func testClient(t testing.TB) *clientv3.Client {
-	t.Helper()
-	return etcdServer.Client(t)
+func testClient(tb testing.TB) *clientv3.Client {
+	tb.Helper()
+	return etcdServer.Client(tb)
 }
 
 // harness is one host as the daemon runs it: a leader (Scheduler) and the
@@ -90,31 +90,31 @@ func (c *testClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-func newHarness(t testing.TB, opts Options) *harness {
-	t.Helper()
-	client := testClient(t)
+func newHarness(tb testing.TB, opts Options) *harness {
+	tb.Helper()
+	client := testClient(tb)
 	// a prefix of its own, also when -count runs the test again
-	store := NewStore(client, fmt.Sprintf("/test/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), harnesses.Add(1)))
+	store := NewStore(client, fmt.Sprintf("/test/%s-%d", strings.ReplaceAll(tb.Name(), "/", "_"), harnesses.Add(1)))
 	clock := &testClock{now: time.Now()}
 	fake := &taskcontrol.Fake{Now: clock.Now}
-	lease, err := client.Grant(t.Context(), 60)
+	lease, err := client.Grant(tb.Context(), 60)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	if err := store.RegisterNode(t.Context(), &api.Node{Name: harnessNode, EngineID: "engine-" + harnessNode}, lease.ID); err != nil {
-		t.Fatal(err)
+	if err := store.RegisterNode(tb.Context(), &api.Node{Name: harnessNode, EngineID: "engine-" + harnessNode}, lease.ID); err != nil {
+		tb.Fatal(err)
 	}
 	opts.Node = NodeOptions{Name: harnessNode, Lease: lease.ID}
-	rm := NewReplicationManager(store, fake, testLogger(t), opts)
+	rm := NewReplicationManager(store, fake, testLogger(tb), opts)
 	rm.now = clock.Now
 	rm.registryID = testRegistryID
-	sched := NewScheduler(store, testLogger(t), SchedulerOptions{SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
+	sched := NewScheduler(store, testLogger(tb), SchedulerOptions{SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
 		Policy: opts.Policy, RevisionHistoryLimit: opts.RevisionHistoryLimit})
 	sched.now = clock.Now
 	// Run writes events off the sync's path and feeds the queue's second
 	// lane; for syncs called directly, the harness does both until Run
 	// takes over (stopBackground)
-	ctx, cancel := context.WithCancel(t.Context())
+	ctx, cancel := context.WithCancel(tb.Context())
 	var background sync.WaitGroup
 	background.Go(func() { rm.events.run(ctx) })
 	background.Go(func() { rm.feed(ctx) })
@@ -122,7 +122,7 @@ func newHarness(t testing.TB, opts Options) *harness {
 		cancel()
 		background.Wait()
 	})
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		rm.queue.ShutDown()
 		sched.queue.close()
 		stopBackground()
@@ -130,8 +130,8 @@ func newHarness(t testing.TB, opts Options) *harness {
 	return &harness{rm: rm, sched: sched, fake: fake, store: store, client: client, clock: clock, stopBackground: stopBackground}
 }
 
-func testLogger(t testing.TB) *slog.Logger {
-	t.Helper()
+func testLogger(tb testing.TB) *slog.Logger {
+	tb.Helper()
 	if os.Getenv("REGISTRY_TEST_LOG") != "" { // e.g. REGISTRY_TEST_LOG=1 go test -v
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

@@ -217,10 +217,8 @@ func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 	id, sp := src.id, src.spec
 	in := decide.Input{Assigned: map[int]decide.Assignment{}, Reports: map[string]decide.Report{},
 		ReportsRevision: src.reportsRev, Now: src.now, Grace: src.grace}
-	switch {
-	case sp == nil:
-		in.Controller = decide.Controller{ID: id, Gone: true}
-	default:
+	in.Controller = decide.Controller{ID: id, Gone: true}
+	if sp != nil {
 		in.Controller = sp.ctl
 	}
 	for slot, a := range src.assignments {

@@ -55,13 +55,6 @@ func (n *nodeSlots) of(id string) map[int]slotAssignment {
 	return maps.Clone(n.slots[id])
 }
 
-// has reports whether any slot of id is assigned here.
-func (n *nodeSlots) has(id string) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return len(n.slots[id]) > 0
-}
-
 // decode returns the assignment of key k when it names this node.
 func (n *nodeSlots) decode(k kv) (id string, slot int, a slotAssignment, mine bool) {
 	id, slot, ok := n.store.parseAssignmentKey(k.key)

@@ -46,12 +46,6 @@ func rolling(replicas int, fn func(*api.ReplicationControllerState)) *api.Replic
 	return rc
 }
 
-func strategy(typ string, surge, unavailable intstr.IntOrString) func(*api.ReplicationControllerState) {
-	return func(ds *api.ReplicationControllerState) {
-		ds.UpdateStrategy = &api.UpdateStrategy{Type: typ, MaxSurge: &surge, MaxUnavailable: &unavailable}
-	}
-}
-
 func TestProgressingCondition(t *testing.T) {
 	spec := rolling(2, func(ds *api.ReplicationControllerState) {
 		d := 60

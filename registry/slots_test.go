@@ -1,21 +1,10 @@
 package registry
 
 import (
-	"strconv"
 	"testing"
 
 	"github.com/replication-manager/replication-manager/api"
 )
-
-// task builds a container in slot (0 means no slot label) with a state and
-// a health.
-func task(name string, slot int, state, health string) api.Task {
-	labels := map[string]string{api.LabelController: "web"}
-	if slot > 0 {
-		labels[api.LabelSlot] = strconv.Itoa(slot)
-	}
-	return api.Task{ID: "id-" + name, Name: name, Labels: labels, State: state, Health: health}
-}
 
 func names(tasks []api.Task) []string {
 	out := make([]string, len(tasks))

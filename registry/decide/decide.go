@@ -378,7 +378,7 @@ func (d *decision) liveCount() int {
 			if d.isHeld(slot) && elsewhere == 0 {
 				expected = 1
 			}
-		case a.StartFirst && !(d.reportsAssigned(slot, a) && onNode == 1):
+		case a.StartFirst && (!d.reportsAssigned(slot, a) || onNode != 1):
 			expected = 2
 		default:
 			expected = 1

@@ -89,15 +89,6 @@ func newWorld(t *rapid.T) *world {
 	return w
 }
 
-func (w *world) node(name string) *simNode {
-	for _, n := range w.nodes {
-		if n.name == name {
-			return n
-		}
-	}
-	return nil
-}
-
 func (w *world) live() (n int) {
 	for _, nd := range w.nodes {
 		n += len(nd.containers)
