@@ -26,6 +26,10 @@ import (
 	"github.com/replication-manager/replication-manager/registry/decide"
 )
 
+// DefaultLeaderWorkers is how many controllers the leader decides at once
+// by default: four times a node's, as a decision mostly waits on etcd.
+const DefaultLeaderWorkers = 4 * DefaultWorkers
+
 // DefaultNodeGrace is --node-grace's default: how long a node may be gone
 // before its slots move.
 const DefaultNodeGrace = 30 * time.Second
@@ -66,7 +70,7 @@ func (o SchedulerOptions) withDefaults() SchedulerOptions {
 		o.RevisionHistoryLimit = DefaultRevisionHistoryLimit
 	}
 	if o.Workers <= 0 {
-		o.Workers = DefaultWorkers
+		o.Workers = DefaultLeaderWorkers
 	}
 	return o
 }

@@ -17,6 +17,10 @@ import (
 	"github.com/replication-manager/replication-manager/registry"
 )
 
+// leaderWorkers is how many more controllers the leader decides at once
+// than a node syncs: a decision is short, and its write waits on etcd.
+const leaderWorkers = 4
+
 // roles are a manager's two elections and what each term runs.
 type roles struct {
 	agent *nodeAgent
@@ -61,7 +65,7 @@ func newRoles(client *clientv3.Client, store *registry.Store, opts *options, doc
 	}
 	schedOpts := registry.SchedulerOptions{
 		NodeGrace: opts.NodeGrace, SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
-		Policy: opts.policy(), RevisionHistoryLimit: opts.RevisionHistoryLimit, Workers: opts.Workers,
+		Policy: opts.policy(), RevisionHistoryLimit: opts.RevisionHistoryLimit, Workers: leaderWorkers * opts.Workers,
 	}
 	r := &roles{
 		agent: agent,
