@@ -5,7 +5,8 @@ package registry
 // creates a slot's container when there is none, replaces one of another
 // template (stop first, or start first when the assignment says so, the
 // old one renamed out of the slot's name until its successor is
-// available; under OnDelete a running one is kept), and removes its
+// available, or until the slot is to stop first again; under OnDelete a
+// running one is kept), and removes its
 // containers of every slot not assigned to it. It never counts, ranks or
 // trims: that is the leader's. Pure, as the rest of plan.
 
@@ -71,13 +72,20 @@ func planAssigned(in planInput, d *decision, removing []api.Task, blocked map[in
 		d.event(api.EventNormal, "RollingUpdate", "replacing %s (template %s) with template %s", t.Name, t.Labels[api.LabelTemplateHash], hash)
 	}
 	// an old container renamed out for its successor goes once the
-	// successor is available
+	// successor is available, or at once when the slot is to stop first
+	// now (its template changed again): a slot that stops first has one
+	// container at a time
 	for _, t := range renamed {
 		slot := slotOf(t)
-		if s, ok := named[slot]; ok && s.Labels[api.LabelTemplateHash] == in.hashOf(slot) && available(s, window, in.now) {
+		s, ok := named[slot]
+		switch {
+		case !in.assigned[slot].StartFirst:
 			d.deletes = append(d.deletes, t)
 			d.rolled = true
-		} else if ok && s.Ready() {
+		case ok && s.Labels[api.LabelTemplateHash] == in.hashOf(slot) && available(s, window, in.now):
+			d.deletes = append(d.deletes, t)
+			d.rolled = true
+		case ok && s.Ready():
 			d.requeue(window - in.now.Sub(s.StartedAt))
 		}
 	}

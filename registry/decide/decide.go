@@ -190,7 +190,7 @@ func (d *decision) set(slot int, a *Assignment) {
 			break
 		}
 	}
-	if a != nil && had && old.same(*a) {
+	if orig, ok := d.in.Assigned[slot]; a == nil && !ok || a != nil && ok && orig.same(*a) {
 		d.r.Changes = d.r.Changes[:len(d.r.Changes)-1] // nothing changes after all
 	}
 }

@@ -102,26 +102,36 @@ func (w *world) live() (n int) {
 // The leader's assignments count as well: a spec takes effect when the
 // leader decides on it.
 func (w *world) committed() int {
-	n := w.live()
+	n := 0
 	for _, nd := range w.nodes {
-		for _, slot := range slices.Sorted(maps.Keys(w.slotsOf(nd))) {
-			i := slices.IndexFunc(nd.containers, func(c *simContainer) bool { return c.slot == slot && c.named })
-			creates := false
-			// what the node saw and what is assigned now may differ: either
-			// may be what it acts on next
-			for _, a := range []*Assignment{ptr(nd.applied, slot), w.assignedTo(nd.name, slot)} {
-				if a != nil && (i < 0 || a.StartFirst && nd.containers[i].hash != a.Hash) {
-					creates = true // to create, or a successor to start first
-				}
-			}
-			if creates {
-				n++
+		slots := w.slotsOf(nd)
+		for slot, a := range w.assigned {
+			if a.Node == nd.name {
+				slots[slot] = true
 			}
 		}
-		for slot, a := range w.assigned {
-			if a.Node == nd.name && !w.slotsOf(nd)[slot] {
-				n++ // assigned, not seen yet
+		for slot := range slots {
+			actual, alone := 0, false
+			for _, c := range nd.containers {
+				if c.slot == slot {
+					actual++
+				}
 			}
+			expected := 0
+			// what the node saw and what is assigned now may differ: the
+			// node may act on the one, then the other
+			for _, a := range []*Assignment{ptr(nd.applied, slot), w.assignedTo(nd.name, slot)} {
+				if a == nil {
+					continue
+				}
+				alone = actual == 1 && slices.ContainsFunc(nd.containers, func(c *simContainer) bool { return c.slot == slot && c.named && c.hash == a.Hash })
+				e := 1
+				if a.StartFirst && !alone {
+					e = 2 // the old one and its successor
+				}
+				expected = max(expected, e)
+			}
+			n += max(actual, expected)
 		}
 	}
 	return n
@@ -272,7 +282,16 @@ func (w *world) act(n *simNode) {
 				named = c
 			}
 		}
+		others := slices.ContainsFunc(n.containers, func(c *simContainer) bool { return c.slot == slot })
 		switch {
+		case named == nil && others && !a.StartFirst:
+			// stop first: the old ones of the slot go before the new one
+			// starts, as a node's sync deletes before it creates
+			for _, c := range n.containers {
+				if c.slot == slot {
+					c.stopping = true
+				}
+			}
 		case named == nil:
 			successor = w.create(n, slot, a.Hash)
 		case named.hash == a.Hash || a.OnDelete || named.stopping:
@@ -284,7 +303,7 @@ func (w *world) act(n *simNode) {
 			named.stopping = true
 		}
 		for _, c := range n.containers {
-			if c.slot == slot && !c.named && successor != nil && successor.ready && w.now.Sub(successor.started) >= w.ctl.AvailableAfter {
+			if c.slot == slot && !c.named && (!a.StartFirst || successor != nil && successor.ready && w.now.Sub(successor.started) >= w.ctl.AvailableAfter) {
 				c.stopping = true
 			}
 		}
@@ -371,7 +390,7 @@ func (w *world) check() {
 		floor = w.ctl.Replicas - max(w.ctl.Unavailable, 1)
 	}
 	ready := w.ready()
-	if w.moving && ready >= minAvailable {
+	if w.moving && ready >= minAvailable && w.settledOnSelector() {
 		w.moving = false
 	}
 	switch {
@@ -381,6 +400,22 @@ func (w *world) check() {
 		// available, and the status says so: from here on it stays so
 		w.armed = true
 	}
+}
+
+// settledOnSelector reports whether every slot is assigned to, and every
+// container runs on, a node that matches the selector.
+func (w *world) settledOnSelector() bool {
+	for _, a := range w.assigned {
+		if !matches(w.ctl.Selector, map[string]string{"zone": a.Node}) {
+			return false
+		}
+	}
+	for _, n := range w.nodes {
+		if len(n.containers) > 0 && !matches(w.ctl.Selector, map[string]string{"zone": n.name}) {
+			return false
+		}
+	}
+	return true
 }
 
 func (w *world) pickNode(t *rapid.T) *simNode {
