@@ -166,16 +166,41 @@ func nodeReport(node string, st api.ReplicationControllerStatus, active []api.Ta
 // runSlots are the slots a node reports as its own: those assigned to it
 // and those it still has a container of, in order.
 func runSlots(assigned map[int]slotAssignment, active []api.Task) []int {
-	set := make(map[int]bool, len(assigned)+len(active))
+	out := make([]int, 0, len(assigned)+len(active))
 	for slot := range assigned {
-		set[slot] = true
+		out = append(out, slot)
 	}
 	for _, t := range active {
 		if slot := slotOf(t); slot != noSlot {
-			set[slot] = true
+			out = append(out, slot)
 		}
 	}
-	return slices.Sorted(maps.Keys(set))
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// sameTasks reports whether the report's tasks (sorted by name) are active,
+// as nodeReport would list them, without building a report.
+func sameTasks(reported []api.ReportedTask, active []api.Task) bool {
+	if len(reported) != len(active) {
+		return false
+	}
+	for _, t := range active {
+		i, found := slices.BinarySearchFunc(reported, t.Name, func(r api.ReportedTask, name string) int { return strings.Compare(r.Name, name) })
+		if !found {
+			return false
+		}
+		r := reported[i]
+		slot := slotOf(t)
+		if slot == noSlot {
+			slot = 0
+		}
+		if r.ID != t.ID || r.Slot != slot || r.Image != t.Image || r.State != t.State || r.Health != t.Health ||
+			r.TemplateHash != t.Labels[api.LabelTemplateHash] || !r.Created.Equal(t.Created) || !r.StartedAt.Equal(t.StartedAt) {
+			return false
+		}
+	}
+	return true
 }
 
 // writeReport stores the node's report on a controller when it changed,
@@ -189,11 +214,11 @@ func (rm *ReplicationManager) writeReport(ctx context.Context, record *controlle
 		record.status = &st
 		return nil
 	}
-	r := nodeReport(node.Name, st, active, blocked, slots)
 	if prev := record.status; record.reported && !empty && prev != nil && sameStatus(*prev, st) &&
-		slices.Equal(record.reportedTasks, r.Tasks) && slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) {
+		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && sameTasks(record.reportedTasks, active) {
 		return nil
 	}
+	r := nodeReport(node.Name, st, active, blocked, slots)
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
 	if empty {

@@ -25,13 +25,15 @@ import (
 func planAssigned(in planInput, d *decision, removing []api.Task, blocked map[int]string) {
 	planUnassigned(in, d)
 	window := in.spec.DesiredState.AvailableAfter()
-	named := make(map[int]api.Task, len(d.active))
-	var renamed []api.Task
-	for _, t := range d.active {
-		if holdsSlot(in.id, t) {
-			named[slotOf(t)] = t
+	// by slot, the index in d.active of the container holding its name (a
+	// Task is large: the map holds no copies)
+	named := make(map[int]int, len(d.active))
+	var renamed []int
+	for i := range d.active {
+		if holdsSlot(in.id, d.active[i]) {
+			named[slotOf(d.active[i])] = i
 		} else {
-			renamed = append(renamed, t)
+			renamed = append(renamed, i)
 		}
 	}
 	held := make(map[int]bool, len(removing))
@@ -45,9 +47,8 @@ func planAssigned(in planInput, d *decision, removing []api.Task, blocked map[in
 	for _, slot := range slices.Sorted(maps.Keys(in.assigned)) {
 		a := in.assigned[slot]
 		hash := in.hashOf(slot)
-		t, ok := named[slot]
-		switch {
-		case !ok:
+		i, ok := named[slot]
+		if !ok {
 			if _, taken := blocked[slot]; !taken && !held[slot] {
 				creates = append(creates, slot)
 			}
@@ -55,6 +56,9 @@ func planAssigned(in planInput, d *decision, removing []api.Task, blocked map[in
 				d.requeue(time.Second) // its destroy event queues it too; this is a backstop
 			}
 			continue
+		}
+		t := d.active[i]
+		switch {
 		case t.Labels[api.LabelTemplateHash] == hash || a.OnDelete:
 			continue
 		case steps == in.burst:
@@ -75,9 +79,14 @@ func planAssigned(in planInput, d *decision, removing []api.Task, blocked map[in
 	// successor is available, or at once when the slot is to stop first
 	// now (its template changed again): a slot that stops first has one
 	// container at a time
-	for _, t := range renamed {
+	for _, r := range renamed {
+		t := d.active[r]
 		slot := slotOf(t)
-		s, ok := named[slot]
+		i, ok := named[slot]
+		var s api.Task
+		if ok {
+			s = d.active[i]
+		}
 		switch {
 		case !in.assigned[slot].StartFirst:
 			d.deletes = append(d.deletes, t)
