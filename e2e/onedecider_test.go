@@ -55,6 +55,7 @@ func TestTwoNodesSelectorMoveWithSlowStopsNeverRunsASlotTwice(t *testing.T) {
 // ready ones as they are: on one host the node used to trim its own slots
 // to the lowest N before the leader picked the least useful.
 func TestScaleDownRemovesAPausedReplicaAndKeepsTheReadyOnes(t *testing.T) {
+	t.Parallel() // a daemon, a controller and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -120,6 +121,7 @@ func TestTwoNodesRolloutWithAScaleUpStaysWithinReplicasPlusSurge(t *testing.T) {
 // second old replica down: a new container counts for the next step only
 // once it has run ready for monitorSeconds (5 by default).
 func TestRolloutOfATemplateThatExitsAtOnceKeepsTheOldReplicas(t *testing.T) {
+	t.Parallel() // a daemon, a controller and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)

@@ -30,6 +30,7 @@ import (
 )
 
 func TestRollingUpdateByDefaultStaysWithinReplicasAndOneUnavailable(t *testing.T) {
+	t.Parallel() // a daemon, a controller and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	newImage := tagImage(t, cli, image, "default")
@@ -58,6 +59,7 @@ func TestRollingUpdateByDefaultStaysWithinReplicasAndOneUnavailable(t *testing.T
 // sync, as one that "takes nothing away": the 4 running replicas went at
 // once (a crashing new template then left none running).
 func TestRollingUpdateBeforeTheOldReplicasAreAvailableKeepsThemRunning(t *testing.T) {
+	t.Parallel() // a daemon, a controller and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -78,6 +80,7 @@ func TestRollingUpdateBeforeTheOldReplicasAreAvailableKeepsThemRunning(t *testin
 }
 
 func TestRollingUpdateWithSurgeKeepsEveryReplicaRunning(t *testing.T) {
+	t.Parallel() // a daemon, a controller and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -101,6 +104,7 @@ func TestRollingUpdateWithSurgeKeepsEveryReplicaRunning(t *testing.T) {
 }
 
 func TestRolloutOfCrashingTemplateIsContainedThenUndone(t *testing.T) {
+	t.Parallel() // a daemon, a controller and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -157,6 +161,7 @@ func TestRolloutOfCrashingTemplateIsContainedThenUndone(t *testing.T) {
 }
 
 func TestRolloutOnDeleteLeavesRunningContainersAlone(t *testing.T) {
+	t.Parallel() // a daemon, a controller and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -208,6 +213,7 @@ func TestRolloutOnDeleteLeavesRunningContainersAlone(t *testing.T) {
 }
 
 func TestRolloutDryRunWritesNothing(t *testing.T) {
+	t.Parallel() // a daemon, a controller and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	newImage := tagImage(t, cli, image, "dryrun")
@@ -246,6 +252,7 @@ func TestRolloutDryRunWritesNothing(t *testing.T) {
 }
 
 func TestRolloutUndoToRevisionConvergesToThatTemplate(t *testing.T) {
+	t.Parallel() // a daemon, a controller and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -303,6 +310,7 @@ func TestRolloutUndoToRevisionConvergesToThatTemplate(t *testing.T) {
 }
 
 func TestRolloutStatusWaitsForTheEnd(t *testing.T) {
+	t.Parallel() // a daemon, a controller and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	newImage := tagImage(t, cli, image, "status")
@@ -341,6 +349,7 @@ func TestRolloutStatusWaitsForTheEnd(t *testing.T) {
 }
 
 func TestRollingUpdateSurvivesKillNine(t *testing.T) {
+	t.Parallel() // a daemon, a controller and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)

@@ -154,7 +154,7 @@ func NewReplicationManager(store *Store, taskControl TaskControlInterface, logge
 		background: newFeeder(),
 		now:        time.Now,
 	}
-	rm.slots = newNodeSlots(store, opts.Node.Name, rm.queue.Add, logger.Warn)
+	rm.slots = newNodeSlots(store, opts.Node.Name, rm.queue.Add, func(id string) { rm.later(id) }, logger.Warn)
 	rm.events = newEventRecorder(store, func() time.Time { return rm.now() }, opts.EtcdTimeout, m.eventsDropped, logger)
 	return rm
 }

@@ -37,15 +37,18 @@ type nodeSlots struct {
 	// listed is closed once the first list of assignments is in.
 	listed   chan struct{}
 	isListed bool
-	// changed is called with each controller whose share changed.
-	changed func(id string)
+	// changed is called with each controller whose share changed, and
+	// rolled with one whose only change is the template of slots it runs
+	// already (a rollout step): that waits behind new work, in the queue's
+	// second lane.
+	changed, rolled func(id string)
 	store   *Store
 	warn    func(msg string, args ...any)
 }
 
-func newNodeSlots(store *Store, name string, changed func(string), warn func(string, ...any)) *nodeSlots {
+func newNodeSlots(store *Store, name string, changed, rolled func(string), warn func(string, ...any)) *nodeSlots {
 	return &nodeSlots{name: name, store: store, slots: map[string]map[int]slotAssignment{}, listed: make(chan struct{}),
-		changed: changed, warn: warn}
+		changed: changed, rolled: rolled, warn: warn}
 }
 
 // of returns the slots assigned here to controller id: a copy, never nil.
@@ -108,7 +111,7 @@ func (n *nodeSlots) put(k kv) {
 		return
 	}
 	n.mu.Lock()
-	_, had := n.slots[id][slot]
+	old, had := n.slots[id][slot]
 	switch {
 	case mine:
 		if n.slots[id] == nil {
@@ -119,7 +122,10 @@ func (n *nodeSlots) put(k kv) {
 		n.dropLocked(id, slot)
 	}
 	n.mu.Unlock()
-	if mine || had {
+	switch {
+	case mine && had && old.TemplateHash != a.TemplateHash:
+		n.rolled(id)
+	case mine || had:
 		n.changed(id)
 	}
 }
