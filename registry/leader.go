@@ -98,6 +98,8 @@ type Scheduler struct {
 	records map[string]*leaderRecord
 	queue   *laneQueue
 	started time.Time
+	// writes go to the batcher while Run runs; nil writes each alone.
+	writes chan *batchedWrite
 }
 
 // schedSpec is a spec as the scheduler keeps it, validated once.
@@ -165,6 +167,16 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			}
 		})
 	}
+	// the batcher outlives the workers, which wait for its answers: it
+	// stops once they are done
+	s.writes = make(chan *batchedWrite)
+	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(runCtx))
+	var batches sync.WaitGroup
+	batches.Go(func() { s.store.runBatches(batchCtx, s.opts.Guard, s.writes, s.opts.EtcdTimeout) })
+	defer func() {
+		stopBatches()
+		batches.Wait()
+	}()
 	for range s.opts.Workers {
 		wg.Go(func() {
 			for {
@@ -194,7 +206,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		case <-runCtx.Done():
 			fail(nil)
 			s.queue.close()
-			wg.Wait()
+			wg.Wait() // the workers are done: nothing more to batch
+			stopBatches()
+			batches.Wait()
 			return unlessStopped(ctx, context.Cause(runCtx))
 		case <-ticker.C:
 			s.mu.Lock()

@@ -64,29 +64,9 @@ type leaderWrite struct {
 // ErrAssignmentConflict when the other writes went in but assignments had
 // changed.
 func (s *Store) commitLeader(ctx context.Context, guard []clientv3.Cmp, w leaderWrite) (int64, error) {
-	var extra []clientv3.Op
-	if w.status != nil {
-		data, err := json.Marshal(w.status)
-		if err != nil {
-			return 0, fmt.Errorf("put %s: %w", s.StatusKey(w.id), err)
-		}
-		extra = append(extra, clientv3.OpPut(s.StatusKey(w.id), string(data)))
-	}
-	if r := w.revision; r != nil {
-		key := s.HistoryPrefix(w.id) + strconv.FormatInt(r.Revision, 10)
-		data, err := json.Marshal(r)
-		if err != nil {
-			return 0, fmt.Errorf("put %s: %w", key, err)
-		}
-		extra = append(extra, clientv3.OpTxn(
-			[]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)},
-			[]clientv3.Op{clientv3.OpPut(key, string(data))}, nil))
-	}
-	for _, rev := range w.prune {
-		extra = append(extra, clientv3.OpDelete(s.HistoryPrefix(w.id)+strconv.FormatInt(rev, 10)))
-	}
-	if w.forget {
-		extra = append(extra, clientv3.OpDelete(s.StatusKey(w.id)), clientv3.OpDelete(s.HistoryPrefix(w.id), clientv3.WithPrefix()))
+	extra, err := s.extraOps(w)
+	if err != nil {
+		return 0, err
 	}
 	var first int64
 	var conflict error
@@ -107,13 +87,56 @@ func (s *Store) commitLeader(ctx context.Context, guard []clientv3.Cmp, w leader
 	return first, conflict
 }
 
-// commitBatch writes one batch of assignment changes, and extra, in one
-// guarded transaction. ok is false when the assignments had changed
-// (extra is written all the same).
-func (s *Store) commitBatch(ctx context.Context, guard []clientv3.Cmp, batch []assignChange, extra []clientv3.Op) (rev int64, ok bool, err error) {
-	cmps := make([]clientv3.Cmp, 0, len(batch))
-	ops := make([]clientv3.Op, 0, len(batch))
-	for _, c := range batch {
+// leaderOps returns w as operations: its assignment changes as one
+// transaction comparing what they replace (nil for none), and the rest.
+func (s *Store) leaderOps(w leaderWrite) (*clientv3.Op, []clientv3.Op, error) {
+	extra, err := s.extraOps(w)
+	if err != nil || len(w.changes) == 0 {
+		return nil, extra, err
+	}
+	cmps, ops, err := s.assignmentOps(w.changes)
+	if err != nil {
+		return nil, nil, err
+	}
+	cas := clientv3.OpTxn(cmps, ops, nil)
+	return &cas, extra, nil
+}
+
+// extraOps are w's writes besides the assignments: its status, its
+// history record, the records it prunes, or the removal of all.
+func (s *Store) extraOps(w leaderWrite) ([]clientv3.Op, error) {
+	var extra []clientv3.Op
+	if w.status != nil {
+		data, err := json.Marshal(w.status)
+		if err != nil {
+			return nil, fmt.Errorf("put %s: %w", s.StatusKey(w.id), err)
+		}
+		extra = append(extra, clientv3.OpPut(s.StatusKey(w.id), string(data)))
+	}
+	if r := w.revision; r != nil {
+		key := s.HistoryPrefix(w.id) + strconv.FormatInt(r.Revision, 10)
+		data, err := json.Marshal(r)
+		if err != nil {
+			return nil, fmt.Errorf("put %s: %w", key, err)
+		}
+		extra = append(extra, clientv3.OpTxn(
+			[]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)},
+			[]clientv3.Op{clientv3.OpPut(key, string(data))}, nil))
+	}
+	for _, rev := range w.prune {
+		extra = append(extra, clientv3.OpDelete(s.HistoryPrefix(w.id)+strconv.FormatInt(rev, 10)))
+	}
+	if w.forget {
+		extra = append(extra, clientv3.OpDelete(s.StatusKey(w.id)), clientv3.OpDelete(s.HistoryPrefix(w.id), clientv3.WithPrefix()))
+	}
+	return extra, nil
+}
+
+// assignmentOps are the comparisons and writes of changes.
+func (s *Store) assignmentOps(changes []assignChange) ([]clientv3.Cmp, []clientv3.Op, error) {
+	cmps := make([]clientv3.Cmp, 0, len(changes))
+	ops := make([]clientv3.Op, 0, len(changes))
+	for _, c := range changes {
 		key := s.AssignmentKey(c.id, c.slot)
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", c.oldRev))
 		if c.next == nil {
@@ -122,12 +145,23 @@ func (s *Store) commitBatch(ctx context.Context, guard []clientv3.Cmp, batch []a
 		}
 		data, err := json.Marshal(c.next)
 		if err != nil {
-			return 0, false, fmt.Errorf("put %s: %w", key, err)
+			return nil, nil, fmt.Errorf("put %s: %w", key, err)
 		}
 		ops = append(ops, clientv3.OpPut(key, string(data)))
 	}
+	return cmps, ops, nil
+}
+
+// commitBatch writes one batch of assignment changes, and extra, in one
+// guarded transaction. ok is false when the assignments had changed
+// (extra is written all the same).
+func (s *Store) commitBatch(ctx context.Context, guard []clientv3.Cmp, batch []assignChange, extra []clientv3.Op) (rev int64, ok bool, err error) {
 	then := extra
 	if len(batch) > 0 {
+		cmps, ops, err := s.assignmentOps(batch)
+		if err != nil {
+			return 0, false, err
+		}
 		then = append([]clientv3.Op{clientv3.OpTxn(cmps, ops, nil)}, extra...)
 	}
 	if len(then) == 0 {

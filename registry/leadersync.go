@@ -86,9 +86,7 @@ func (s *Scheduler) syncController(ctx context.Context, id string) error {
 		return nil
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
-	defer cancel()
-	rev, err := s.store.commitLeader(ctx, s.opts.Guard, w)
+	rev, err := s.commit(ctx, w)
 	if errors.Is(err, ErrNotLeader) || rev == 0 && err != nil {
 		return err
 	}
@@ -119,6 +117,24 @@ func (s *Scheduler) syncController(ctx context.Context, id string) error {
 		return s.pruneHistory(ctx, id)
 	}
 	return nil
+}
+
+// commit writes w: in a batch with other controllers' writes while Run
+// runs, alone otherwise (and when it is too large for a batch).
+func (s *Scheduler) commit(ctx context.Context, w leaderWrite) (int64, error) {
+	if s.writes == nil || !batchable(w) {
+		ctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
+		defer cancel()
+		return s.store.commitLeader(ctx, s.opts.Guard, w)
+	}
+	bw := &batchedWrite{w: w, done: make(chan batchResult, 1)}
+	select {
+	case s.writes <- bw:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	r := <-bw.done // the batcher answers every write it took, within EtcdTimeout
+	return r.rev, r.err
 }
 
 // appliedLocked applies written changes to the mirror at once, so that the

@@ -249,7 +249,9 @@ func (rm *ReplicationManager) writeReport(ctx context.Context, record *controlle
 // into its report before it does, in a transaction that checks each is
 // still assigned to it as it saw it; so the leader never gives a slot to
 // another node while this one may run it (docs/NODES.md). It returns the slots it may create: all of them, or
-// none when an assignment changed meanwhile (the watch brings it).
+// none when an assignment changed meanwhile (the watch brings it). The
+// claim goes into record, the state the sync leaves: a report that
+// fails after the creates must not make the node forget it.
 func (rm *ReplicationManager) claimSlots(ctx context.Context, id string, record *controllerState, creates []int, assigned map[int]slotAssignment, active []api.Task) (bool, error) {
 	var cmps []clientv3.Cmp
 	for _, slot := range creates {

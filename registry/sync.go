@@ -78,7 +78,7 @@ func (rm *ReplicationManager) syncReplicationController(ctx context.Context, id 
 
 	d := plan(in)
 	if len(d.creates) > 0 {
-		ok, err := rm.claimSlots(ctx, id, record, createdSlots(d.creates), in.assigned, d.active)
+		ok, err := rm.claimSlots(ctx, id, &d.state, createdSlots(d.creates), in.assigned, d.active)
 		if err != nil || !ok {
 			// not a create until the report says the slots are this
 			// node's; an assignment that changed comes with the watch
