@@ -42,8 +42,8 @@ type nodeSlots struct {
 	// already (a rollout step): that waits behind new work, in the queue's
 	// second lane.
 	changed, rolled func(id string)
-	store   *Store
-	warn    func(msg string, args ...any)
+	store           *Store
+	warn            func(msg string, args ...any)
 }
 
 func newNodeSlots(store *Store, name string, changed, rolled func(string), warn func(string, ...any)) *nodeSlots {
