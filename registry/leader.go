@@ -96,6 +96,8 @@ type Scheduler struct {
 	listed map[string]bool // prefixes listed at least once
 	// records are the leader's memory of each controller.
 	records map[string]*leaderRecord
+	// wanting are the controllers with slots no node could take.
+	wanting map[string]bool
 	queue   *laneQueue
 	started time.Time
 	// writes go to the batcher while Run runs; nil writes each alone.
@@ -143,7 +145,7 @@ func NewScheduler(store *Store, logger *slog.Logger, opts SchedulerOptions) *Sch
 		store: store, logger: logger, opts: opts.withDefaults(), now: time.Now,
 		specs: map[string]*schedSpec{}, nodes: map[string]*nodeState{},
 		assignments: map[string]map[int]slotAssignment{}, reports: map[string]map[string]*api.NodeReport{},
-		loads: map[string]*nodeLoad{}, listed: map[string]bool{}, records: map[string]*leaderRecord{},
+		loads: map[string]*nodeLoad{}, listed: map[string]bool{}, records: map[string]*leaderRecord{}, wanting: map[string]bool{},
 		queue: newLaneQueue(),
 	}
 }
@@ -172,7 +174,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.writes = make(chan *batchedWrite)
 	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(runCtx))
 	var batches sync.WaitGroup
-	batches.Go(func() { s.store.runBatches(batchCtx, s.opts.Guard, s.writes, s.opts.EtcdTimeout) })
+	for range batchers {
+		batches.Go(func() { s.store.runBatches(batchCtx, s.opts.Guard, s.writes, s.opts.EtcdTimeout) })
+	}
 	defer func() {
 		stopBatches()
 		batches.Wait()

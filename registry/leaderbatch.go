@@ -27,6 +27,9 @@ const (
 	// batchChanges is the most assignment changes a write may have to be
 	// batched; a larger one is written alone (commitLeader).
 	batchChanges = 64
+	// batchers is how many batches are in flight at once: etcd commits
+	// concurrent transactions together, and a batch waits on the disk.
+	batchers = 4
 )
 
 // batchedWrite is one controller's write waiting for its batch.

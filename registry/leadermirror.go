@@ -75,17 +75,17 @@ func (s *Scheduler) markLocked(ids ...string) {
 	}
 }
 
-// markAllLocked queues every controller with a slot on node: a node that
-// comes or goes changes where their slots may be.
-func (s *Scheduler) markNodeLocked() {
+// markNodeLocked queues, after node changed (came, went, or changed its
+// labels or capacity), the controllers that may decide otherwise for it:
+// those with a slot on it, and those with slots no node could take.
+func (s *Scheduler) markNodeLocked(node string) {
 	if !s.readyLocked() {
 		return
 	}
-	// a node change may make room anywhere: every controller that lacks a
-	// node, or has a slot on a node that changed, is worth a look; all of
-	// them is the simple and safe answer, in the lane of changes
-	s.queue.add(slices.Collect(maps.Keys(s.specs))...)
-	for id := range s.assignments {
+	for id := range s.loadLocked(node).ids {
+		s.queue.add(id)
+	}
+	for id := range s.wanting {
 		s.queue.add(id)
 	}
 }
@@ -191,8 +191,8 @@ func (s *Scheduler) resetNodes(keys []kv, _ int64) {
 		if !seen[name] && n.alive {
 			n.alive, n.goneSince = false, s.now()
 		}
+		s.markNodeLocked(name)
 	}
-	s.markNodeLocked()
 	s.listedLocked(s.store.NodesPrefix())
 }
 
@@ -209,7 +209,7 @@ func (s *Scheduler) putNode(k kv) {
 	}
 	s.nodes[n.Name] = &nodeState{node: *n, alive: true}
 	if !ok || !old.alive || !maps.Equal(old.node.Labels, n.Labels) || old.node.Capacity != n.Capacity {
-		s.markNodeLocked()
+		s.markNodeLocked(n.Name)
 	}
 }
 
@@ -221,7 +221,7 @@ func (s *Scheduler) delNode(key string, _ int64) {
 		n.alive, n.goneSince = false, s.now()
 		s.logger.Warn("node gone; its slots move if it is not back within the grace period", "node", name, "grace", s.opts.NodeGrace)
 	}
-	s.markNodeLocked()
+	s.markNodeLocked(name)
 }
 
 func (s *Scheduler) decodeNode(k kv) *api.Node {
@@ -299,6 +299,7 @@ func (s *Scheduler) decodeAssignment(k kv) (string, int, *slotAssignment) {
 func (s *Scheduler) setAssignmentLocked(id string, slot int, a *slotAssignment) {
 	if cur, ok := s.assignments[id][slot]; ok {
 		s.loadLocked(cur.Node).add(s.specs[id], -1)
+		s.loadLocked(cur.Node).hold(id, -1)
 	}
 	if a == nil {
 		delete(s.assignments[id], slot)
@@ -312,6 +313,7 @@ func (s *Scheduler) setAssignmentLocked(id string, slot int, a *slotAssignment) 
 	}
 	s.assignments[id][slot] = *a
 	s.loadLocked(a.Node).add(s.specs[id], 1)
+	s.loadLocked(a.Node).hold(id, 1)
 }
 
 // loadOfLocked adds (sign 1) or takes away (-1) what the slots of id hold

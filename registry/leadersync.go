@@ -28,6 +28,20 @@ type nodeLoad struct {
 	ports map[string]int
 	// containers counts the containers the node reports.
 	containers int
+	// ids counts the slots of each controller assigned to the node.
+	ids map[string]int
+}
+
+// hold counts one slot of controller id on the node (n 1) or one less
+// (-1).
+func (l *nodeLoad) hold(id string, n int) {
+	if l.ids == nil {
+		l.ids = map[string]int{}
+	}
+	l.ids[id] += n
+	if l.ids[id] <= 0 {
+		delete(l.ids, id)
+	}
 }
 
 // add counts one slot (sign 1) of a controller with spec sp, or takes it
@@ -62,6 +76,13 @@ func (s *Scheduler) syncController(ctx context.Context, id string) error {
 		return s.forget(ctx, id, rec)
 	}
 	res := decide.Decide(in)
+	s.mu.Lock()
+	if len(res.Unschedulable) > 0 {
+		s.wanting[id] = true // a node that comes or changes may take them
+	} else {
+		delete(s.wanting, id)
+	}
+	s.mu.Unlock()
 	w := leaderWrite{id: id}
 	for _, c := range res.Changes {
 		ch := assignChange{id: id, slot: c.Slot, oldRev: c.Old.ModRev}
@@ -370,6 +391,9 @@ func (s *Scheduler) status(id string, sp *schedSpec, reports []*api.NodeReport, 
 // forget removes the status and history of a controller that is gone
 // with its last assignment and report.
 func (s *Scheduler) forget(ctx context.Context, id string, rec *leaderRecord) error {
+	s.mu.Lock()
+	delete(s.wanting, id)
+	s.mu.Unlock()
 	if rec.status == nil && rec.recorded == "" {
 		s.mu.Lock()
 		delete(s.records, id)
