@@ -213,6 +213,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			wg.Wait() // the workers are done: nothing more to batch
 			stopBatches()
 			batches.Wait()
+			s.writes = nil // a decision after Run writes alone
 			return unlessStopped(ctx, context.Cause(runCtx))
 		case <-ticker.C:
 			s.mu.Lock()
