@@ -131,22 +131,14 @@ func TestRolloutOfATemplateThatExitsAtOnceKeepsTheOldReplicas(t *testing.T) {
 	waitForAvailable(t, cli, d, good, applyRC(t, d, good))
 	goodHash := api.TemplateHash(&good.DesiredState.TaskTemplate)
 
-	s := startSampler(t, cli, id, bounds{maxLive: 3, check: func(list []container.Summary) error {
-		if n := len(running(list, goodHash)); n < 2 {
-			return fmt.Errorf("%d running containers of the old template, want at least 2", n)
-		}
-		return nil
-	}})
+	s := startSampler(t, cli, id, bounds{maxLive: 3, check: oldRunning(goodHash, 2)})
 	bad := cloneRC(t, good)
 	bad.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Command = api.Command{"/task", "--listen", ":8080", "--exit-after", "1s"}
 	applyRC(t, d, bad)
 	// long enough for several crashes of the new template, and for the
 	// steps a started container used to allow
 	holdFor(t, 15*time.Second, func() error {
-		if n := len(running(slices.Collect(maps.Values(containers(t, cli, id))), goodHash)); n < 2 {
-			return fmt.Errorf("%d old replicas left running, want at least 2", n)
-		}
-		return nil
+		return oldRunning(goodHash, 2)(slices.Collect(maps.Values(containers(t, cli, id))))
 	})
 	s.stop(t)
 }

@@ -119,12 +119,7 @@ func TestRolloutOfCrashingTemplateIsContainedThenUndone(t *testing.T) {
 
 	// maxUnavailable 1: one old container may go, the other two must run
 	// throughout, with nothing above the 3 replicas
-	s := startSampler(t, cli, id, bounds{maxLive: 3, check: func(list []container.Summary) error {
-		if n := len(running(list, goodHash)); n < 2 {
-			return fmt.Errorf("%d running containers of the old template, want at least 2", n)
-		}
-		return nil
-	}})
+	s := startSampler(t, cli, id, bounds{maxLive: 3, check: oldRunning(goodHash, 2)})
 	bad := cloneRC(t, good)
 	bad.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Command = api.Command{"/task", "--no-such-flag"}
 	rev := applyRC(t, d, bad)
@@ -516,6 +511,17 @@ func (s *sampler) stop(t *testing.T) {
 	}
 	if s.samples < 10 {
 		t.Errorf("sampler: only %d samples", s.samples)
+	}
+}
+
+// oldRunning is a sampler check: at least n containers of the old
+// template hash run.
+func oldRunning(hash string, n int) func([]container.Summary) error {
+	return func(list []container.Summary) error {
+		if got := len(running(list, hash)); got < n {
+			return fmt.Errorf("%d running containers of the old template, want at least %d", got, n)
+		}
+		return nil
 	}
 }
 

@@ -280,18 +280,16 @@ func (s *Scheduler) delAssignment(key string, rev int64) {
 }
 
 // decodeAssignment decodes an assignment key; a nil assignment for one
-// that does not decode, with a warning.
+// that is not one or does not decode, with a warning.
 func (s *Scheduler) decodeAssignment(k kv) (string, int, *slotAssignment) {
-	id, slot, ok := s.store.parseAssignmentKey(k.key)
-	if !ok {
-		return "", 0, nil
-	}
-	a, err := api.DecodeAssignment(k.value)
+	id, slot, a, ok, err := s.store.decodeAssignment(k)
 	if err != nil {
 		s.logger.Warn("assignment does not decode; ignored", "key", k.key, "err", err)
+	}
+	if !ok || err != nil {
 		return "", 0, nil
 	}
-	return id, slot, &slotAssignment{Assignment: a, rev: k.modRev}
+	return id, slot, &a
 }
 
 // setAssignmentLocked replaces slot's assignment of id (nil removes it)

@@ -64,25 +64,25 @@ type leaderWrite struct {
 // ErrAssignmentConflict when the other writes went in but assignments had
 // changed.
 func (s *Store) commitLeader(ctx context.Context, guard []clientv3.Cmp, w leaderWrite) (int64, error) {
-	extra, err := s.extraOps(w)
-	if err != nil {
-		return 0, err
-	}
 	var first int64
 	var conflict error
 	for start := 0; start == 0 || start < len(w.changes); start += assignmentBatch {
-		batch := w.changes[start:min(start+assignmentBatch, len(w.changes))]
-		rev, ok, err := s.commitBatch(ctx, guard, batch, extra)
-		if err != nil {
-			return first, err
+		part := leaderWrite{id: w.id, changes: w.changes[start:min(start+assignmentBatch, len(w.changes))]}
+		if start == 0 {
+			part.status, part.revision, part.prune, part.forget = w.status, w.revision, w.prune, w.forget
+		}
+		r := s.commitBatchOf(ctx, guard, []*batchedWrite{{w: part}})[0]
+		switch {
+		case errors.Is(r.err, ErrAssignmentConflict):
+			if conflict == nil {
+				conflict = r.err
+			}
+		case r.err != nil:
+			return first, r.err
 		}
 		if start == 0 {
-			first = rev
+			first = r.rev
 		}
-		if !ok && conflict == nil {
-			conflict = fmt.Errorf("write %d assignment(s) of %s: %w", len(batch), w.id, ErrAssignmentConflict)
-		}
-		extra = nil
 	}
 	return first, conflict
 }
@@ -150,33 +150,4 @@ func (s *Store) assignmentOps(changes []assignChange) ([]clientv3.Cmp, []clientv
 		ops = append(ops, clientv3.OpPut(key, string(data)))
 	}
 	return cmps, ops, nil
-}
-
-// commitBatch writes one batch of assignment changes, and extra, in one
-// guarded transaction. ok is false when the assignments had changed
-// (extra is written all the same).
-func (s *Store) commitBatch(ctx context.Context, guard []clientv3.Cmp, batch []assignChange, extra []clientv3.Op) (rev int64, ok bool, err error) {
-	then := extra
-	if len(batch) > 0 {
-		cmps, ops, err := s.assignmentOps(batch)
-		if err != nil {
-			return 0, false, err
-		}
-		then = append([]clientv3.Op{clientv3.OpTxn(cmps, ops, nil)}, extra...)
-	}
-	if len(then) == 0 {
-		return 0, true, nil
-	}
-	resp, err := s.client.Txn(ctx).If(guard...).Then(then...).Commit()
-	switch {
-	case err != nil:
-		return 0, false, fmt.Errorf("write controller state: %w", err)
-	case !resp.Succeeded:
-		return 0, false, ErrNotLeader
-	}
-	ok = true
-	if len(batch) > 0 {
-		ok = resp.Responses[0].GetResponseTxn().Succeeded
-	}
-	return resp.Header.Revision, ok, nil
 }

@@ -60,16 +60,11 @@ func (n *nodeSlots) of(id string) map[int]slotAssignment {
 
 // decode returns the assignment of key k when it names this node.
 func (n *nodeSlots) decode(k kv) (id string, slot int, a slotAssignment, mine bool) {
-	id, slot, ok := n.store.parseAssignmentKey(k.key)
-	if !ok {
-		return "", 0, slotAssignment{}, false
-	}
-	v, err := api.DecodeAssignment(k.value)
+	id, slot, a, _, err := n.store.decodeAssignment(k)
 	if err != nil {
 		n.warn("assignment does not decode; ignored", "key", k.key, "err", err)
-		return id, slot, slotAssignment{}, false
 	}
-	return id, slot, slotAssignment{Assignment: v, rev: k.modRev}, v.Node == n.name
+	return id, slot, a, err == nil && a.Node == n.name
 }
 
 func (n *nodeSlots) reset(keys []kv, _ int64) {
@@ -156,17 +151,22 @@ func (n *nodeSlots) dropLocked(id string, slot int) {
 func nodeReport(node string, st api.ReplicationControllerStatus, active []api.Task, blocked, slots []int) *api.NodeReport {
 	r := &api.NodeReport{Node: node, Status: st, Tasks: make([]api.ReportedTask, 0, len(active)), BlockedSlots: blocked, Slots: slots}
 	for _, t := range active {
-		slot := slotOf(t)
-		if slot == noSlot {
-			slot = 0
-		}
-		r.Tasks = append(r.Tasks, api.ReportedTask{
-			Name: t.Name, ID: t.ID, Slot: slot, Image: t.Image, State: t.State, Health: t.Health,
-			TemplateHash: t.Labels[api.LabelTemplateHash], Created: t.Created, StartedAt: t.StartedAt,
-		})
+		r.Tasks = append(r.Tasks, reportedTask(t))
 	}
 	slices.SortFunc(r.Tasks, func(a, b api.ReportedTask) int { return strings.Compare(a.Name, b.Name) })
 	return r
+}
+
+// reportedTask is a container as a report lists it.
+func reportedTask(t api.Task) api.ReportedTask {
+	slot := slotOf(t)
+	if slot == noSlot {
+		slot = 0
+	}
+	return api.ReportedTask{
+		Name: t.Name, ID: t.ID, Slot: slot, Image: t.Image, State: t.State, Health: t.Health,
+		TemplateHash: t.Labels[api.LabelTemplateHash], Created: t.Created, StartedAt: t.StartedAt,
+	}
 }
 
 // runSlots are the slots a node reports as its own: those assigned to it
@@ -193,16 +193,7 @@ func sameTasks(reported []api.ReportedTask, active []api.Task) bool {
 	}
 	for _, t := range active {
 		i, found := slices.BinarySearchFunc(reported, t.Name, func(r api.ReportedTask, name string) int { return strings.Compare(r.Name, name) })
-		if !found {
-			return false
-		}
-		r := reported[i]
-		slot := slotOf(t)
-		if slot == noSlot {
-			slot = 0
-		}
-		if r.ID != t.ID || r.Slot != slot || r.Image != t.Image || r.State != t.State || r.Health != t.Health ||
-			r.TemplateHash != t.Labels[api.LabelTemplateHash] || !r.Created.Equal(t.Created) || !r.StartedAt.Equal(t.StartedAt) {
+		if !found || reported[i] != reportedTask(t) {
 			return false
 		}
 	}

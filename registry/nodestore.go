@@ -116,6 +116,21 @@ func (s *Store) ListAssignments(ctx context.Context) (map[string]map[int]api.Ass
 	return out, err
 }
 
+// decodeAssignment returns the controller id, slot and assignment of an
+// assignment key; ok is false for a key that is not one, and err says why
+// a value does not decode.
+func (s *Store) decodeAssignment(k kv) (id string, slot int, a slotAssignment, ok bool, err error) {
+	id, slot, ok = s.parseAssignmentKey(k.key)
+	if !ok {
+		return "", 0, slotAssignment{}, false, nil
+	}
+	v, err := api.DecodeAssignment(k.value)
+	if err != nil {
+		return id, slot, slotAssignment{}, true, err
+	}
+	return id, slot, slotAssignment{Assignment: v, rev: k.modRev}, true, nil
+}
+
 // parseAssignmentKey splits an assignment key into controller id and slot.
 func (s *Store) parseAssignmentKey(key string) (id string, slot int, ok bool) {
 	rest, ok := strings.CutPrefix(key, s.AssignmentsPrefix())

@@ -24,6 +24,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/replication-manager/replication-manager/api"
 )
 
 // Decide returns the next assignments of one controller.
@@ -631,10 +633,5 @@ func (d *decision) running(slot int) bool {
 // matches reports whether a node's labels satisfy a nodeSelector; an
 // empty one allows every node.
 func matches(selector, labels map[string]string) bool {
-	for k, v := range selector {
-		if labels[k] != v {
-			return false
-		}
-	}
-	return true
+	return len(selector) == 0 || api.SelectorMatches(selector, labels)
 }
