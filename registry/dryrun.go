@@ -241,8 +241,19 @@ func (d *dryRun) source() decisionSource {
 	for _, a := range d.assigned {
 		loadIn(loads, a.Node).add(d.sp, 1)
 	}
-	return decisionSource{id: d.id, spec: d.sp, assignments: d.assigned, reports: d.reports,
-		nodes: d.nodes, loads: loads, now: d.now, grace: DefaultNodeGrace}
+	var view nodeView
+	for name, ns := range d.nodes {
+		view.set(name, ns, loads[name], time.Time{})
+	}
+	for _, a := range d.assigned {
+		if d.nodes[a.Node] == nil {
+			view.set(a.Node, nil, loads[a.Node], time.Time{}) // not registered: gone
+		}
+	}
+	src := decisionSource{id: d.id, spec: d.sp, assignments: d.assigned, reports: d.reports, now: d.now, grace: DefaultNodeGrace}
+	in, _ := decisionInput(src)
+	src.nodes = view.forController(nil, d.sp, in.Assigned, loads)
+	return src
 }
 
 func loadIn(loads map[string]*nodeLoad, node string) *nodeLoad {

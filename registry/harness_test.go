@@ -233,7 +233,7 @@ func (h *harness) lead(ctx context.Context, id string) error {
 	s := h.sched
 	s.mu.Lock()
 	if len(s.nodes) == 0 {
-		s.nodes[harnessNode] = &nodeState{node: api.Node{Name: harnessNode}, alive: true}
+		s.setNodeLocked(&api.Node{Name: harnessNode})
 	}
 	s.listed[s.store.ControllersPrefix()] = true
 	s.listed[s.store.NodesPrefix()] = true

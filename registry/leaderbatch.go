@@ -1,13 +1,13 @@
 package registry
 
-// This file batches the leader's writes: the workers decide controllers in
-// parallel, and their writes go to etcd together, several controllers in
-// one transaction, so that 10,000 new controllers cost hundreds of round
+// This file batches the leader's writes: the workers decide controllers
+// and their writes go to etcd together, many controllers in one
+// transaction, so that 10,000 new controllers cost hundreds of round
 // trips rather than 10,000. The transaction is guarded by the election as
 // a single write is, and each controller's part keeps its own semantics:
-// its assignment changes in a transaction of their own that compares what
-// they replace (a conflict there refuses that controller's assignments
-// only), and its status and history in another, unconditional one.
+// its assignment changes go in a transaction of their own, nested, that
+// compares what they replace (a conflict there refuses that controller's
+// assignments only); its status and history go in the outer one.
 
 import (
 	"context"
@@ -17,25 +17,36 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Bounds of one batch, below etcd's default of 128 operations per
-// transaction (--max-txn-ops), which etcd applies to the outer
-// transaction and to each nested one separately.
+// Bounds of one batch. etcd refuses more than --max-txn-ops operations
+// in a transaction (128 by default), and counts against a nested one
+// what the outer one holds; and a request above --max-request-bytes (1.5
+// MiB by default).
 const (
-	// batchWrites is how many controllers' writes one transaction holds:
-	// two nested transactions each.
-	batchWrites = 24
+	maxTxnOps = 128
+	// batchOps bounds the outer operations of a batch.
+	batchOps = 96
 	// batchChanges is the most assignment changes a write may have to be
-	// batched; a larger one is written alone (commitLeader).
-	batchChanges = 64
+	// batched: what batchOps leaves of maxTxnOps. A larger write goes
+	// alone (commitLeader).
+	batchChanges = maxTxnOps - batchOps
+	// batchBytes bounds the keys and values a batch puts.
+	batchBytes = 1 << 20
 	// batchers is how many batches are in flight at once: etcd commits
 	// concurrent transactions together, and a batch waits on the disk.
-	batchers = 4
+	batchers = 8
 )
 
-// batchedWrite is one controller's write waiting for its batch.
+// batchedWrite is one controller's write as operations, waiting for its
+// batch.
 type batchedWrite struct {
-	w    leaderWrite
-	done chan batchResult
+	w leaderWrite
+	// cas holds the assignment changes (nil: none); extra the rest.
+	cas   *clientv3.Op
+	extra []clientv3.Op
+	// bytes are the keys and values it puts.
+	bytes int
+	err   error
+	done  chan batchResult
 }
 
 type batchResult struct {
@@ -43,27 +54,53 @@ type batchResult struct {
 	err error
 }
 
-// batchable reports whether w can go in a batch.
-func batchable(w leaderWrite) bool {
-	return len(w.changes) <= batchChanges && len(w.prune) < batchChanges && !w.forget
+// prepare turns w into its operations.
+func (s *Store) prepare(w leaderWrite) *batchedWrite {
+	bw := &batchedWrite{w: w, done: make(chan batchResult, 1)}
+	bw.cas, bw.extra, bw.bytes, bw.err = s.leaderOps(w)
+	return bw
+}
+
+// ops are the outer operations bw takes in a batch.
+func (bw *batchedWrite) ops() int {
+	n := len(bw.extra)
+	if bw.cas != nil {
+		n++
+	}
+	return n
+}
+
+// batchable reports whether bw can go in a batch.
+func (bw *batchedWrite) batchable() bool {
+	return bw.err == nil && !bw.w.forget && len(bw.w.changes) <= batchChanges && bw.ops() <= batchOps && bw.bytes <= batchBytes
 }
 
 // runBatches writes what comes on writes in batches, each within timeout,
 // until ctx ends.
 func (s *Store) runBatches(ctx context.Context, guard []clientv3.Cmp, writes <-chan *batchedWrite, timeout time.Duration) {
+	var next *batchedWrite // taken, but left for the next batch
 	for {
-		var first *batchedWrite
-		select {
-		case <-ctx.Done():
-			return
-		case first = <-writes:
+		first := next
+		if first == nil {
+			select {
+			case <-ctx.Done():
+				return
+			case first = <-writes:
+			}
 		}
+		next = nil
 		batch := []*batchedWrite{first}
+		ops, bytes := first.ops(), first.bytes
 	more:
-		for len(batch) < batchWrites {
+		for {
 			select {
 			case bw := <-writes:
+				if ops+bw.ops() > batchOps || bytes+bw.bytes > batchBytes {
+					next = bw
+					break more
+				}
 				batch = append(batch, bw)
+				ops, bytes = ops+bw.ops(), bytes+bw.bytes
 			default:
 				break more
 			}
@@ -83,20 +120,16 @@ func (s *Store) commitBatchOf(ctx context.Context, guard []clientv3.Cmp, batch [
 	var then []clientv3.Op
 	casAt := make([]int, len(batch)) // index of each write's assignment transaction in then; -1: none
 	for i, bw := range batch {
-		cas, extra, err := s.leaderOps(bw.w)
-		if err != nil {
-			results[i].err = err
-			casAt[i] = -1
+		casAt[i] = -1
+		if bw.err != nil {
+			results[i].err = bw.err
 			continue
 		}
-		casAt[i] = -1
-		if cas != nil {
+		if bw.cas != nil {
 			casAt[i] = len(then)
-			then = append(then, *cas)
+			then = append(then, *bw.cas)
 		}
-		if len(extra) > 0 {
-			then = append(then, clientv3.OpTxn(nil, extra, nil))
-		}
+		then = append(then, bw.extra...)
 	}
 	if len(then) == 0 {
 		return results

@@ -75,6 +75,14 @@ func (s *Scheduler) markLocked(ids ...string) {
 	}
 }
 
+// markReportLocked queues id in the lane of reports, once the mirrors
+// are listed.
+func (s *Scheduler) markReportLocked(id string) {
+	if s.readyLocked() {
+		s.queue.report(id)
+	}
+}
+
 // markNodeLocked queues, after node changed (came, went, or changed its
 // labels or capacity), the controllers that may decide otherwise for it:
 // those with a slot on it, and those with slots no node could take.
@@ -88,6 +96,18 @@ func (s *Scheduler) markNodeLocked(node string) {
 	for id := range s.wanting {
 		s.queue.add(id)
 	}
+}
+
+// markNodeGoneLocked queues, after node went, the controllers with a
+// slot on it, once its grace is over: until then a decision has nothing
+// to change for it, and at 1,000 slots deciding them twice doubled the
+// time the slots took to move. The wanting ones gain no room.
+func (s *Scheduler) markNodeGoneLocked(node string) {
+	if !s.readyLocked() {
+		return
+	}
+	ids := slices.Collect(maps.Keys(s.loadLocked(node).ids))
+	time.AfterFunc(s.opts.NodeGrace, func() { s.queue.add(ids...) })
 }
 
 func (s *Scheduler) resetSpecs(keys []kv, _ int64) {
@@ -184,13 +204,14 @@ func (s *Scheduler) resetNodes(keys []kv, _ int64) {
 	for _, k := range keys {
 		if n := s.decodeNode(k); n != nil {
 			seen[n.Name] = true
-			s.nodes[n.Name] = &nodeState{node: *n, alive: true}
+			s.setNodeLocked(n)
 		}
 	}
 	for name, n := range s.nodes {
 		if !seen[name] && n.alive {
 			n.alive, n.goneSince = false, s.now()
 		}
+		s.syncViewLocked(name)
 		s.markNodeLocked(name)
 	}
 	s.listedLocked(s.store.NodesPrefix())
@@ -207,10 +228,20 @@ func (s *Scheduler) putNode(k kv) {
 	if !ok || !old.alive {
 		s.logger.Info("node registered", "node", n.Name, "labels", api.FormatLabels(n.Labels), "engine", n.EngineID)
 	}
-	s.nodes[n.Name] = &nodeState{node: *n, alive: true}
+	s.setNodeLocked(n)
 	if !ok || !old.alive || !maps.Equal(old.node.Labels, n.Labels) || old.node.Capacity != n.Capacity {
 		s.markNodeLocked(n.Name)
 	}
+}
+
+// setNodeLocked records n as registered, keeping nodeNames in order.
+func (s *Scheduler) setNodeLocked(n *api.Node) {
+	if _, ok := s.nodes[n.Name]; !ok {
+		i, _ := slices.BinarySearch(s.nodeNames, n.Name)
+		s.nodeNames = slices.Insert(s.nodeNames, i, n.Name)
+	}
+	s.nodes[n.Name] = &nodeState{node: *n, alive: true}
+	s.syncViewLocked(n.Name)
 }
 
 func (s *Scheduler) delNode(key string, _ int64) {
@@ -220,8 +251,9 @@ func (s *Scheduler) delNode(key string, _ int64) {
 	if n, ok := s.nodes[name]; ok && n.alive {
 		n.alive, n.goneSince = false, s.now()
 		s.logger.Warn("node gone; its slots move if it is not back within the grace period", "node", name, "grace", s.opts.NodeGrace)
+		s.syncViewLocked(name)
+		s.markNodeGoneLocked(name)
 	}
-	s.markNodeLocked(name)
 }
 
 func (s *Scheduler) decodeNode(k kv) *api.Node {
@@ -296,7 +328,7 @@ func (s *Scheduler) decodeAssignment(k kv) (string, int, *slotAssignment) {
 // and keeps the loads in step.
 func (s *Scheduler) setAssignmentLocked(id string, slot int, a *slotAssignment) {
 	if cur, ok := s.assignments[id][slot]; ok {
-		s.loadLocked(cur.Node).add(s.specs[id], -1)
+		s.addLoadLocked(cur.Node, s.specs[id], -1)
 		s.loadLocked(cur.Node).hold(id, -1)
 	}
 	if a == nil {
@@ -310,7 +342,7 @@ func (s *Scheduler) setAssignmentLocked(id string, slot int, a *slotAssignment) 
 		s.assignments[id] = map[int]slotAssignment{}
 	}
 	s.assignments[id][slot] = *a
-	s.loadLocked(a.Node).add(s.specs[id], 1)
+	s.addLoadLocked(a.Node, s.specs[id], 1)
 	s.loadLocked(a.Node).hold(id, 1)
 }
 
@@ -318,8 +350,20 @@ func (s *Scheduler) setAssignmentLocked(id string, slot int, a *slotAssignment) 
 // on their nodes under its current spec: around a spec change.
 func (s *Scheduler) loadOfLocked(id string, sign int) {
 	for _, a := range s.assignments[id] {
-		s.loadLocked(a.Node).add(s.specs[id], sign)
+		s.addLoadLocked(a.Node, s.specs[id], sign)
 	}
+}
+
+// addLoadLocked counts one slot of a controller with spec sp on node
+// (sign 1), or one less (-1), in its load and in the view.
+func (s *Scheduler) addLoadLocked(node string, sp *schedSpec, sign int) {
+	s.loadLocked(node).add(sp, sign)
+	s.syncViewLocked(node)
+}
+
+// syncViewLocked makes node's entry in the view what the mirrors say.
+func (s *Scheduler) syncViewLocked(node string) {
+	s.view.set(node, s.nodes[node], s.loads[node], s.started)
 }
 
 func (s *Scheduler) loadLocked(node string) *nodeLoad {
@@ -348,14 +392,14 @@ func (s *Scheduler) resetReports(keys []kv, rev int64) {
 			s.loadLocked(node).containers -= len(byNode[node].Tasks)
 		}
 		if all[id] == nil {
-			s.markLocked(id)
+			s.markReportLocked(id)
 		}
 	}
 	for id, byNode := range all {
 		for node, r := range byNode {
 			s.loadLocked(node).containers += len(r.Tasks)
 		}
-		s.markLocked(id)
+		s.markReportLocked(id)
 	}
 	s.reports = all
 	s.reportsRev = max(s.reportsRev, rev)
@@ -378,7 +422,7 @@ func (s *Scheduler) putReport(k kv) {
 	s.reports[id][r.Node] = r
 	s.loadLocked(r.Node).containers += len(r.Tasks)
 	s.reportsRev = max(s.reportsRev, k.modRev)
-	s.markLocked(id)
+	s.markReportLocked(id)
 }
 
 func (s *Scheduler) delReport(key string, rev int64) {
@@ -396,7 +440,7 @@ func (s *Scheduler) delReport(key string, rev int64) {
 		delete(s.reports, id)
 	}
 	s.reportsRev = max(s.reportsRev, rev)
-	s.markLocked(id)
+	s.markReportLocked(id)
 }
 
 // reportsProgress records that the reports are as of rev, and queues the
@@ -405,8 +449,8 @@ func (s *Scheduler) reportsProgress(rev int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reportsRev = max(s.reportsRev, rev)
-	for id, r := range s.records {
-		for _, rel := range r.released {
+	for id := range s.releasing {
+		for _, rel := range s.records[id].released {
 			if rel.Rev <= rev {
 				s.markLocked(id)
 				break

@@ -1,12 +1,22 @@
 package registry
 
-// This file is the leader's work queue of controller ids, with two lanes:
-// changes (a spec, a report, an assignment, a node) go in the first, and
-// the periodic pass over every controller in the second, which is served
-// only when the first is empty, so that a change never waits behind the
-// fleet. An id is in the queue at most once, and never handed to two
-// workers at once: one marked while a worker has it is handed out again
-// once the worker is done.
+// This file is the leader's work queue of controller ids, with three
+// lanes served in order, a lane only when those before it are empty:
+//
+//  1. changes that may move a slot: a spec, an assignment, a node, a
+//     recheck a decision asked for;
+//  2. reports, which mostly change a status;
+//  3. the periodic pass over every controller.
+//
+// So a change never waits behind the fleet, and while many controllers
+// are being placed (a leader's first pass, a node gone), the reports that
+// come back meanwhile wait, and a controller's ten reports make one
+// decision and one status write instead of ten. When the first lane is
+// empty, as it is almost always, a report is decided at once.
+//
+// An id is in the queue at most once, in the first lane it was put in,
+// and never handed to two workers at once: one marked while a worker has
+// it is handed out again once the worker is done.
 
 import (
 	"context"
@@ -14,49 +24,58 @@ import (
 	"time"
 )
 
+// lane is a lane of the queue; a lower one is served first.
+type lane int
+
+const (
+	laneChange lane = iota
+	laneReport
+	lanePeriodic
+	lanes
+)
+
 type laneQueue struct {
-	mu       sync.Mutex
-	changes  []string
-	periodic []string
-	queued   map[string]bool
-	// lane says which lane a queued id is in: true for changes.
-	lane       map[string]bool
+	mu sync.Mutex
+	// ids are the lanes' ids in order; an id queued in a lane before is
+	// skipped where its entry is no longer its lane.
+	ids [lanes][]string
+	// queued are the queued ids and their lane.
+	queued     map[string]lane
 	processing map[string]bool
-	// again are ids marked while a worker had them, and in which lane.
-	again  map[string]bool
+	// again are ids marked while a worker had them, and their lane.
+	again  map[string]lane
 	wake   chan struct{}
 	closed bool
 }
 
 func newLaneQueue() *laneQueue {
-	return &laneQueue{queued: map[string]bool{}, lane: map[string]bool{}, processing: map[string]bool{},
-		again: map[string]bool{}, wake: make(chan struct{}, 1)}
+	return &laneQueue{queued: map[string]lane{}, processing: map[string]bool{},
+		again: map[string]lane{}, wake: make(chan struct{}, 1)}
 }
 
 // add puts ids in the lane of changes.
-func (q *laneQueue) add(ids ...string) { q.put(true, ids) }
+func (q *laneQueue) add(ids ...string) { q.put(laneChange, ids) }
 
-// later puts ids in the periodic lane, unless they are queued already.
-func (q *laneQueue) later(ids ...string) { q.put(false, ids) }
+// report puts ids in the lane of reports.
+func (q *laneQueue) report(ids ...string) { q.put(laneReport, ids) }
 
-func (q *laneQueue) put(change bool, ids []string) {
+// later puts ids in the periodic lane.
+func (q *laneQueue) later(ids ...string) { q.put(lanePeriodic, ids) }
+
+func (q *laneQueue) put(l lane, ids []string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, id := range ids {
-		switch {
-		case q.processing[id]:
-			q.again[id] = q.again[id] || change
-		case !q.queued[id]:
-			q.queued[id], q.lane[id] = true, change
-			if change {
-				q.changes = append(q.changes, id)
-			} else {
-				q.periodic = append(q.periodic, id)
+		if q.processing[id] {
+			if cur, ok := q.again[id]; !ok || l < cur {
+				q.again[id] = l
 			}
-		case change && !q.lane[id]:
-			// promoted: its periodic entry is skipped when popped
-			q.lane[id] = true
-			q.changes = append(q.changes, id)
+			continue
+		}
+		if cur, ok := q.queued[id]; !ok || l < cur {
+			// promoted: its entry in the later lane is skipped when popped
+			q.queued[id] = l
+			q.ids[l] = append(q.ids[l], id)
 		}
 	}
 	select {
@@ -93,27 +112,23 @@ func (q *laneQueue) pop(ctx context.Context) (string, bool) {
 }
 
 func (q *laneQueue) takeLocked() (string, bool) {
-	for len(q.changes) > 0 || len(q.periodic) > 0 {
-		var id string
-		change := len(q.changes) > 0
-		if change {
-			id, q.changes = q.changes[0], q.changes[1:]
-		} else {
-			id, q.periodic = q.periodic[0], q.periodic[1:]
-		}
-		if !q.queued[id] || q.lane[id] != change {
-			continue // taken from the other lane already
-		}
-		delete(q.queued, id)
-		delete(q.lane, id)
-		q.processing[id] = true
-		if len(q.changes)+len(q.periodic) > 0 {
-			select { // let another worker in
-			case q.wake <- struct{}{}:
-			default:
+	for l := range lanes {
+		for len(q.ids[l]) > 0 {
+			id := q.ids[l][0]
+			q.ids[l] = q.ids[l][1:]
+			if cur, ok := q.queued[id]; !ok || cur != l {
+				continue // taken from an earlier lane already
 			}
+			delete(q.queued, id)
+			q.processing[id] = true
+			if len(q.queued) > 0 {
+				select { // let another worker in
+				case q.wake <- struct{}{}:
+				default:
+				}
+			}
+			return id, true
 		}
-		return id, true
 	}
 	return "", false
 }
@@ -123,11 +138,11 @@ func (q *laneQueue) takeLocked() (string, bool) {
 func (q *laneQueue) done(id string) {
 	q.mu.Lock()
 	delete(q.processing, id)
-	change, again := q.again[id]
+	l, again := q.again[id]
 	delete(q.again, id)
 	q.mu.Unlock()
 	if again {
-		q.put(change, []string{id})
+		q.put(l, []string{id})
 	}
 }
 

@@ -71,7 +71,7 @@ func (s *Store) commitLeader(ctx context.Context, guard []clientv3.Cmp, w leader
 		if start == 0 {
 			part.status, part.revision, part.prune, part.forget = w.status, w.revision, w.prune, w.forget
 		}
-		r := s.commitBatchOf(ctx, guard, []*batchedWrite{{w: part}})[0]
+		r := s.commitBatchOf(ctx, guard, []*batchedWrite{s.prepare(part)})[0]
 		switch {
 		case errors.Is(r.err, ErrAssignmentConflict):
 			if conflict == nil {
@@ -88,40 +88,46 @@ func (s *Store) commitLeader(ctx context.Context, guard []clientv3.Cmp, w leader
 }
 
 // leaderOps returns w as operations: its assignment changes as one
-// transaction comparing what they replace (nil for none), and the rest.
-func (s *Store) leaderOps(w leaderWrite) (*clientv3.Op, []clientv3.Op, error) {
-	extra, err := s.extraOps(w)
+// transaction comparing what they replace (nil for none), and the rest;
+// and the bytes of the keys and values they put.
+func (s *Store) leaderOps(w leaderWrite) (*clientv3.Op, []clientv3.Op, int, error) {
+	extra, size, err := s.extraOps(w)
 	if err != nil || len(w.changes) == 0 {
-		return nil, extra, err
+		return nil, extra, size, err
 	}
-	cmps, ops, err := s.assignmentOps(w.changes)
+	cmps, ops, n, err := s.assignmentOps(w.changes)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	cas := clientv3.OpTxn(cmps, ops, nil)
-	return &cas, extra, nil
+	return &cas, extra, size + n, nil
 }
 
 // extraOps are w's writes besides the assignments: its status, its
-// history record, the records it prunes, or the removal of all.
-func (s *Store) extraOps(w leaderWrite) ([]clientv3.Op, error) {
+// history record, the records it prunes, or the removal of all; and the
+// bytes they put.
+func (s *Store) extraOps(w leaderWrite) ([]clientv3.Op, int, error) {
 	var extra []clientv3.Op
+	size := 0
 	if w.status != nil {
+		key := s.StatusKey(w.id)
 		data, err := json.Marshal(w.status)
 		if err != nil {
-			return nil, fmt.Errorf("put %s: %w", s.StatusKey(w.id), err)
+			return nil, 0, fmt.Errorf("put %s: %w", key, err)
 		}
-		extra = append(extra, clientv3.OpPut(s.StatusKey(w.id), string(data)))
+		extra = append(extra, clientv3.OpPut(key, string(data)))
+		size += len(key) + len(data)
 	}
 	if r := w.revision; r != nil {
 		key := s.HistoryPrefix(w.id) + strconv.FormatInt(r.Revision, 10)
 		data, err := json.Marshal(r)
 		if err != nil {
-			return nil, fmt.Errorf("put %s: %w", key, err)
+			return nil, 0, fmt.Errorf("put %s: %w", key, err)
 		}
 		extra = append(extra, clientv3.OpTxn(
 			[]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)},
 			[]clientv3.Op{clientv3.OpPut(key, string(data))}, nil))
+		size += 2*len(key) + len(data)
 	}
 	for _, rev := range w.prune {
 		extra = append(extra, clientv3.OpDelete(s.HistoryPrefix(w.id)+strconv.FormatInt(rev, 10)))
@@ -129,25 +135,29 @@ func (s *Store) extraOps(w leaderWrite) ([]clientv3.Op, error) {
 	if w.forget {
 		extra = append(extra, clientv3.OpDelete(s.StatusKey(w.id)), clientv3.OpDelete(s.HistoryPrefix(w.id), clientv3.WithPrefix()))
 	}
-	return extra, nil
+	return extra, size, nil
 }
 
-// assignmentOps are the comparisons and writes of changes.
-func (s *Store) assignmentOps(changes []assignChange) ([]clientv3.Cmp, []clientv3.Op, error) {
+// assignmentOps are the comparisons and writes of changes, and the bytes
+// they put.
+func (s *Store) assignmentOps(changes []assignChange) ([]clientv3.Cmp, []clientv3.Op, int, error) {
 	cmps := make([]clientv3.Cmp, 0, len(changes))
 	ops := make([]clientv3.Op, 0, len(changes))
+	size := 0
 	for _, c := range changes {
 		key := s.AssignmentKey(c.id, c.slot)
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", c.oldRev))
+		size += len(key)
 		if c.next == nil {
 			ops = append(ops, clientv3.OpDelete(key))
 			continue
 		}
 		data, err := json.Marshal(c.next)
 		if err != nil {
-			return nil, nil, fmt.Errorf("put %s: %w", key, err)
+			return nil, nil, 0, fmt.Errorf("put %s: %w", key, err)
 		}
 		ops = append(ops, clientv3.OpPut(key, string(data)))
+		size += len(key) + len(data)
 	}
-	return cmps, ops, nil
+	return cmps, ops, size, nil
 }

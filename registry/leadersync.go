@@ -75,14 +75,17 @@ func (s *Scheduler) syncController(ctx context.Context, id string) error {
 	if sp == nil && len(in.Assigned) == 0 && len(reports) == 0 {
 		return s.forget(ctx, id, rec)
 	}
-	res := decide.Decide(in)
+	// the workers gather their inputs in parallel, then decide one at a
+	// time, under the mirrors' lock, each from the loads the decisions
+	// before it left (their placements assumed), and write in parallel
+	// again, as the Kubernetes scheduler schedules one pod at a time and
+	// binds many. A decision is tens of microseconds; taking the lock once
+	// for it, rather than around each of its parts, is what lets 1,000 of
+	// them go by in as many tens of milliseconds.
 	s.mu.Lock()
-	if len(res.Unschedulable) > 0 {
-		s.wanting[id] = true // a node that comes or changes may take them
-	} else {
-		delete(s.wanting, id)
-	}
-	s.mu.Unlock()
+	s.viewBuf = s.view.forController(s.viewBuf, sp, in.Assigned, s.loads)
+	in.Nodes = s.viewBuf
+	res := decide.Decide(in)
 	w := leaderWrite{id: id}
 	for _, c := range res.Changes {
 		ch := assignChange{id: id, slot: c.Slot, oldRev: c.Old.ModRev}
@@ -92,6 +95,13 @@ func (s *Scheduler) syncController(ctx context.Context, id string) error {
 		}
 		w.changes = append(w.changes, ch)
 	}
+	if len(res.Unschedulable) > 0 {
+		s.wanting[id] = true // a node that comes or changes may take them
+	} else {
+		delete(s.wanting, id)
+	}
+	s.assumeLocked(sp, in.Assigned, w.changes, 1)
+	s.mu.Unlock()
 	firstRecord := false
 	if sp != nil && sp.invalid == nil && rec.recorded != sp.hash {
 		w.revision = &api.Revision{Revision: sp.spec.ModRevision, FirstSeen: s.now().UTC(), TemplateHash: sp.hash,
@@ -108,10 +118,12 @@ func (s *Scheduler) syncController(ctx context.Context, id string) error {
 	}
 
 	rev, err := s.commit(ctx, w)
+	s.mu.Lock()
+	s.assumeLocked(sp, in.Assigned, w.changes, -1)
 	if errors.Is(err, ErrNotLeader) || rev == 0 && err != nil {
+		s.mu.Unlock()
 		return err
 	}
-	s.mu.Lock()
 	if !errors.Is(err, ErrAssignmentConflict) {
 		s.appliedLocked(id, in.Assigned, w.changes, rev, rec)
 	}
@@ -143,12 +155,15 @@ func (s *Scheduler) syncController(ctx context.Context, id string) error {
 // commit writes w: in a batch with other controllers' writes while Run
 // runs, alone otherwise (and when it is too large for a batch).
 func (s *Scheduler) commit(ctx context.Context, w leaderWrite) (int64, error) {
-	if s.writes == nil || !batchable(w) {
+	var bw *batchedWrite
+	if s.writes != nil {
+		bw = s.store.prepare(w)
+	}
+	if bw == nil || !bw.batchable() {
 		ctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
 		defer cancel()
 		return s.store.commitLeader(ctx, s.opts.Guard, w)
 	}
-	bw := &batchedWrite{w: w, done: make(chan batchResult, 1)}
 	select {
 	case s.writes <- bw:
 	case <-ctx.Done():
@@ -156,6 +171,20 @@ func (s *Scheduler) commit(ctx context.Context, w leaderWrite) (int64, error) {
 	}
 	r := <-bw.done // the batcher answers every write it took, within EtcdTimeout
 	return r.rev, r.err
+}
+
+// assumeLocked counts in the loads (sign 1) the slots that changes place
+// on a node, from the decision until its write is applied or has failed
+// (-1 takes them back), so that the decisions made meanwhile see them, as
+// the Kubernetes scheduler assumes a pod bound before its binding is
+// written. Without it, 128 decisions in flight place their slots on the
+// same least loaded nodes.
+func (s *Scheduler) assumeLocked(sp *schedSpec, before map[int]decide.Assignment, changes []assignChange, sign int) {
+	for _, c := range changes {
+		if old, ok := before[c.slot]; c.next != nil && (!ok || old.Node != c.next.Node) {
+			s.addLoadLocked(c.next.Node, sp, sign)
+		}
+	}
 }
 
 // appliedLocked applies written changes to the mirror at once, so that the
@@ -179,23 +208,45 @@ func (s *Scheduler) appliedLocked(id string, before map[int]decide.Assignment, c
 			s.setAssignmentLocked(id, c.slot, &slotAssignment{Assignment: *c.next, rev: rev})
 		}
 	}
-	for slot, rel := range rec.released {
-		if rel.Rev <= s.reportsRev {
-			delete(rec.released, slot) // the reports show it applied
-		}
-	}
-	if len(rec.released) > 0 {
+	if s.pruneReleasedLocked(id, rec) {
 		s.requestProgress()
 	}
 }
 
+// pruneReleasedLocked forgets the slots taken off a node that the reports
+// show applied, and reports whether some are left.
+func (s *Scheduler) pruneReleasedLocked(id string, rec *leaderRecord) bool {
+	for slot, rel := range rec.released {
+		if rel.Rev <= s.reportsRev {
+			delete(rec.released, slot)
+		}
+	}
+	if len(rec.released) == 0 {
+		delete(s.releasing, id)
+		return false
+	}
+	s.releasing[id] = true
+	return true
+}
+
 // requestProgress asks etcd to tell the watches where they are, so that
 // slots taken off a node wait for the reports only as long as they must.
+// One request is in flight at a time, and it asks again once done when
+// more were wanted meanwhile: a node gone with 1,000 slots wants 1,000.
 func (s *Scheduler) requestProgress() {
+	if s.progressWanted.Add(1) > 1 {
+		return // the request in flight asks again
+	}
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), s.opts.EtcdTimeout)
-		defer cancel()
-		_ = s.store.client.RequestProgress(ctx) // best effort: any report moves it too
+		for {
+			wanted := s.progressWanted.Load()
+			ctx, cancel := context.WithTimeout(context.Background(), s.opts.EtcdTimeout)
+			_ = s.store.client.RequestProgress(ctx) // best effort: any report moves it too
+			cancel()
+			if s.progressWanted.CompareAndSwap(wanted, 0) {
+				return
+			}
+		}
 	}()
 }
 
@@ -214,15 +265,17 @@ func (s *Scheduler) scheduleRecheck(id string, rec *leaderRecord, d time.Duratio
 	s.queue.after(id, d)
 }
 
-// inputLocked gathers the decision's input; s.mu is held.
+// inputLocked gathers the decision's input but its nodes, which the
+// decision takes from the view once its turn comes; s.mu is held.
 func (s *Scheduler) inputLocked(id string) (decide.Input, *schedSpec, []*api.NodeReport) {
-	src := decisionSource{id: id, spec: s.specs[id], assignments: s.assignments[id], reports: s.reports[id],
-		reportsRev: s.reportsRev, nodes: s.nodes, loads: s.loads, started: s.started, now: s.now(), grace: s.opts.NodeGrace}
-	if rec := s.records[id]; rec != nil {
+	sp := s.specs[id]
+	src := decisionSource{id: id, spec: sp, assignments: s.assignments[id], reports: s.reports[id],
+		reportsRev: s.reportsRev, now: s.now(), grace: s.opts.NodeGrace}
+	if rec := s.records[id]; rec != nil && s.pruneReleasedLocked(id, rec) {
 		src.released = rec.released
 	}
 	in, reports := decisionInput(src)
-	return in, src.spec, reports
+	return in, sp, reports
 }
 
 // decisionSource is what one decision of controller id is made from: the
@@ -237,23 +290,20 @@ type decisionSource struct {
 	reports     map[string]*api.NodeReport
 	reportsRev  int64
 	released    map[int]decide.Release
-	nodes       map[string]*nodeState
-	// loads are what every controller's assigned slots hold on each node,
-	// this one's included.
-	loads map[string]*nodeLoad
-	// started is when a node counts as gone that has slots but was never
-	// seen registered.
-	started time.Time
-	now     time.Time
-	grace   time.Duration
+	// nodes are the nodes in name order, with what the other controllers'
+	// slots hold on each (nodeView.forController); the leader's decision
+	// sets them later.
+	nodes []decide.Node
+	now   time.Time
+	grace time.Duration
 }
 
 // decisionInput turns src into decide's input, and returns the reports in
 // node order with it. Pure: it changes nothing in src.
 func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 	id, sp := src.id, src.spec
-	in := decide.Input{Assigned: map[int]decide.Assignment{}, Reports: map[string]decide.Report{},
-		ReportsRevision: src.reportsRev, Now: src.now, Grace: src.grace}
+	in := decide.Input{Assigned: make(map[int]decide.Assignment, len(src.assignments)), Reports: make(map[string]decide.Report, len(src.reports)),
+		ReportsRevision: src.reportsRev, Now: src.now, Grace: src.grace, Nodes: src.nodes}
 	in.Controller = decide.Controller{ID: id, Gone: true}
 	if sp != nil {
 		in.Controller = sp.ctl
@@ -290,54 +340,7 @@ func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 	if len(src.released) > 0 {
 		in.Released = maps.Clone(src.released)
 	}
-	in.Nodes = decisionNodes(src)
 	return in, reports
-}
-
-// decisionNodes returns the nodes as the controller's decision sees them:
-// what the other controllers' slots hold on each.
-func decisionNodes(src decisionSource) []decide.Node {
-	sp := src.spec
-	mine := map[string]int{}
-	for _, a := range src.assignments {
-		mine[a.Node]++
-	}
-	names := make([]string, 0, len(src.nodes)+len(mine))
-	for name := range src.nodes {
-		names = append(names, name)
-	}
-	for name := range mine {
-		if src.nodes[name] == nil {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	out := make([]decide.Node, 0, len(names))
-	for _, name := range names {
-		n := decide.Node{Name: name, GoneSince: src.started}
-		if ns := src.nodes[name]; ns != nil {
-			n.Labels, n.Alive, n.GoneSince = ns.node.Labels, ns.alive, ns.goneSince
-			n.Capacity = decide.Resources{Memory: ns.node.Capacity.Memory, CPU: int64(ns.node.Capacity.CPUs) * 1024}
-		}
-		if l := src.loads[name]; l != nil {
-			n.Slots = l.slots - mine[name]
-			n.Used = l.used
-			if sp != nil && sp.invalid == nil {
-				n.Used.Memory -= int64(mine[name]) * sp.ctl.Reserve.Memory
-				n.Used.CPU -= int64(mine[name]) * sp.ctl.Reserve.CPU
-				for _, p := range sp.ctl.Ports {
-					if l.ports[p]-mine[name] > 0 {
-						if n.Ports == nil {
-							n.Ports = map[string]bool{}
-						}
-						n.Ports[p] = true
-					}
-				}
-			}
-		}
-		out = append(out, n)
-	}
-	return out
 }
 
 // assignmentOf is the assignment the leader writes for a.
@@ -360,7 +363,7 @@ func reportedContainer(id, node string, t api.ReportedTask) decide.Container {
 		live = true
 	}
 	return decide.Container{
-		Node: node, Slot: t.Slot, Named: t.Slot > 0 && t.Name == taskName(id, t.Slot), Hash: t.TemplateHash,
+		Node: node, Slot: t.Slot, Named: isTaskName(t.Name, id, t.Slot), Hash: t.TemplateHash,
 		Live: live, Ready: t.State == api.StateRunning && (t.Health == api.HealthNone || t.Health == api.HealthHealthy),
 		StartedAt: started,
 	}
@@ -397,6 +400,7 @@ func (s *Scheduler) forget(ctx context.Context, id string, rec *leaderRecord) er
 	if rec.status == nil && rec.recorded == "" {
 		s.mu.Lock()
 		delete(s.records, id)
+		delete(s.releasing, id)
 		s.mu.Unlock()
 		return nil
 	}
@@ -407,6 +411,7 @@ func (s *Scheduler) forget(ctx context.Context, id string, rec *leaderRecord) er
 	}
 	s.mu.Lock()
 	delete(s.records, id)
+	delete(s.releasing, id)
 	s.mu.Unlock()
 	s.logger.Info("controller gone: status and history removed", "controller", id)
 	return nil

@@ -20,7 +20,14 @@ const noSlot = math.MaxInt
 
 // taskName is the contract's container name of a replica: <id>-<slot>.
 func taskName(id string, slot int) string {
-	return fmt.Sprintf("%s-%d", id, slot)
+	return id + "-" + strconv.Itoa(slot)
+}
+
+// isTaskName reports whether name is taskName(id, slot), without
+// building it: the leader asks for every reported container of every
+// decision.
+func isTaskName(name, id string, slot int) bool {
+	return slot > 0 && len(name) > len(id) && name[:len(id)] == id && name[len(id)] == '-' && name[len(id)+1:] == strconv.Itoa(slot)
 }
 
 // slotOf reads a container's slot label; noSlot when it is missing or bad.

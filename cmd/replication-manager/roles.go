@@ -17,10 +17,6 @@ import (
 	"github.com/replication-manager/replication-manager/registry"
 )
 
-// leaderWorkers is how many more controllers the leader decides at once
-// than a node syncs: a decision is short, and its write waits on etcd.
-const leaderWorkers = 4
-
 // roles are a manager's two elections and what each term runs.
 type roles struct {
 	agent *nodeAgent
@@ -65,7 +61,7 @@ func newRoles(client *clientv3.Client, store *registry.Store, opts *options, doc
 	}
 	schedOpts := registry.SchedulerOptions{
 		NodeGrace: opts.NodeGrace, SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
-		Policy: opts.policy(), RevisionHistoryLimit: opts.RevisionHistoryLimit, Workers: leaderWorkers * opts.Workers,
+		Policy: opts.policy(), RevisionHistoryLimit: opts.RevisionHistoryLimit, Workers: leaderWorkers(opts.Workers),
 	}
 	r := &roles{
 		agent: agent,
@@ -120,4 +116,11 @@ func gaugeOf(g prometheus.Gauge) func(bool) {
 			g.Set(0)
 		}
 	}
+}
+
+// leaderWorkers is how many controllers the leader decides at once: its
+// default, or four times --workers when that is more, as a decision is
+// short and its write waits on etcd.
+func leaderWorkers(nodeWorkers int) int {
+	return max(registry.DefaultLeaderWorkers, 4*nodeWorkers)
 }

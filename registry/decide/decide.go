@@ -47,10 +47,9 @@ func Decide(in Input) Result {
 
 // decision is the working state of one Decide.
 type decision struct {
-	in    Input
-	c     *Controller
-	r     *Result
-	nodes map[string]*Node
+	in *Input
+	c  *Controller
+	r  *Result
 	// next are the assignments as the decision leaves them.
 	next map[int]Assignment
 	// live are the live containers of each slot, on any node; held are
@@ -64,24 +63,27 @@ type decision struct {
 	mine  map[string]int
 	used  map[string]Resources
 	ports map[string]map[string]bool
+	// looked are the nodes node has found, by name: the few the
+	// controller's slots are on, asked for again and again.
+	looked map[string]*Node
 }
 
 func newDecision(in Input, r *Result) *decision {
+	if !slices.IsSortedFunc(in.Nodes, byName) {
+		in.Nodes = slices.SortedFunc(slices.Values(in.Nodes), byName)
+	}
 	d := &decision{
-		in: in, c: &in.Controller, r: r,
-		nodes: make(map[string]*Node, len(in.Nodes)),
-		next:  maps.Clone(in.Assigned),
-		live:  map[int][]Container{}, held: map[int]bool{}, taken: map[int]bool{},
-		mine: map[string]int{}, used: map[string]Resources{}, ports: map[string]map[string]bool{},
+		in: &in, c: &in.Controller, r: r,
+		next: maps.Clone(in.Assigned),
+		live: make(map[int][]Container, len(in.Containers)), held: map[int]bool{}, taken: map[int]bool{},
+		mine: make(map[string]int, len(in.Assigned)), used: make(map[string]Resources, len(in.Assigned)),
+		ports: map[string]map[string]bool{}, looked: make(map[string]*Node, len(in.Assigned)),
 	}
 	if d.next == nil {
 		d.next = map[int]Assignment{}
 	}
-	for i := range in.Nodes {
-		d.nodes[in.Nodes[i].Name] = &in.Nodes[i]
-	}
 	for _, ct := range in.Containers {
-		if ct.Live && ct.Slot > 0 {
+		if ct.Live && ct.Slot > 0 && !d.expired(ct.Node) {
 			d.live[ct.Slot] = append(d.live[ct.Slot], ct)
 		}
 	}
@@ -96,12 +98,16 @@ func newDecision(in Input, r *Result) *decision {
 // reports live, one it still reports as its own (it writes a slot into
 // its report before it creates a container of it), and one this leader
 // took off a node later than the reports are as of. A node gone past the
-// grace holds nothing: its reports went with its lease.
+// grace holds nothing: its reports went with its lease, even when the
+// watch has not told it yet.
 func (d *decision) findHeld() {
 	for slot := range d.live {
 		d.held[slot] = true
 	}
-	for _, r := range d.in.Reports {
+	for node, r := range d.in.Reports {
+		if d.expired(node) {
+			continue
+		}
 		for slot := range r.Slots {
 			d.held[slot] = true
 		}
@@ -141,16 +147,41 @@ func (d *decision) assignedNow(slot int) bool {
 	return ok
 }
 
+func byName(a, b Node) int { return cmp.Compare(a.Name, b.Name) }
+
+// node returns the node of that name; nil for one the input does not
+// hold.
+func (d *decision) node(name string) *Node {
+	if n, ok := d.looked[name]; ok {
+		return n
+	}
+	var n *Node
+	if i, ok := slices.BinarySearchFunc(d.in.Nodes, name, func(n Node, name string) int { return cmp.Compare(n.Name, name) }); ok {
+		n = &d.in.Nodes[i]
+	}
+	d.looked[name] = n
+	return n
+}
+
 // alive reports whether node is registered.
 func (d *decision) alive(node string) bool {
-	n := d.nodes[node]
+	n := d.node(node)
 	return n != nil && n.Alive
 }
 
 // lost reports whether node is gone past the grace period (or unknown).
 func (d *decision) lost(node string) bool {
-	n := d.nodes[node]
+	n := d.node(node)
 	return n == nil || !n.Alive && d.in.Now.Sub(n.GoneSince) >= d.in.Grace
+}
+
+// expired reports whether node is known and gone past the grace period:
+// its lease is over, so are its reports, and the grace was the wait for
+// its containers to stop. Unlike lost, a node the input does not hold is
+// not expired: its registration may simply not have been seen yet.
+func (d *decision) expired(node string) bool {
+	n := d.node(node)
+	return n != nil && !n.Alive && d.in.Now.Sub(n.GoneSince) >= d.in.Grace
 }
 
 func (d *decision) run() {
@@ -230,7 +261,7 @@ func (d *decision) dropLostNodes() []int {
 	for _, slot := range slices.Sorted(maps.Keys(d.next)) {
 		node := d.next[slot].Node
 		if !d.lost(node) {
-			if n := d.nodes[node]; !n.Alive {
+			if n := d.node(node); !n.Alive {
 				d.r.recheck(d.in.Grace - d.in.Now.Sub(n.GoneSince))
 			}
 			continue
@@ -408,7 +439,7 @@ func (d *decision) reportsAssigned(slot int, a Assignment) bool {
 func (d *decision) moveOff(budget int) (moved int) {
 	var moving []int
 	for slot, a := range d.next {
-		n := d.nodes[a.Node]
+		n := d.node(a.Node)
 		if n == nil || !n.Alive {
 			continue // within its grace
 		}
@@ -526,21 +557,19 @@ func (d *decision) takenEverywhere(slot int) bool {
 // controller's slots, then the fewest in all, then the first by name.
 // "" when none fits.
 func (d *decision) pick(slot int) string {
-	var best *Node
+	best, bestMine, bestSlots := "", 0, 0
+	blocked := d.in.Blocked[slot]
 	for i := range d.in.Nodes {
 		n := &d.in.Nodes[i]
-		if d.in.Blocked[slot][n.Name] || d.unfit(n) != "" {
+		if blocked[n.Name] || !d.fits(n) {
 			continue
 		}
-		if best == nil || d.mine[n.Name] < d.mine[best.Name] ||
-			d.mine[n.Name] == d.mine[best.Name] && n.Slots+d.mine[n.Name] < best.Slots+d.mine[best.Name] {
-			best = n
+		mine := d.mine[n.Name]
+		if best == "" || mine < bestMine || mine == bestMine && n.Slots+mine < bestSlots {
+			best, bestMine, bestSlots = n.Name, mine, n.Slots+mine
 		}
 	}
-	if best == nil {
-		return ""
-	}
-	return best.Name
+	return best
 }
 
 // markOnDelete gives every slot the current template at once, marked

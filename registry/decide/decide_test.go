@@ -193,6 +193,13 @@ func TestDecide(t *testing.T) {
 			ns[1].Alive, ns[1].GoneSince = false, t0.Add(-31*time.Second)
 			return Input{Controller: ctl(2), Assigned: as, Containers: cs[:1], Nodes: ns, Grace: 30 * time.Second}
 		}, "2:a/new"},
+		{"a node gone past its grace holds nothing it still reports, as its report is gone with its lease", func() Input {
+			as, cs := settled("new", "a", "b")
+			ns := nodes("a", "b")
+			ns[1].Alive, ns[1].GoneSince = false, t0.Add(-31*time.Second)
+			return Input{Controller: ctl(2), Assigned: as, Containers: cs, Nodes: ns, Grace: 30 * time.Second,
+				Reports: map[string]Report{"b": {Slots: map[int]bool{2: true}}}}
+		}, "2:a/new"},
 		{"a slot whose name an outsider holds on a node goes to another node", func() Input {
 			return Input{Controller: ctl(1), Nodes: nodes("a", "b"), Blocked: map[int]map[string]bool{1: {"a": true}}}
 		}, "1:b/new"},

@@ -14,6 +14,19 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 )
 
+// fits reports whether node n can take one more slot of the controller:
+// unfit's answer without its words, for the loop over every node that
+// each placement makes.
+func (d *decision) fits(n *Node) bool {
+	if !n.Alive || !matches(d.c.Selector, n.Labels) {
+		return false
+	}
+	if len(d.c.Ports) == 0 && d.c.Reserve.Memory <= 0 && d.c.Reserve.CPU <= 0 {
+		return true
+	}
+	return d.unfit(n) == ""
+}
+
 // unfit says why node n cannot take one more slot of the controller; ""
 // when it can.
 func (d *decision) unfit(n *Node) string {

@@ -1,0 +1,70 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// TestBatchesKeepUnderEtcdsRequestLimit sends the batcher writes whose
+// sum is three times etcd's request limit: they go in several
+// transactions, each under it, and every one lands.
+func TestBatchesKeepUnderEtcdsRequestLimit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := testClient(t)
+	store := NewStore(client, "/"+t.Name())
+	writes := make(chan *batchedWrite, 200)
+	const n = 100
+	message := strings.Repeat("x", 48<<10) // 100 × 48 KiB: about 4.7 MiB
+	var sent []*batchedWrite
+	for i := range n {
+		st := &api.ReplicationControllerStatus{Conditions: []api.Condition{{Type: "Big", Status: "True", Message: message}}}
+		bw := store.prepare(leaderWrite{id: fmt.Sprintf("c%03d", i), status: st})
+		if !bw.batchable() {
+			t.Fatalf("a write of %d bytes is not batchable", bw.bytes)
+		}
+		sent = append(sent, bw)
+		writes <- bw // all queued before the batcher starts: it takes as many as fit
+	}
+	go store.runBatches(ctx, nil, writes, 10*time.Second)
+	revs := map[int64]int{}
+	for _, bw := range sent {
+		r := <-bw.done
+		if r.err != nil {
+			t.Fatalf("write of %s: %v", bw.w.id, r.err)
+		}
+		revs[r.rev]++
+	}
+	if len(revs) < 4 {
+		t.Errorf("%d writes of 4.7 MiB in %d transactions; each must stay under 1.5 MiB", n, len(revs))
+	}
+	resp, err := client.Get(ctx, store.StatusPrefix(), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Count != n {
+		t.Errorf("%d statuses in etcd, want %d", resp.Count, n)
+	}
+}
+
+func TestAWriteOfManyChangesGoesAlone(t *testing.T) {
+	store := NewStore(nil, "/x")
+	w := leaderWrite{id: "web"}
+	for slot := 1; slot <= batchChanges+1; slot++ {
+		w.changes = append(w.changes, assignChange{id: "web", slot: slot, next: &api.Assignment{Node: "a"}})
+	}
+	if store.prepare(w).batchable() {
+		t.Errorf("a write of %d changes is batchable; its nested transaction would pass etcd's limit beside a full batch", len(w.changes))
+	}
+	w.changes = w.changes[:batchChanges]
+	if !store.prepare(w).batchable() {
+		t.Errorf("a write of %d changes is not batchable", len(w.changes))
+	}
+}
