@@ -27,11 +27,12 @@ import (
 	"github.com/replication-manager/replication-manager/registry/decide"
 )
 
-// DefaultLeaderWorkers is how many controllers the leader decides at once
-// by default. A decision takes tens of microseconds and its write waits
-// for etcd's disk, so the workers bound the writes in flight, and with
-// them how many controllers one batched transaction holds: 20 workers
-// cost 10,000 new controllers 12 s over 100 nodes, 128 a third of that.
+// DefaultLeaderWorkers is how many controllers the leader has in hand at
+// once by default. The decisions themselves go one at a time (tens of
+// microseconds each); what the workers bound is the writes waiting for
+// etcd's disk, and with them how full a batched transaction is: at
+// 10,000 new controllers over 100 nodes, 20 took 12 s to assign every
+// slot, 128 took 7 s and 512 take 5 s.
 const DefaultLeaderWorkers = 512
 
 // DefaultNodeGrace is --node-grace's default: how long a node may be gone

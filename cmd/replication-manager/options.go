@@ -99,7 +99,7 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.DockerAllowInsecureTCP, "docker-allow-insecure-tcp", o.DockerAllowInsecureTCP, "allow a tcp:// Docker host without verified TLS (DOCKER_CERT_PATH and DOCKER_TLS_VERIFY); whoever can reach that port controls the host")
 	fs.DurationVar(&o.DockerStopTimeout, "docker-stop-timeout", o.DockerStopTimeout, "how long a container gets to stop before it is killed")
 	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "how often every controller is synced even without an event")
-	fs.IntVar(&o.Workers, "workers", o.Workers, "how many controllers sync in parallel on this node; the leader decides four times as many at once (at least 128), its work being mostly waits on etcd")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "how many controllers sync in parallel on this node; the leader has four times as many in hand at once (at least 512), its work being mostly waits on etcd")
 	fs.IntVar(&o.BurstReplicas, "burst-replicas", o.BurstReplicas, "most containers created or deleted by one sync of one controller")
 	fs.IntVar(&o.RevisionHistoryLimit, "revision-history-limit", o.RevisionHistoryLimit, "templates kept per controller under <prefix>/history/controllers/<id>/, for rcctl rollout history and undo")
 	fs.IntVar(&o.MaxReplicas, "max-replicas", o.MaxReplicas, "highest replica count a spec may ask for")
