@@ -250,7 +250,11 @@ func (d *dryRun) source() decisionSource {
 			view.set(a.Node, nil, loads[a.Node], time.Time{}) // not registered: gone
 		}
 	}
-	src := decisionSource{id: d.id, spec: d.sp, assignments: d.assigned, reports: d.reports, now: d.now, grace: DefaultNodeGrace}
+	reports := make(map[string]*leaderReport, len(d.reports))
+	for node, r := range d.reports {
+		reports[node] = newLeaderReport(d.id, r)
+	}
+	src := decisionSource{id: d.id, spec: d.sp, assignments: d.assigned, reports: reports, now: d.now, grace: DefaultNodeGrace}
 	in, _ := decisionInput(src)
 	src.nodes = view.forController(nil, d.sp, in.Assigned, loads)
 	return src

@@ -99,7 +99,7 @@ type Scheduler struct {
 	// from nodes: one gone stays, not alive).
 	nodeNames   []string
 	assignments map[string]map[int]slotAssignment
-	reports     map[string]map[string]*api.NodeReport
+	reports     map[string]map[string]*leaderReport
 	// reportsRev is the etcd revision the reports are as of.
 	reportsRev int64
 	// loads are what the assigned slots use on each node, and view the
@@ -163,7 +163,7 @@ func NewScheduler(store *Store, logger *slog.Logger, opts SchedulerOptions) *Sch
 	return &Scheduler{
 		store: store, logger: logger, opts: opts.withDefaults(), now: time.Now,
 		specs: map[string]*schedSpec{}, nodes: map[string]*nodeState{},
-		assignments: map[string]map[int]slotAssignment{}, reports: map[string]map[string]*api.NodeReport{},
+		assignments: map[string]map[int]slotAssignment{}, reports: map[string]map[string]*leaderReport{},
 		loads: map[string]*nodeLoad{}, listed: map[string]bool{}, records: map[string]*leaderRecord{}, wanting: map[string]bool{}, releasing: map[string]bool{},
 		queue: newLaneQueue(),
 	}

@@ -376,20 +376,20 @@ func (s *Scheduler) loadLocked(node string) *nodeLoad {
 }
 
 func (s *Scheduler) resetReports(keys []kv, rev int64) {
-	all := map[string]map[string]*api.NodeReport{}
+	all := map[string]map[string]*leaderReport{}
 	for _, k := range keys {
 		if id, r := s.decodeReport(k); r != nil {
 			if all[id] == nil {
-				all[id] = map[string]*api.NodeReport{}
+				all[id] = map[string]*leaderReport{}
 			}
-			all[id][r.Node] = r
+			all[id][r.report.Node] = r
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, byNode := range s.reports {
 		for node := range byNode {
-			s.loadLocked(node).containers -= len(byNode[node].Tasks)
+			s.loadLocked(node).containers -= len(byNode[node].containers)
 		}
 		if all[id] == nil {
 			s.markReportLocked(id)
@@ -397,7 +397,7 @@ func (s *Scheduler) resetReports(keys []kv, rev int64) {
 	}
 	for id, byNode := range all {
 		for node, r := range byNode {
-			s.loadLocked(node).containers += len(r.Tasks)
+			s.loadLocked(node).containers += len(r.containers)
 		}
 		s.markReportLocked(id)
 	}
@@ -414,13 +414,14 @@ func (s *Scheduler) putReport(k kv) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.reports[id] == nil {
-		s.reports[id] = map[string]*api.NodeReport{}
+		s.reports[id] = map[string]*leaderReport{}
 	}
-	if old := s.reports[id][r.Node]; old != nil {
-		s.loadLocked(r.Node).containers -= len(old.Tasks)
+	node := r.report.Node
+	if old := s.reports[id][node]; old != nil {
+		s.loadLocked(node).containers -= len(old.containers)
 	}
-	s.reports[id][r.Node] = r
-	s.loadLocked(r.Node).containers += len(r.Tasks)
+	s.reports[id][node] = r
+	s.loadLocked(node).containers += len(r.containers)
 	s.reportsRev = max(s.reportsRev, k.modRev)
 	s.markReportLocked(id)
 }
@@ -433,7 +434,7 @@ func (s *Scheduler) delReport(key string, rev int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old := s.reports[id][node]; old != nil {
-		s.loadLocked(node).containers -= len(old.Tasks)
+		s.loadLocked(node).containers -= len(old.containers)
 	}
 	delete(s.reports[id], node)
 	if len(s.reports[id]) == 0 {
@@ -459,12 +460,12 @@ func (s *Scheduler) reportsProgress(rev int64) {
 	}
 }
 
-func (s *Scheduler) decodeReport(k kv) (string, *api.NodeReport) {
+func (s *Scheduler) decodeReport(k kv) (string, *leaderReport) {
 	id, node, ok := s.store.parseReportKey(k.key)
 	var r api.NodeReport
 	if !ok || json.Unmarshal(k.value, &r) != nil || r.Node != node || r.Status.ID != id {
 		s.logger.Warn("node report does not decode, or names another key; ignored", "key", k.key)
 		return "", nil
 	}
-	return id, &r
+	return id, newLeaderReport(id, &r)
 }

@@ -287,7 +287,7 @@ type decisionSource struct {
 	spec *schedSpec
 	// assignments and reports (by node) are the controller's.
 	assignments map[int]slotAssignment
-	reports     map[string]*api.NodeReport
+	reports     map[string]*leaderReport
 	reportsRev  int64
 	released    map[int]decide.Release
 	// nodes are the nodes in name order, with what the other controllers'
@@ -318,16 +318,10 @@ func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 	var reports []*api.NodeReport
 	for _, node := range slices.Sorted(maps.Keys(src.reports)) {
 		r := src.reports[node]
-		reports = append(reports, r)
-		slots := make(map[int]bool, len(r.Slots))
-		for _, slot := range r.Slots {
-			slots[slot] = true
-		}
-		in.Reports[node] = decide.Report{Slots: slots}
-		for _, t := range r.Tasks {
-			in.Containers = append(in.Containers, reportedContainer(id, node, t))
-		}
-		for _, slot := range r.BlockedSlots {
+		reports = append(reports, &r.report)
+		in.Reports[node] = decide.Report{Slots: r.slots} // decide only reads it
+		in.Containers = append(in.Containers, r.containers...)
+		for _, slot := range r.blocked {
 			if in.Blocked == nil {
 				in.Blocked = map[int]map[string]bool{}
 			}
