@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -82,9 +81,9 @@ func TestNestedKeysAreLeftOutOfTheListAndTheWatch(t *testing.T) {
 			t.Errorf("IsControllerKey(%q) = %v, want %v", key, got, want)
 		}
 	}
-	ev := s.DecodeEvent(&clientv3.Event{Type: clientv3.EventTypeDelete, Kv: &mvccpb.KeyValue{Key: []byte("/registry/controllers/a/web"), ModRevision: 9}})
+	ev := s.decodeEvent(kv{key: "/registry/controllers/a/web", modRev: 9}, true)
 	if !ev.Ignored || ev.Deleted {
-		t.Errorf("DecodeEvent of a nested delete = %+v, want it ignored", ev)
+		t.Errorf("decodeEvent of a nested delete = %+v, want it ignored", ev)
 	}
 }
 

@@ -154,7 +154,8 @@ func TestManagerRelistsAfterCompactionAndMissesNothing(t *testing.T) {
 	ctx := t.Context()
 	h.create(t, newController("web", 1))
 	h.create(t, newController("db", 1))
-	rev, err := h.rm.relist(ctx, map[string]bool{})
+	specs := &specMirror{rm: h.rm, ignored: map[string]bool{}}
+	rev, err := h.store.mirrorList(ctx, h.store.ControllersPrefix(), specs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,10 +178,10 @@ func TestManagerRelistsAfterCompactionAndMissesNothing(t *testing.T) {
 
 	watchCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := h.rm.watch(watchCtx, rev+1, map[string]bool{}); !errors.Is(err, errWatchCompacted) {
+	if err := h.store.mirrorWatch(watchCtx, h.store.ControllersPrefix(), rev+1, specs); !errors.Is(err, errWatchCompacted) {
 		t.Fatalf("watch from a compacted revision = %v, want errWatchCompacted", err)
 	}
-	if _, err := h.rm.relist(ctx, map[string]bool{}); err != nil {
+	if _, err := h.store.mirrorList(ctx, h.store.ControllersPrefix(), specs); err != nil {
 		t.Fatal(err)
 	}
 	queued := drain(h)
@@ -206,13 +207,15 @@ func TestManagerIgnoresStaleRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.scale(t, "web", 3)
-	if _, err := h.rm.relist(ctx, map[string]bool{}); err != nil {
+	specs := &specMirror{rm: h.rm, ignored: map[string]bool{}}
+	if _, err := h.store.mirrorList(ctx, h.store.ControllersPrefix(), specs); err != nil {
 		t.Fatal(err)
 	}
 	drain(h)
 
 	// the old value arrives late, as a delayed event would
-	h.rm.applyEvent(h.store.DecodeEvent(&clientv3.Event{Type: clientv3.EventTypePut, Kv: old.Kvs[0]}))
+	kv0 := old.Kvs[0]
+	specs.put(kv{key: string(kv0.Key), value: kv0.Value, modRev: kv0.ModRevision, createRev: kv0.CreateRevision})
 	if got := drain(h); len(got) != 0 {
 		t.Errorf("stale event queued %v, want nothing", got)
 	}

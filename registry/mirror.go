@@ -1,12 +1,11 @@
 package registry
 
-// This file keeps a copy of one etcd prefix in step, for the parts of
-// several hosts (the scheduler's nodes, assignments, reports and specs,
-// and a node's own assignments): list the prefix at a revision, hand the
-// whole list over, then watch from the revision after it and hand over
-// each change, and list again whenever the watch cannot go on. The spec
-// cache of the single-host manager does the same in watch.go, with the
-// metrics and events that path has.
+// This file keeps a copy of one etcd prefix in step, the one
+// list-then-watch loop of the code (the leader's nodes, assignments,
+// reports and specs; a node's specs and its own assignments): list the
+// prefix at a revision, hand the whole list over, then watch from the
+// revision after it and hand over each change, and list again whenever
+// the watch cannot go on (compaction, a closed channel, a lost leader).
 
 import (
 	"context"
@@ -33,6 +32,11 @@ type mirrorTarget interface {
 	del(key string, rev int64)
 }
 
+// restartTarget is a mirrorTarget that counts the watch's restarts.
+type restartTarget interface {
+	restarted(err error)
+}
+
 // progressTarget is a mirrorTarget that also wants to know the revision
 // a watch has reached without a change (etcd's progress notifications).
 type progressTarget interface {
@@ -53,9 +57,12 @@ func (s *Store) mirror(ctx context.Context, prefix string, t mirrorTarget, warn 
 		if ctx.Err() != nil || Refused(err) {
 			return unlessStopped(ctx, fmt.Errorf("watch %s: %w", prefix, err))
 		}
+		if r, ok := t.(restartTarget); ok {
+			r.restarted(err)
+		}
 		delay := backoff.Step()
 		if errors.Is(err, errWatchCompacted) {
-			delay = 0
+			delay = 0 // nothing is wrong with etcd: list again at once
 		}
 		warn("watch restarting", "prefix", prefix, "retryIn", delay, "err", err)
 		select {

@@ -267,13 +267,6 @@ func (s *Store) DeleteStatus(ctx context.Context, id string) error {
 	return nil
 }
 
-// WatchControllers watches every spec from revision rev on. The watch
-// fails instead of hanging when etcd loses its leader.
-func (s *Store) WatchControllers(ctx context.Context, rev int64) clientv3.WatchChan {
-	return s.client.Watch(clientv3.WithRequireLeader(ctx), s.ControllersPrefix(),
-		clientv3.WithPrefix(), clientv3.WithRev(rev))
-}
-
 // ControllerEvent is one decoded watch event.
 type ControllerEvent struct {
 	// Deleted is true for a delete; Spec then holds only ID and
@@ -286,21 +279,20 @@ type ControllerEvent struct {
 	Key     string
 }
 
-// DecodeEvent turns a watch event into a ControllerEvent. It never fails: a
-// value that does not decode gives a Spec with Err set, and a delete needs
-// no value at all.
-func (s *Store) DecodeEvent(ev *clientv3.Event) ControllerEvent {
-	key := string(ev.Kv.Key)
+// decodeEvent turns a change of key k (a delete when deleted) into a
+// ControllerEvent. It never fails: a value that does not decode gives a
+// Spec with Err set, and a delete needs no value at all.
+func (s *Store) decodeEvent(k kv, deleted bool) ControllerEvent {
 	switch {
-	case !s.IsControllerKey(key):
-		return ControllerEvent{Ignored: true, Key: key}
-	case ev.Type == clientv3.EventTypeDelete:
-		return ControllerEvent{Deleted: true, Key: key, Spec: Spec{
-			ID:          strings.TrimPrefix(key, s.ControllersPrefix()),
-			ModRevision: ev.Kv.ModRevision,
+	case !s.IsControllerKey(k.key):
+		return ControllerEvent{Ignored: true, Key: k.key}
+	case deleted:
+		return ControllerEvent{Deleted: true, Key: k.key, Spec: Spec{
+			ID:          strings.TrimPrefix(k.key, s.ControllersPrefix()),
+			ModRevision: k.modRev,
 		}}
 	}
-	return ControllerEvent{Key: key, Spec: s.decodeSpec(key, ev.Kv.Value, ev.Kv.ModRevision, ev.Kv.CreateRevision)}
+	return ControllerEvent{Key: k.key, Spec: s.decodeSpec(k.key, k.value, k.modRev, k.createRev)}
 }
 
 // EventPrefix is where the events of controller id live, with its slash.

@@ -1,9 +1,8 @@
 package registry
 
-// This file keeps the spec cache in step with etcd: list the prefix at a
-// revision, then watch from revision+1, and list again whenever the watch
-// cannot go on (compaction, a closed channel, a lost leader). It does not
-// sync anything itself: it only queues the controllers that changed.
+// This file keeps the node's spec cache in step with etcd, through the
+// store's mirror of the controllers prefix. It does not sync anything
+// itself: it only queues the controllers that changed.
 
 import (
 	"context"
@@ -11,8 +10,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -24,90 +21,69 @@ var errWatchCompacted = errors.New("watch: revision compacted")
 var errWatchClosed = errors.New("watch: channel closed")
 
 // WatchControllers lists the specs, then follows the watch, until ctx ends
-// (it then returns nil). While etcd is away it keeps trying, with a capped
+// (it then returns nil), through the store's one list-then-watch loop
+// (mirror.go). While etcd is away it keeps trying, with a capped
 // exponential backoff; it returns an error only when etcd refuses this
 // manager for good (permission denied, authentication failed).
 func (rm *ReplicationManager) WatchControllers(ctx context.Context) error {
-	backoff := retryBackoff()
-	ignored := make(map[string]bool) // keys warned about once
-	for ctx.Err() == nil {
-		rev, err := rm.relist(ctx, ignored)
-		if err == nil {
-			backoff = retryBackoff()
-			err = rm.watch(ctx, rev+1, ignored)
-		}
-		if ctx.Err() != nil || Refused(err) {
-			return unlessStopped(ctx, fmt.Errorf("watch controllers: %w", err))
-		}
-		reason := watchRestartReason(err)
-		rm.metrics.watchRestarts.WithLabelValues(reason).Inc()
-		delay := backoff.Step()
-		if errors.Is(err, errWatchCompacted) {
-			delay = 0 // nothing is wrong with etcd: relist at once
-		}
-		rm.logger.Warn("controller watch restarting", "reason", reason, "retryIn", delay, "err", err)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(delay):
-		}
+	err := rm.store.mirror(ctx, rm.store.ControllersPrefix(), &specMirror{rm: rm, ignored: map[string]bool{}}, rm.logger.Warn)
+	if err != nil {
+		return fmt.Errorf("watch controllers: %w", err)
 	}
 	return nil
 }
 
-// relist reads every spec at one revision into the cache and queues what
-// changed. It returns the revision read at.
-func (rm *ReplicationManager) relist(ctx context.Context, ignored map[string]bool) (int64, error) {
-	specs, skipped, rev, err := rm.store.listControllers(ctx)
-	if err != nil {
-		return 0, err
-	}
-	for _, key := range skipped {
-		rm.warnIgnored(ignored, key)
+// specMirror is the spec cache as the mirror fills it: each list replaces
+// it and queues what changed, each event queues its controller.
+type specMirror struct {
+	rm *ReplicationManager
+	// ignored are the keys below the prefix that are not controllers',
+	// warned about once.
+	ignored map[string]bool
+}
+
+func (m *specMirror) reset(keys []kv, rev int64) {
+	rm := m.rm
+	specs := make([]Spec, 0, len(keys))
+	for _, k := range keys {
+		if !rm.store.IsControllerKey(k.key) {
+			m.warnIgnored(k.key)
+			continue
+		}
+		specs = append(specs, rm.store.decodeSpec(k.key, k.value, k.modRev, k.createRev))
 	}
 	changed := rm.specs.replace(specs, rev)
 	rm.later(changed...) // at start every controller, after a compaction those that changed
 	rm.logger.Info("controllers listed", "count", len(specs), "revision", rev, "changed", len(changed))
-	return rev, nil
+}
+
+func (m *specMirror) put(k kv) {
+	if ev := m.rm.store.decodeEvent(k, false); ev.Ignored {
+		m.warnIgnored(ev.Key)
+	} else {
+		m.rm.applyEvent(ev)
+	}
+}
+
+func (m *specMirror) del(key string, rev int64) {
+	if ev := m.rm.store.decodeEvent(kv{key: key, modRev: rev}, true); !ev.Ignored {
+		m.rm.applyEvent(ev)
+	}
+}
+
+// restarted counts a restart of the watch, by why it stopped.
+func (m *specMirror) restarted(err error) {
+	m.rm.metrics.watchRestarts.WithLabelValues(watchRestartReason(err)).Inc()
 }
 
 // warnIgnored logs, once per key, that a key below the controllers prefix
 // is not a controller.
-func (rm *ReplicationManager) warnIgnored(ignored map[string]bool, key string) {
-	if ignored[key] {
+func (m *specMirror) warnIgnored(key string) {
+	if m.ignored[key] {
 		return
 	}
-	ignored[key] = true
-	rm.logger.Warn("key below the controllers prefix is not a controller (its id would hold a slash); ignored", "key", key)
-}
-
-// watch applies watch events from revision rev until the watch fails. It
-// always returns a non-nil error saying why it stopped.
-func (rm *ReplicationManager) watch(ctx context.Context, rev int64, ignored map[string]bool) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // ends the watch stream when we return
-	for resp := range rm.store.WatchControllers(ctx, rev) {
-		if resp.CompactRevision != 0 || errors.Is(resp.Err(), rpctypes.ErrCompacted) {
-			return fmt.Errorf("%w: wanted %d, oldest is %d", errWatchCompacted, rev, resp.CompactRevision)
-		}
-		if err := resp.Err(); err != nil {
-			return err
-		}
-		for _, raw := range resp.Events {
-			ev := rm.store.DecodeEvent(raw)
-			if ev.Ignored {
-				if raw.Type != clientv3.EventTypeDelete {
-					rm.warnIgnored(ignored, ev.Key)
-				}
-				continue
-			}
-			rm.applyEvent(ev)
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return errWatchClosed
+	m.ignored[key] = true
+	m.rm.logger.Warn("key below the controllers prefix is not a controller (its id would hold a slash); ignored", "key", key)
 }
 
 // applyEvent records one watch event and queues its controller if the event
