@@ -16,7 +16,7 @@ import (
 // sum is three times etcd's request limit: they go in several
 // transactions, each under it, and every one lands.
 func TestBatchesKeepUnderEtcdsRequestLimit(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	client := testClient(t)
 	store := NewStore(client, "/"+t.Name())

@@ -12,7 +12,7 @@ func popAll(t *testing.T, q *laneQueue) []string {
 	t.Helper()
 	var out []string
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 		id, ok := q.pop(ctx)
 		cancel()
 		if !ok {
@@ -52,14 +52,14 @@ func TestLaneQueueHoldsAnIDOnceInItsFirstLane(t *testing.T) {
 func TestLaneQueueHandsAnIDMarkedWhileAWorkerHasItOutAgainAfter(t *testing.T) {
 	q := newLaneQueue()
 	q.later("a")
-	id, ok := q.pop(context.Background())
+	id, ok := q.pop(t.Context())
 	if !ok || id != "a" {
 		t.Fatalf("pop = %q, %v", id, ok)
 	}
 	q.report("a")
 	q.add("a") // the best lane wins
 	q.later("b")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
 	if id, _ := q.pop(ctx); id != "b" {
 		t.Fatalf("pop while a worker has a = %q, want b", id)
