@@ -92,12 +92,9 @@ type Scheduler struct {
 	// (syncController).
 	viewBuf []decide.Node
 	// mu guards what the mirrors fill in and the per-controller records.
-	mu    sync.Mutex
-	specs map[string]*schedSpec
-	nodes map[string]*nodeState
-	// nodeNames are the keys of nodes in order (a node is never removed
-	// from nodes: one gone stays, not alive).
-	nodeNames   []string
+	mu          sync.Mutex
+	specs       map[string]*schedSpec
+	nodes       map[string]*nodeState
 	assignments map[string]map[int]slotAssignment
 	reports     map[string]map[string]*leaderReport
 	// reportsRev is the etcd revision the reports are as of.

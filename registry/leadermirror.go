@@ -234,12 +234,8 @@ func (s *Scheduler) putNode(k kv) {
 	}
 }
 
-// setNodeLocked records n as registered, keeping nodeNames in order.
+// setNodeLocked records n as registered, in the view too.
 func (s *Scheduler) setNodeLocked(n *api.Node) {
-	if _, ok := s.nodes[n.Name]; !ok {
-		i, _ := slices.BinarySearch(s.nodeNames, n.Name)
-		s.nodeNames = slices.Insert(s.nodeNames, i, n.Name)
-	}
 	s.nodes[n.Name] = &nodeState{node: *n, alive: true}
 	s.syncViewLocked(n.Name)
 }

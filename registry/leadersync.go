@@ -177,8 +177,8 @@ func (s *Scheduler) commit(ctx context.Context, w leaderWrite) (int64, error) {
 // on a node, from the decision until its write is applied or has failed
 // (-1 takes them back), so that the decisions made meanwhile see them, as
 // the Kubernetes scheduler assumes a pod bound before its binding is
-// written. Without it, 128 decisions in flight place their slots on the
-// same least loaded nodes.
+// written. Without it, the decisions made while hundreds of writes are in
+// flight place their slots on the same least loaded nodes.
 func (s *Scheduler) assumeLocked(sp *schedSpec, before map[int]decide.Assignment, changes []assignChange, sign int) {
 	for _, c := range changes {
 		if old, ok := before[c.slot]; c.next != nil && (!ok || old.Node != c.next.Node) {
