@@ -99,6 +99,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.deleteCommand(),
 		c.runCommand(),
 		c.nodesCommand(),
+		c.versionCommand(),
 	}
 }
 
@@ -159,8 +160,8 @@ func (c *cli) rootCommand() *cobra.Command {
 			}
 		}
 		c.accepted = true
-		if cmd == help || cmd == root {
-			return nil // neither connects; the root only reports that no command was given
+		if cmd == help || cmd == root || (cmd.Name() == "version" && cmd.Parent() == root) {
+			return nil // none connects; the root only reports that no command was given
 		}
 		if err := c.opts.validate(); err != nil {
 			return usageErrorf("%v", err)

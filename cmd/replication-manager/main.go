@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/replication-manager/replication-manager/internal/version"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -29,7 +30,8 @@ func main() {
 }
 
 // run parses the flags and runs the daemon until ctx ends. --help prints
-// the flags on stdout; a flag mistake prints them on stderr.
+// the flags on stdout; a flag mistake prints them on stderr. --version
+// prints the version line on stdout and starts nothing.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return runWith(ctx, args, stdout, stderr, dialDocker)
 }
@@ -61,6 +63,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dial 
 	fs := pflag.NewFlagSet("replication-manager", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	opts.AddFlags(fs)
+	showVersion := fs.Bool("version", false, "print the version, VCS revision and time, and exit")
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		out := stderr
@@ -68,6 +71,10 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dial 
 			out = stdout
 		}
 		fmt.Fprintf(out, "Usage of replication-manager:\n%s", fs.FlagUsages())
+		return err
+	}
+	if *showVersion {
+		_, err := fmt.Fprintln(stdout, version.String("replication-manager"))
 		return err
 	}
 	if err := opts.Validate(); err != nil {
