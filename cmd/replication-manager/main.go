@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/replication-manager/replication-manager/internal/etcdctlenv"
 	"github.com/replication-manager/replication-manager/internal/version"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
@@ -59,21 +60,11 @@ func dialDocker(opts *options) (closingTaskControl, error) {
 // runWith is run on the task control that dial returns: the tests give
 // the in-memory fake, so that they run the whole daemon without Docker.
 func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dial func(*options) (closingTaskControl, error)) error {
-	opts := newDaemonOptions()
-	fs := pflag.NewFlagSet("replication-manager", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	opts.AddFlags(fs)
-	showVersion := fs.Bool("version", false, "print the version, VCS revision and time, and exit")
-	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		out := stderr
-		if errors.Is(err, pflag.ErrHelp) {
-			out = stdout
-		}
-		fmt.Fprintf(out, "Usage of replication-manager:\n%s", fs.FlagUsages())
+	opts, showVersion, err := parseArgs(args, stdout, stderr)
+	if err != nil {
 		return err
 	}
-	if *showVersion {
+	if showVersion {
 		_, err := fmt.Fprintln(stdout, version.String("replication-manager"))
 		return err
 	}
@@ -90,4 +81,32 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dial 
 	}
 	defer func() { _ = docker.Close() }()
 	return serve(ctx, opts, logger, docker)
+}
+
+// parseArgs parses the command line into the options, and gives the etcd
+// flags it leaves unset their values from etcdctl's environment variables
+// (ETCD_PASSWORD, the daemon's own, ranks above ETCDCTL_PASSWORD). It
+// reports whether --version was given.
+func parseArgs(args []string, stdout, stderr io.Writer) (*options, bool, error) {
+	opts := newDaemonOptions()
+	fs := pflag.NewFlagSet("replication-manager", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	opts.AddFlags(fs)
+	showVersion := fs.Bool("version", false, "print the version, VCS revision and time, and exit")
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		out := stderr
+		if errors.Is(err, pflag.ErrHelp) {
+			out = stdout
+		}
+		fmt.Fprintf(out, "Usage of replication-manager:\n%s", fs.FlagUsages())
+		return nil, false, err
+	}
+	if *showVersion {
+		return opts, true, nil
+	}
+	if err := etcdctlenv.Apply(fs, os.Getenv, os.Getenv("ETCD_PASSWORD") != ""); err != nil {
+		return nil, false, err
+	}
+	return opts, false, nil
 }
