@@ -26,8 +26,23 @@ func main() {
 			os.Exit(0)
 		}
 		_, _ = fmt.Fprintf(os.Stderr, "replication-manager: %v\n", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// usageError is a mistake in the command line that the flags cannot
+// express, such as a positional argument; main exits 2 for it.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// exitCode is 2 for a usage error and 1 for anything else.
+func exitCode(err error) int {
+	var u *usageError
+	if errors.As(err, &u) {
+		return 2
+	}
+	return 1
 }
 
 // run parses the flags and runs the daemon until ctx ends. --help prints
@@ -86,7 +101,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dial 
 // parseArgs parses the command line into the options, and gives the etcd
 // flags it leaves unset their values from etcdctl's environment variables
 // (ETCD_PASSWORD, the daemon's own, ranks above ETCDCTL_PASSWORD). It
-// reports whether --version was given.
+// refuses positional arguments, and reports whether --version was given.
 func parseArgs(args []string, stdout, stderr io.Writer) (*options, bool, error) {
 	opts := newDaemonOptions()
 	fs := pflag.NewFlagSet("replication-manager", pflag.ContinueOnError)
@@ -101,6 +116,10 @@ func parseArgs(args []string, stdout, stderr io.Writer) (*options, bool, error) 
 		}
 		fmt.Fprintf(out, "Usage of replication-manager:\n%s", fs.FlagUsages())
 		return nil, false, err
+	}
+	if fs.NArg() > 0 {
+		// a stray word would otherwise be ignored and the daemon start
+		return nil, false, &usageError{msg: fmt.Sprintf("unexpected argument %q: replication-manager takes only flags (see --help)", fs.Arg(0))}
 	}
 	if *showVersion {
 		return opts, true, nil

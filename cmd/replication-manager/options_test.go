@@ -278,3 +278,37 @@ func TestVersionPrintsTheBuildLineAndStartsNothing(t *testing.T) {
 		t.Errorf("the embedded etcd's data dir exists (%v): --version started etcd", err)
 	}
 }
+
+func TestRunRefusesPositionalArgumentsBeforeStartingAnything(t *testing.T) {
+	for _, args := range [][]string{
+		{"extra-arg"},
+		{"--workers", "2", "extra-arg", "more"},
+		{"--version", "extra-arg"},
+		{"--", "extra-arg"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			dataDir := t.TempDir() + "/etcd"
+			var stdout bytes.Buffer
+			err := run(t.Context(), append([]string{"--etcd-data-dir", dataDir}, args...), &stdout, io.Discard)
+			want := `unexpected argument "extra-arg": replication-manager takes only flags (see --help)`
+			if err == nil || err.Error() != want {
+				t.Fatalf("run(%q) = %v, want %q", args, err, want)
+			}
+			if code := exitCode(err); code != 2 {
+				t.Errorf("exit code %d, want 2", code)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout %q, want nothing", stdout.String())
+			}
+			if _, err := os.Stat(dataDir); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the embedded etcd's data dir exists (%v): run started etcd before refusing", err)
+			}
+		})
+	}
+}
+
+func TestExitCodeIsOneForAnythingButAUsageError(t *testing.T) {
+	if code := exitCode(errors.New("etcd: boom")); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+}
