@@ -4,7 +4,8 @@ package main
 // and status live, and Docker, which describe asks for containers. Every etcd
 // call runs under the dial timeout, because the etcd client does not fail on
 // an endpoint that does not answer: it waits. A call that runs out of time
-// becomes one clear error naming the endpoints.
+// becomes one clear error naming the endpoints; endpoints that refuse the
+// connection fail at once, before the client waits (refused.go).
 
 import (
 	"context"
@@ -139,7 +140,8 @@ type conn struct {
 }
 
 // connect opens the etcd client. It does not wait for etcd: the first call
-// does, under the timeout.
+// does, under the timeout. Only endpoints that all refuse the connection
+// fail here, at once (refused.go).
 func (c *cli) connect(ctx context.Context) (*conn, error) {
 	endpoints, err := c.opts.endpoints()
 	if err != nil {
@@ -172,6 +174,9 @@ func (c *cli) connect(ctx context.Context) (*conn, error) {
 		tls:       cfg.TLS,
 		user:      c.opts.etcdUser,
 		timeout:   c.opts.dialTimeout,
+	}
+	if allRefuse(ctx, endpoints, c.opts.dialTimeout) {
+		return nil, cn.refused()
 	}
 	client, err := clientv3.New(cfg)
 	if err != nil {
