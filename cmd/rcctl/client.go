@@ -4,7 +4,8 @@ package main
 // and status live, and Docker, which describe asks for containers. Every etcd
 // call runs under the dial timeout, because the etcd client does not fail on
 // an endpoint that does not answer: it waits. A call that runs out of time
-// becomes one clear error naming the endpoints.
+// becomes one clear error naming the endpoints; endpoints that refuse the
+// connection fail at once, before the client waits (refused.go).
 
 import (
 	"context"
@@ -21,12 +22,15 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/etcdctlenv"
 	"github.com/replication-manager/replication-manager/internal/etcdtls"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
-// globalOptions are the flags every command accepts.
+// globalOptions are the flags every command accepts. The etcd endpoint, TLS
+// and auth flags take their defaults from etcdctl's environment variables
+// (internal/etcdctlenv), read once the command line is parsed.
 type globalOptions struct {
 	etcdServers  []string
 	prefix       string
@@ -41,16 +45,25 @@ type globalOptions struct {
 }
 
 func (o *globalOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&o.etcdServers, "etcd-servers", []string{"127.0.0.1:2379"}, "etcd endpoints, comma-separated, with or without http:// or https://")
+	fs.StringSliceVar(&o.etcdServers, "etcd-servers", []string{"127.0.0.1:2379"}, "etcd endpoints, comma-separated, with or without http:// or https:// (default $ETCDCTL_ENDPOINTS when set)")
 	fs.StringVar(&o.prefix, "registry-prefix", registry.DefaultPrefix, "etcd key prefix of the registry")
 	fs.DurationVar(&o.dialTimeout, "etcd-dial-timeout", 5*time.Second, "how long to wait for etcd (and Docker) to answer each request")
 	fs.StringVar(&o.dockerHost, "docker-host", "", "Docker daemon address (default: as the docker CLI finds it, DOCKER_HOST or the local socket)")
 	fs.IntVar(&o.maxReplicas, "max-replicas", api.DefaultMaxReplicas, "largest replicas a spec may ask for (validation)")
-	fs.StringVar(&o.etcdCAFile, "etcd-cafile", "", "CA bundle to verify the etcd servers' certificates")
-	fs.StringVar(&o.etcdCertFile, "etcd-certfile", "", "client certificate for etcd")
-	fs.StringVar(&o.etcdKeyFile, "etcd-keyfile", "", "client key for etcd")
-	fs.StringVar(&o.etcdUser, "etcd-user", "", "etcd user name (etcd auth)")
-	fs.StringVar(&o.etcdPassword, "etcd-password", "", "etcd password (etcd auth)")
+	fs.StringVar(&o.etcdCAFile, "etcd-cafile", "", "CA bundle to verify the etcd servers' certificates (default $ETCDCTL_CACERT)")
+	fs.StringVar(&o.etcdCertFile, "etcd-certfile", "", "client certificate for etcd (default $ETCDCTL_CERT)")
+	fs.StringVar(&o.etcdKeyFile, "etcd-keyfile", "", "client key for etcd (default $ETCDCTL_KEY)")
+	fs.StringVar(&o.etcdUser, "etcd-user", "", "etcd user name (etcd auth; default $ETCDCTL_USER, which may be user:password as etcdctl's --user)")
+	fs.StringVar(&o.etcdPassword, "etcd-password", "", "etcd password (etcd auth; default $ETCDCTL_PASSWORD, which other users cannot read in the process list)")
+}
+
+// readEnv gives the etcd flags the command line left unset their values
+// from etcdctl's environment variables.
+func (c *cli) readEnv() error {
+	if c.globalFlags == nil {
+		return nil // no command line parsed: the options are as set
+	}
+	return etcdctlenv.Apply(c.globalFlags, c.getenv, false)
 }
 
 // validate rejects flag combinations that cannot work, before anything
@@ -127,7 +140,8 @@ type conn struct {
 }
 
 // connect opens the etcd client. It does not wait for etcd: the first call
-// does, under the timeout.
+// does, under the timeout. Only endpoints that all refuse the connection
+// fail here, at once (refused.go).
 func (c *cli) connect(ctx context.Context) (*conn, error) {
 	endpoints, err := c.opts.endpoints()
 	if err != nil {
@@ -160,6 +174,9 @@ func (c *cli) connect(ctx context.Context) (*conn, error) {
 		tls:       cfg.TLS,
 		user:      c.opts.etcdUser,
 		timeout:   c.opts.dialTimeout,
+	}
+	if allRefuse(ctx, endpoints, c.opts.dialTimeout) {
+		return nil, cn.refused()
 	}
 	client, err := clientv3.New(cfg)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -15,6 +16,18 @@ import (
 	"github.com/replication-manager/replication-manager/internal/certtest"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 )
+
+// silentAddr is the address of a listener that accepts TCP connections
+// (the kernel completes them) but never answers: an etcd that hangs.
+func silentAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	return ln.Addr().String()
+}
 
 func TestUnreachableEtcdGivesClearTimeoutMessageQuickly(t *testing.T) {
 	t.Parallel()
@@ -30,7 +43,7 @@ func TestUnreachableEtcdGivesClearTimeoutMessageQuickly(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			addr := etcdtest.FreeAddr(t)
+			addr := silentAddr(t)
 			start := time.Now()
 			var r result
 			r.err = run(t.Context(), append([]string{"--etcd-servers", addr, "--etcd-dial-timeout", "1s"}, tt.args...), strings.NewReader(""), io.Discard, io.Discard)
@@ -44,6 +57,47 @@ func TestUnreachableEtcdGivesClearTimeoutMessageQuickly(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestRefusedConnectionFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	certs := certtest.New(t)
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"get", []string{"get"}},
+		{"run", []string{"run", "web", "--image", "demo-task:latest"}},
+		{"with auth", []string{"--etcd-cafile", certs.CAFile, "--etcd-user", "root", "--etcd-password", "pw", "get", "web"}},
+		{"rollout status", []string{"rollout", "status", "web"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a, b := etcdtest.FreeAddr(t), etcdtest.FreeAddr(t) // nothing listens on either
+			start := time.Now()
+			// the default 5s dial timeout: a refusal must not wait for it
+			err := run(t.Context(), append([]string{"--etcd-servers", a + "," + b}, tt.args...), strings.NewReader(""), io.Discard, io.Discard)
+
+			want := "etcd at " + a + "," + b + " refused the connection (is the replication manager running? see --etcd-servers)"
+			if err == nil || err.Error() != want {
+				t.Fatalf("error %v, want %q", err, want)
+			}
+			if elapsed := time.Since(start); elapsed > 3*time.Second {
+				t.Errorf("took %s, want well under the 5s dial timeout", elapsed)
+			}
+		})
+	}
+}
+
+func TestOneEndpointThatAnswersIsEnoughAmongRefusingOnes(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.create(newController("web", 3))
+	var stdout, stderr bytes.Buffer
+
+	err := run(t.Context(), []string{"--etcd-servers", etcdtest.FreeAddr(t) + "," + e.etcd.ClientURL, "get", "web", "-o", "json"}, strings.NewReader(""), &stdout, &stderr)
+
+	assertStdout(t, result{stdout.String(), stderr.String(), err}, encode(t, newController("web", 3)))
 }
 
 func TestGlobalFlagsWorkBeforeAndAfterTheCommand(t *testing.T) {

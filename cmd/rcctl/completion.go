@@ -46,6 +46,9 @@ func (c *cli) completeID(cmd *cobra.Command, args []string, toComplete string) (
 // controllerIDs lists the ids of the stored controllers, in key order,
 // with the connection the global flags describe.
 func (c *cli) controllerIDs(ctx context.Context) ([]string, error) {
+	if err := c.readEnv(); err != nil {
+		return nil, err
+	}
 	if err := c.opts.validate(); err != nil {
 		return nil, err
 	}

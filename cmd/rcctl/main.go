@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -55,6 +56,7 @@ func newCLI(stdin io.Reader, stdout, stderr io.Writer) *cli {
 		dialDocker: dialDocker,
 		leaseTTL:   leaseTTL,
 		now:        time.Now,
+		getenv:     os.Getenv,
 	}
 }
 
@@ -71,6 +73,12 @@ type cli struct {
 	leaseTTL func(ctx context.Context, cn *conn, lease clientv3.LeaseID) (int64, error)
 	// now is the clock ages are measured against.
 	now func() time.Time
+	// getenv reads the environment: the ETCDCTL_* defaults of the etcd
+	// flags.
+	getenv func(string) string
+	// globalFlags are the root's persistent flags, once built: those the
+	// environment gives defaults to.
+	globalFlags *pflag.FlagSet
 	// accepted is set once cobra has accepted the command line (command,
 	// flags, arguments): an error before that is a usage mistake.
 	accepted bool
@@ -99,6 +107,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.deleteCommand(),
 		c.runCommand(),
 		c.nodesCommand(),
+		c.versionCommand(),
 	}
 }
 
@@ -147,6 +156,7 @@ func (c *cli) rootCommand() *cobra.Command {
 	root.SetUsageFunc(usage)
 	root.SetFlagErrorFunc(flagError)
 	c.opts.addFlags(root.PersistentFlags())
+	c.globalFlags = root.PersistentFlags()
 
 	help := c.helpCommand(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
@@ -159,8 +169,11 @@ func (c *cli) rootCommand() *cobra.Command {
 			}
 		}
 		c.accepted = true
-		if cmd == help || cmd == root {
-			return nil // neither connects; the root only reports that no command was given
+		if cmd == help || cmd == root || (cmd.Name() == "version" && cmd.Parent() == root) {
+			return nil // none connects; the root only reports that no command was given
+		}
+		if err := c.readEnv(); err != nil {
+			return usageErrorf("%v", err)
 		}
 		if err := c.opts.validate(); err != nil {
 			return usageErrorf("%v", err)

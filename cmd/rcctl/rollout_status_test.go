@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -255,7 +256,9 @@ func TestRolloutStatusWhenEtcdDoesNotAnswerFailsWithinTheDialTimeout(t *testing.
 	t.Parallel()
 	start := time.Now()
 
-	r := runOffline(t, "rollout", "status", "web")
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"--etcd-servers", silentAddr(t), "--etcd-dial-timeout", "1s", "rollout", "status", "web"}, strings.NewReader(""), &stdout, &stderr)
+	r := result{stdout.String(), stderr.String(), err}
 
 	assertFails(t, r, "did not answer within 1s")
 	if elapsed := time.Since(start); elapsed > 5*time.Second {

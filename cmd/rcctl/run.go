@@ -3,7 +3,9 @@ package main
 // run is the 2014 "run": it builds a controller from a few flags, in the
 // shape of the 2014 examples (labels name=<id>, the selector equal to the
 // labels, one container named after the controller), validates it and
-// creates it. It never replaces an existing controller.
+// creates it. It never replaces an existing controller. The container's
+// command is either everything after "--", word for word, as with kubectl
+// run, or --command, split with shell quoting rules.
 
 import (
 	"context"
@@ -14,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/shlex"
 	"github.com/spf13/cobra"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -28,19 +31,36 @@ type runOptions struct {
 	env      []string
 	labels   []string
 	command  string
+	// argv is the command given after "--", exactly as given; nil when
+	// there is none.
+	argv []string
 }
 
 func (c *cli) runCommand() *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{
-		Use:   "run ID --image IMAGE [--replicas N] [--port HOST:CONTAINER]... [--env NAME=VALUE]... [--label KEY=VALUE]... [--command \"...\"]",
+		Use:   "run ID --image IMAGE [--replicas N] [--port HOST:CONTAINER]... [--env NAME=VALUE]... [--label KEY=VALUE]... [--command \"...\" | -- COMMAND [ARGS...]]",
 		Short: "create a controller from an image (the 2014 run)",
 		Long: `Run creates a controller that keeps N containers of IMAGE running. Its labels,
 its selector and its task labels are name=ID unless --label is given. It
 fails if the controller exists: change an existing one with rcctl scale or
-rcctl apply.`,
+rcctl apply.
+
+The container's command is the image's unless one is given: either after
+"--", each argument a word of the command exactly as given
+(rcctl run q --image busybox -- sh -c 'echo hi; sleep 1000'), or as one
+string with --command, split as a shell splits words, quotes included.`,
 		ValidArgsFunction: cobra.NoFileCompletions, // the ID is a new one
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				if o.command != "" {
+					return usageErrorf("run: give the command either with --command or after --, not both")
+				}
+				if len(args) == dash {
+					return usageErrorf("run: nothing after --: want COMMAND [ARGS...]")
+				}
+				args, o.argv = args[:dash], args[dash:]
+			}
 			if len(args) != 1 {
 				return usageErrorf("run: want exactly one ID, got %d", len(args))
 			}
@@ -60,7 +80,7 @@ rcctl apply.`,
 	fs.StringArrayVar(&o.ports, "port", nil, "publish a port, HOST:CONTAINER, IP:HOST:CONTAINER or CONTAINER, with an optional /tcp or /udp (repeatable; a host port needs a manager started with --allow-host-ports)")
 	fs.StringArrayVar(&o.env, "env", nil, "set an environment variable, NAME=VALUE (repeatable)")
 	fs.StringArrayVar(&o.labels, "label", nil, "a label of the controller, its selector and its tasks, KEY=VALUE (repeatable; default name=ID)")
-	fs.StringVar(&o.command, "command", "", "the container command, split on spaces (default: the image's)")
+	fs.StringVar(&o.command, "command", "", "the container command as one string, split into words as a shell does, with its quotes (default: the image's; or give the command after --)")
 	return cmd
 }
 
@@ -98,13 +118,14 @@ func buildController(id string, o runOptions) (*api.ReplicationController, error
 			labels[k] = v
 		}
 	}
+	command, err := containerCommand(o)
+	if err != nil {
+		return nil, err
+	}
 	ctr := api.Container{
 		Name:    containerName(id),
 		Image:   o.image,
-		Command: api.Command(strings.Fields(o.command)),
-	}
-	if len(ctr.Command) == 0 {
-		ctr.Command = nil
+		Command: command,
 	}
 	for _, p := range o.ports {
 		port, err := parsePort(p)
@@ -136,6 +157,22 @@ func buildController(id string, o runOptions) (*api.ReplicationController, error
 			},
 		},
 	}, nil
+}
+
+// containerCommand is the command after "--" as given, else --command
+// split with shell quoting rules; nil (the image's) when neither is given.
+func containerCommand(o runOptions) (api.Command, error) {
+	if o.argv != nil {
+		return api.Command(o.argv), nil
+	}
+	words, err := shlex.Split(o.command)
+	if err != nil {
+		return nil, fmt.Errorf("--command %q: %w", o.command, err)
+	}
+	if len(words) == 0 {
+		return nil, nil
+	}
+	return api.Command(words), nil
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -41,6 +42,76 @@ func TestRunCreatesControllerInThe2014Shape(t *testing.T) {
 	}
 	if got := encode(t, e.get("web").Controller); got != encode(t, want) {
 		t.Errorf("stored spec:\n%s\nwant:\n%s", got, encode(t, want))
+	}
+}
+
+// storedCommand is the command of the only container of controller id.
+func (e *testEnv) storedCommand(id string) api.Command {
+	e.t.Helper()
+	return e.get(id).Controller.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Command
+}
+
+func TestRunStoresTheCommandAfterDashDashExactlyAsGiven(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+
+	// flags after -- belong to the command, not to rcctl
+	r := e.run("", "run", "q", "--image", "busybox", "--", "sh", "-c", "echo hi; sleep 1000", "--replicas", "3")
+
+	assertStdout(t, r, "controller \"q\" created\n")
+	want := api.Command{"sh", "-c", "echo hi; sleep 1000", "--replicas", "3"}
+	if got := e.storedCommand("q"); !slices.Equal(got, want) {
+		t.Errorf("command %q, want %q", got, want)
+	}
+	if got := e.get("q").Controller.DesiredState.Replicas; got != 1 {
+		t.Errorf("replicas %d, want the default 1: --replicas after -- is the command's", got)
+	}
+}
+
+func TestRunSplitsCommandFlagWithShellQuoting(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+
+	r := e.run("", "run", "q", "--image", "busybox", "--command", `sh -c 'echo hi; sleep 1000' "a b"`)
+
+	assertOK(t, r)
+	want := api.Command{"sh", "-c", "echo hi; sleep 1000", "a b"}
+	if got := e.storedCommand("q"); !slices.Equal(got, want) {
+		t.Errorf("command %q, want %q", got, want)
+	}
+}
+
+func TestRunWithoutCommandKeepsTheImagesCommand(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+
+	assertOK(t, e.run("", "run", "q", "--image", "busybox", "--command", "  "))
+
+	if got := e.storedCommand("q"); got != nil {
+		t.Errorf("command %q, want none (the image's)", got)
+	}
+}
+
+func TestRunRefusesCommandMistakesAsUsageErrors(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"q", "--image", "busybox", "--command", "sh", "--", "sh", "-c", "true"}, "either with --command or after --, not both"},
+		{[]string{"q", "--image", "busybox", "--"}, "nothing after --"},
+		{[]string{"--image", "busybox", "--", "sh"}, "want exactly one ID, got 0"},
+		{[]string{"q", "r", "--image", "busybox", "--", "sh"}, "want exactly one ID, got 2"},
+		{[]string{"q", "--image", "busybox", "--command", `sh -c 'echo hi`}, `--command "sh -c 'echo hi"`},
+	} {
+		t.Run(tt.want, func(t *testing.T) {
+			t.Parallel()
+			r := runOffline(t, append([]string{"run"}, tt.args...)...)
+			assertFails(t, r, tt.want)
+			if exitCode(r.err) != 2 {
+				t.Errorf("exit code %d, want 2", exitCode(r.err))
+			}
+		})
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/replication-manager/replication-manager/internal/etcdctlenv"
+	"github.com/replication-manager/replication-manager/internal/version"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -24,12 +26,28 @@ func main() {
 			os.Exit(0)
 		}
 		_, _ = fmt.Fprintf(os.Stderr, "replication-manager: %v\n", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 
+// usageError is a mistake in the command line that the flags cannot
+// express, such as a positional argument; main exits 2 for it.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// exitCode is 2 for a usage error and 1 for anything else.
+func exitCode(err error) int {
+	var u *usageError
+	if errors.As(err, &u) {
+		return 2
+	}
+	return 1
+}
+
 // run parses the flags and runs the daemon until ctx ends. --help prints
-// the flags on stdout; a flag mistake prints them on stderr.
+// the flags on stdout; a flag mistake prints them on stderr. --version
+// prints the version line on stdout and starts nothing.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return runWith(ctx, args, stdout, stderr, dialDocker)
 }
@@ -57,17 +75,12 @@ func dialDocker(opts *options) (closingTaskControl, error) {
 // runWith is run on the task control that dial returns: the tests give
 // the in-memory fake, so that they run the whole daemon without Docker.
 func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dial func(*options) (closingTaskControl, error)) error {
-	opts := newDaemonOptions()
-	fs := pflag.NewFlagSet("replication-manager", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	opts.AddFlags(fs)
-	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		out := stderr
-		if errors.Is(err, pflag.ErrHelp) {
-			out = stdout
-		}
-		fmt.Fprintf(out, "Usage of replication-manager:\n%s", fs.FlagUsages())
+	opts, showVersion, err := parseArgs(args, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if showVersion {
+		_, err := fmt.Fprintln(stdout, version.String("replication-manager"))
 		return err
 	}
 	if err := opts.Validate(); err != nil {
@@ -83,4 +96,36 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dial 
 	}
 	defer func() { _ = docker.Close() }()
 	return serve(ctx, opts, logger, docker)
+}
+
+// parseArgs parses the command line into the options, and gives the etcd
+// flags it leaves unset their values from etcdctl's environment variables
+// (ETCD_PASSWORD, the daemon's own, ranks above ETCDCTL_PASSWORD). It
+// refuses positional arguments, and reports whether --version was given.
+func parseArgs(args []string, stdout, stderr io.Writer) (*options, bool, error) {
+	opts := newDaemonOptions()
+	fs := pflag.NewFlagSet("replication-manager", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	opts.AddFlags(fs)
+	showVersion := fs.Bool("version", false, "print the version, VCS revision and time, and exit")
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		out := stderr
+		if errors.Is(err, pflag.ErrHelp) {
+			out = stdout
+		}
+		fmt.Fprintf(out, "Usage of replication-manager:\n%s", fs.FlagUsages())
+		return nil, false, err
+	}
+	if fs.NArg() > 0 {
+		// a stray word would otherwise be ignored and the daemon start
+		return nil, false, &usageError{msg: fmt.Sprintf("unexpected argument %q: replication-manager takes only flags (see --help)", fs.Arg(0))}
+	}
+	if *showVersion {
+		return opts, true, nil
+	}
+	if err := etcdctlenv.Apply(fs, os.Getenv, os.Getenv("ETCD_PASSWORD") != ""); err != nil {
+		return nil, false, err
+	}
+	return opts, false, nil
 }

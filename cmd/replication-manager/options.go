@@ -15,7 +15,10 @@ import (
 	"github.com/replication-manager/replication-manager/registry"
 )
 
-// options are the daemon's flags (docs/CONTRACT.md, Programs).
+// options are the daemon's flags (docs/CONTRACT.md, Programs). The etcd
+// endpoint, TLS and auth flags take their defaults from etcdctl's
+// environment variables (internal/etcdctlenv), read once the command line
+// is parsed.
 type options struct {
 	EtcdServers              []string
 	EtcdDataDir              string
@@ -84,15 +87,15 @@ func newOptions() *options {
 
 // AddFlags registers every option on fs.
 func (o *options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers, "etcd endpoints of an existing cluster (comma-separated); empty starts an embedded etcd")
+	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers, "etcd endpoints of an existing cluster (comma-separated; default $ETCDCTL_ENDPOINTS); empty starts an embedded etcd")
 	fs.StringVar(&o.EtcdDataDir, "etcd-data-dir", o.EtcdDataDir, "data directory of the embedded etcd")
 	fs.StringVar(&o.EtcdListenClientURLs, "etcd-listen-client-urls", o.EtcdListenClientURLs, "client URLs the embedded etcd listens on (comma-separated)")
 	fs.StringVar(&o.EtcdListenPeerURLs, "etcd-listen-peer-urls", o.EtcdListenPeerURLs, "peer URLs the embedded etcd listens on (comma-separated)")
-	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "CA bundle to verify the etcd servers (with --etcd-servers)")
-	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "client certificate for etcd (with --etcd-servers)")
-	fs.StringVar(&o.EtcdKeyFile, "etcd-keyfile", o.EtcdKeyFile, "client key for etcd (with --etcd-servers)")
-	fs.StringVar(&o.EtcdUser, "etcd-user", o.EtcdUser, "etcd user name (with --etcd-servers)")
-	fs.StringVar(&o.EtcdPassword, "etcd-password", o.EtcdPassword, "etcd password (with --etcd-servers; prefer the ETCD_PASSWORD environment variable)")
+	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "CA bundle to verify the etcd servers (with --etcd-servers; default $ETCDCTL_CACERT)")
+	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "client certificate for etcd (with --etcd-servers; default $ETCDCTL_CERT)")
+	fs.StringVar(&o.EtcdKeyFile, "etcd-keyfile", o.EtcdKeyFile, "client key for etcd (with --etcd-servers; default $ETCDCTL_KEY)")
+	fs.StringVar(&o.EtcdUser, "etcd-user", o.EtcdUser, "etcd user name (with --etcd-servers; default $ETCDCTL_USER, which may be user:password as etcdctl's --user)")
+	fs.StringVar(&o.EtcdPassword, "etcd-password", o.EtcdPassword, "etcd password (with --etcd-servers; prefer the ETCD_PASSWORD environment variable, else ETCDCTL_PASSWORD, which other users cannot read in the process list)")
 	fs.DurationVar(&o.EtcdDialTimeout, "etcd-dial-timeout", o.EtcdDialTimeout, "how long one etcd connection attempt may take")
 	fs.StringVar(&o.RegistryPrefix, "registry-prefix", o.RegistryPrefix, "etcd key prefix that roots every key")
 	fs.StringVar(&o.DockerHost, "docker-host", o.DockerHost, "Docker Engine address; empty finds it as the docker CLI does (DOCKER_HOST, or the local socket)")

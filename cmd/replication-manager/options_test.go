@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/version"
 )
 
 func TestValidateRefusesDockerOverTCPWithoutVerifiedTLS(t *testing.T) {
@@ -256,5 +257,58 @@ func TestHelpGoesToStdoutAndAFlagMistakeToStderr(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "--etcd-servers") || stdout.Len() != 0 {
 		t.Errorf("a flag mistake: stdout %q, stderr %q; want the flags on stderr only", stdout.String(), stderr.String())
+	}
+}
+
+func TestVersionPrintsTheBuildLineAndStartsNothing(t *testing.T) {
+	dataDir := t.TempDir() + "/etcd"
+	var stdout, stderr bytes.Buffer
+	// --workers 0 would fail Validate: --version comes before it
+	err := run(t.Context(), []string{"--version", "--workers", "0", "--etcd-data-dir", dataDir}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run --version = %v, want nil", err)
+	}
+	if want := version.String("replication-manager") + "\n"; stdout.String() != want || stderr.Len() != 0 {
+		t.Errorf("stdout %q, stderr %q; want stdout %q only", stdout.String(), stderr.String(), want)
+	}
+	if !strings.HasPrefix(stdout.String(), "replication-manager (devel)") {
+		t.Errorf("stdout %q, want it to start with %q", stdout.String(), "replication-manager (devel)")
+	}
+	if _, err := os.Stat(dataDir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the embedded etcd's data dir exists (%v): --version started etcd", err)
+	}
+}
+
+func TestRunRefusesPositionalArgumentsBeforeStartingAnything(t *testing.T) {
+	for _, args := range [][]string{
+		{"extra-arg"},
+		{"--workers", "2", "extra-arg", "more"},
+		{"--version", "extra-arg"},
+		{"--", "extra-arg"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			dataDir := t.TempDir() + "/etcd"
+			var stdout bytes.Buffer
+			err := run(t.Context(), append([]string{"--etcd-data-dir", dataDir}, args...), &stdout, io.Discard)
+			want := `unexpected argument "extra-arg": replication-manager takes only flags (see --help)`
+			if err == nil || err.Error() != want {
+				t.Fatalf("run(%q) = %v, want %q", args, err, want)
+			}
+			if code := exitCode(err); code != 2 {
+				t.Errorf("exit code %d, want 2", code)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout %q, want nothing", stdout.String())
+			}
+			if _, err := os.Stat(dataDir); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the embedded etcd's data dir exists (%v): run started etcd before refusing", err)
+			}
+		})
+	}
+}
+
+func TestExitCodeIsOneForAnythingButAUsageError(t *testing.T) {
+	if code := exitCode(errors.New("etcd: boom")); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
 	}
 }
