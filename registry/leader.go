@@ -281,32 +281,3 @@ func (s *Scheduler) recordLocked(id string) *leaderRecord {
 // ready reports whether every prefix has been listed once: before that,
 // a decision could take a controller whose spec is not in yet for gone.
 func (s *Scheduler) readyLocked() bool { return len(s.listed) == mirroredPrefixes }
-
-// NodeStat is what the leader knows of one node, for metrics.
-type NodeStat struct {
-	Name string
-	// Alive: the node is registered (its lease lives).
-	Alive bool
-	// Assigned counts the slots assigned to it; Containers the containers
-	// it reports.
-	Assigned, Containers int
-}
-
-// NodeStats returns every node the leader knows: registered, or still
-// holding assignments, by name.
-func (s *Scheduler) NodeStats() []NodeStat {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]NodeStat, 0, len(s.loads))
-	for _, name := range slices.Sorted(maps.Keys(s.loads)) {
-		l := s.loads[name]
-		st := NodeStat{Name: name, Assigned: l.slots, Containers: l.containers}
-		if n := s.nodes[name]; n != nil {
-			st.Alive = n.alive
-		}
-		if st.Alive || st.Assigned > 0 || st.Containers > 0 {
-			out = append(out, st)
-		}
-	}
-	return out
-}

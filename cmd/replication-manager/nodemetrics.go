@@ -1,8 +1,9 @@
 package main
 
 // This file exports the leader's view of the nodes as metrics, one series
-// per node: whether it is up, the slots assigned to it and the containers
-// it reports. A standby exports none.
+// per node and figure: whether it is up, the slots assigned to it, the
+// containers it reports, and its capacity and what its slots reserve of
+// it. A standby exports none.
 
 import (
 	"sync/atomic"
@@ -31,6 +32,10 @@ func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- nodeUpDesc
 	ch <- nodeAssignedDesc
 	ch <- nodeContainersDesc
+	ch <- nodeCapacityMemoryDesc
+	ch <- nodeReservedMemoryDesc
+	ch <- nodeCapacityCPUDesc
+	ch <- nodeReservedCPUDesc
 }
 
 func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -46,5 +51,9 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(nodeUpDesc, prometheus.GaugeValue, up, n.Name)
 		ch <- prometheus.MustNewConstMetric(nodeAssignedDesc, prometheus.GaugeValue, float64(n.Assigned), n.Name)
 		ch <- prometheus.MustNewConstMetric(nodeContainersDesc, prometheus.GaugeValue, float64(n.Containers), n.Name)
+		ch <- prometheus.MustNewConstMetric(nodeCapacityMemoryDesc, prometheus.GaugeValue, float64(n.CapacityMemory), n.Name)
+		ch <- prometheus.MustNewConstMetric(nodeReservedMemoryDesc, prometheus.GaugeValue, float64(n.ReservedMemory), n.Name)
+		ch <- prometheus.MustNewConstMetric(nodeCapacityCPUDesc, prometheus.GaugeValue, n.CapacityCPU, n.Name)
+		ch <- prometheus.MustNewConstMetric(nodeReservedCPUDesc, prometheus.GaugeValue, n.ReservedCPU, n.Name)
 	}
 }

@@ -27,16 +27,8 @@ type roles struct {
 // newRoles wires the roles of a manager of engine; its metrics go to reg.
 func newRoles(client *clientv3.Client, store *registry.Store, opts *options, docker taskControl, logger *slog.Logger,
 	engine api.Engine, reg prometheus.Registerer) *roles {
-	isLeader := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "replication_manager_is_leader",
-		Help: "1 while this instance leads: it schedules the slots over the nodes and writes the statuses, else 0.",
-	})
-	isActing := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "replication_manager_is_acting_for_node",
-		Help: "1 while this instance acts for its node and may change its containers, else 0.",
-	})
-	nodes := &nodeCollector{}
-	reg.MustRegister(isLeader, isActing, nodes)
+	isLeader, isActing, nodes := roleMetrics()
+	reg.MustRegister(isLeader, isActing, nodes, &controllerCollector{current: &nodes.current})
 	managerOpts := registry.Options{
 		SyncPeriod:           opts.SyncPeriod,
 		Workers:              opts.Workers,
@@ -123,4 +115,19 @@ func gaugeOf(g prometheus.Gauge) func(bool) {
 // short and its write waits on etcd.
 func leaderWorkers(nodeWorkers int) int {
 	return max(registry.DefaultLeaderWorkers, 4*nodeWorkers)
+}
+
+// roleMetrics are the metrics of a manager's roles: whether it leads,
+// whether it acts for its node, and the leader's view of the nodes (the
+// controllers' series share its scheduler).
+func roleMetrics() (isLeader, isActing prometheus.Gauge, nodes *nodeCollector) {
+	isLeader = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "replication_manager_is_leader",
+		Help: "1 while this instance leads: it schedules the slots over the nodes and writes the statuses, else 0.",
+	})
+	isActing = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "replication_manager_is_acting_for_node",
+		Help: "1 while this instance acts for its node and may change its containers, else 0.",
+	})
+	return isLeader, isActing, &nodeCollector{}
 }
