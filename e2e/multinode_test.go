@@ -167,9 +167,11 @@ func TestTwoNodesSpreadSelectScaleAndDelete(t *testing.T) {
 	if out := n.a.rcctl(t, "", "nodes"); !strings.Contains(out, "zone=a") || !strings.Contains(out, "zone=b") {
 		t.Errorf("rcctl nodes does not list both nodes:\n%s", out)
 	}
-	// the leader, whichever it is, exports the nodes
+	// the leader, whichever it is, exports the nodes and the controllers
 	metrics := httpGet(t, "http://"+n.a.metricsAddr+"/metrics") + httpGet(t, "http://"+n.b.metricsAddr+"/metrics")
-	for _, series := range []string{`replication_manager_node_assigned_slots{node="a"} 2`, `replication_manager_node_up{node="b"} 1`} {
+	for _, series := range []string{`replication_manager_node_assigned_slots{node="a"} 2`, `replication_manager_node_up{node="b"} 1`,
+		`replication_manager_controller_replicas_ready{controller="` + web + `"} 4`,
+		`replication_manager_controller_replicas_desired{controller="` + web + `"} 4`} {
 		if !strings.Contains(metrics, series) {
 			t.Errorf("no manager exports %s", series)
 		}
