@@ -161,10 +161,10 @@ func TestCompletionOfRolloutOffersItsCommandsThenControllerIDs(t *testing.T) {
 		name, _, _ := strings.Cut(w, "\t")
 		names = append(names, name)
 	}
-	if want := []string{"status", "history", "undo", "restart"}; !slices.Equal(names, want) {
+	if want := []string{"status", "history", "undo", "restart", "pause", "resume"}; !slices.Equal(names, want) {
 		t.Errorf("rollout offers %q, want %q", names, want)
 	}
-	for _, sub := range []string{"status", "history", "undo", "restart"} {
+	for _, sub := range []string{"status", "history", "undo", "restart", "pause", "resume"} {
 		t.Run(sub, func(t *testing.T) {
 			t.Parallel()
 			words, directive := complete(t, append(etcd, "rollout", sub, "w")...)

@@ -21,6 +21,8 @@ func (c *cli) rolloutCommands() []*cobra.Command {
 		c.rolloutHistoryCommand(),
 		c.rolloutUndoCommand(),
 		c.rolloutRestartCommand(),
+		c.rolloutPauseCommand(),
+		c.rolloutResumeCommand(),
 	}
 }
 
@@ -33,12 +35,13 @@ func (c *cli) rolloutCommand() *cobra.Command {
 	list := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 	cmd := &cobra.Command{
 		Use:   "rollout",
-		Short: "follow, list, undo or restart the rollout of a new template",
+		Short: "follow, list, undo, restart, pause or resume the rollout of a new template",
 		Long: `Rollout manages the updates of a controller's task template. When the template
 changes (rcctl apply of a new image, or rollout restart), the manager replaces
 the outdated containers within the spec's updateStrategy; rollout status follows
 that until it completes, rollout history lists the templates the manager
-recorded, and rollout undo writes an earlier one back into the spec.`,
+recorded, rollout undo writes an earlier one back into the spec, and rollout
+pause and resume stop the steps and let them go on.`,
 		// a wrong or missing subcommand reaches the parent: a usage error,
 		// not cobra's help and success
 		Args: func(_ *cobra.Command, args []string) error {

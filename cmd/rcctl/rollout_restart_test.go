@@ -69,7 +69,7 @@ func TestRolloutWithoutACommandOrIDIsAUsageError(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"rollout"}, "rollout: name a command: status, history, undo or restart"},
+		{[]string{"rollout"}, "rollout: name a command: status, history, undo, restart, pause or resume"},
 		{[]string{"rollout", "frobnicate"}, `rollout: unknown command "frobnicate"`},
 		{[]string{"rollout", "status"}, "rollout status: want exactly one ID, got 0"},
 		{[]string{"rollout", "undo", "a", "b"}, "rollout undo: want exactly one ID, got 2"},
