@@ -16,7 +16,7 @@ import (
 type statsCollector []registry.ControllerStat
 
 func (c statsCollector) Describe(ch chan<- *prometheus.Desc) { (&controllerCollector{}).Describe(ch) }
-func (c statsCollector) Collect(ch chan<- prometheus.Metric)  { collectControllers(c, ch) }
+func (c statsCollector) Collect(ch chan<- prometheus.Metric) { collectControllers(c, ch) }
 
 func TestControllerMetricsSayWhatEachControllerWantsAndHas(t *testing.T) {
 	stats := statsCollector{
