@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,6 +61,65 @@ func readOnly(h http.Handler) http.Handler {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "method not allowed: this server is read-only", http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// allowedHosts are the host names a request's Host header may name: the
+// host of the listen address bindAddr as given, that of ln's address (the
+// one bound), the loopback names and extra (--http-allowed-hosts). On an
+// unspecified address (0.0.0.0, ::), the machine's own name is one too.
+// Names are lower case, without port or brackets.
+func allowedHosts(bindAddr string, bound net.Addr, extra []string) map[string]bool {
+	hosts := map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}
+	add := func(h string) {
+		if h = hostOnly(h); h != "" {
+			hosts[h] = true
+		}
+	}
+	if bound != nil {
+		add(bound.String())
+	}
+	add(bindAddr)
+	for _, h := range extra {
+		add(h)
+	}
+	host, _, err := net.SplitHostPort(bindAddr)
+	if ip := net.ParseIP(host); err == nil && (host == "" || ip != nil && ip.IsUnspecified()) {
+		if name, err := os.Hostname(); err == nil {
+			add(name)
+		}
+	}
+	// not names of this host: some browsers let a page of any site reach
+	// the loopback through 0.0.0.0
+	delete(hosts, "0.0.0.0")
+	delete(hosts, "::")
+	return hosts
+}
+
+// hostOnly is the host of a Host header or listen address, lower case,
+// without its port and without the brackets of an IPv6 address.
+func hostOnly(hostport string) string {
+	host := strings.TrimSpace(hostport)
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	return strings.ToLower(host)
+}
+
+// checkHost answers 421 Misdirected Request to a request whose Host header
+// is not one of hosts (allowedHosts), and logs it: a page of another site
+// that the browser reaches through DNS rebinding names that site, and must
+// not read the status page or the metrics.
+func checkHost(h http.Handler, hosts map[string]bool, logger *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hosts[hostOnly(r.Host)] {
+			logger.Warn("http: refused a request for another host; --http-allowed-hosts adds host names",
+				"host", r.Host, "path", r.URL.Path, "remote", r.RemoteAddr)
+			http.Error(w, fmt.Sprintf("misdirected request: this server does not answer for host %q", r.Host), http.StatusMisdirectedRequest)
 			return
 		}
 		h.ServeHTTP(w, r)

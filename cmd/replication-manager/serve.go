@@ -99,6 +99,7 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 				return fmt.Errorf("first list of controllers not done")
 			},
 		}, newStatusPage(daemonSource{current: agent.current.Load, store: store, leaderElect: opts.LeaderElect}, logger, time.Now))
+		handler = checkHost(handler, allowedHosts(opts.MetricsBindAddress, ln.Addr(), opts.HTTPAllowedHosts), logger)
 		running++
 		go func() { errc <- serveHTTP(runCtx, ln, handler) }()
 		logger.Info("serving metrics, health and the status page", "address", ln.Addr().String(), "page", "http://"+ln.Addr().String()+"/")

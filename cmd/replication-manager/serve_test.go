@@ -60,6 +60,7 @@ func TestReadyzTurnsFalseWhileEtcdIsAwayAndLivezStaysTrue(t *testing.T) {
 	waitForHTTP(t, base+"/readyz", http.StatusOK, 20*time.Second)
 	expectHTTP(t, base+"/livez", http.StatusOK, "ok")
 	expectHTTP(t, base+"/healthz", http.StatusOK, "[+] etcd")
+	expectHostRefused(t, base+"/livez", "evil.example")
 
 	srv.Close()
 	took := waitForHTTP(t, base+"/readyz", http.StatusServiceUnavailable, 10*time.Second)
@@ -185,4 +186,23 @@ func waitForMetric(t *testing.T, base, line string) {
 		}
 		return false
 	})
+}
+
+// expectHostRefused checks that GET url with host as the Host header gets
+// 421: serve wraps its handler in checkHost.
+func expectHostRefused(t *testing.T, url, host string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s with Host %s: %v", url, host, err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("GET %s with Host %s = %d, want 421", url, host, resp.StatusCode)
+	}
 }
