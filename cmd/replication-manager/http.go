@@ -126,6 +126,32 @@ func checkHost(h http.Handler, hosts map[string]bool, logger *slog.Logger) http.
 	})
 }
 
+// The HTTP server's timeouts. Nothing served streams: a request is a GET
+// with no body, and an answer (the status page, /metrics, /readyz, which
+// gives its checks 2s; the status page, which gives its etcd reads
+// uiReadTimeout) is written at once, so that a client that sends or
+// reads slower than this only holds a connection.
+const (
+	httpReadHeaderTimeout = 5 * time.Second
+	httpReadTimeout       = 10 * time.Second
+	httpWriteTimeout      = 30 * time.Second
+	httpIdleTimeout       = 2 * time.Minute
+)
+
+// newHTTPServer is the server serveHTTP runs: handler, with ctx as the
+// base of every request, and every timeout set, so that slow or idle
+// clients cannot hold connections open.
+func newHTTPServer(ctx context.Context, handler http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: httpReadHeaderTimeout,
+		ReadTimeout:       httpReadTimeout,
+		WriteTimeout:      httpWriteTimeout,
+		IdleTimeout:       httpIdleTimeout,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+}
+
 // serveHTTP serves handler on ln until ctx ends, then shuts down within
 // httpShutdownTimeout. Requests in progress get ctx as their base: they
 // are cut when it ends, so that one waiting on an etcd that does not
@@ -133,8 +159,7 @@ func checkHost(h http.Handler, hosts map[string]bool, logger *slog.Logger) http.
 // endpoint is read-only, so nothing is cut in half. It returns the error
 // that stopped the server, if any.
 func serveHTTP(ctx context.Context, ln net.Listener, handler http.Handler) error {
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+	srv := newHTTPServer(ctx, handler)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

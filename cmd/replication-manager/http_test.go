@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -114,5 +115,26 @@ func TestValidateRefusesAllowedHostsWithAPort(t *testing.T) {
 	opts.HTTPAllowedHosts = []string{"rm.example.net", "10.0.0.7", "fe80::1", "[fe80::2]"}
 	if err := opts.Validate(); err != nil {
 		t.Errorf("Validate = %v, want host names and addresses taken", err)
+	}
+}
+
+func TestHTTPServerSetsEveryTimeout(t *testing.T) {
+	srv := newHTTPServer(t.Context(), http.NotFoundHandler())
+	for name, got := range map[string]time.Duration{
+		"ReadHeaderTimeout": srv.ReadHeaderTimeout, "ReadTimeout": srv.ReadTimeout,
+		"WriteTimeout": srv.WriteTimeout, "IdleTimeout": srv.IdleTimeout,
+	} {
+		if got <= 0 {
+			t.Errorf("%s = %s, want a positive timeout", name, got)
+		}
+	}
+	// a /readyz or a status page that waits its whole time on etcd still
+	// gets its answer out
+	if srv.WriteTimeout <= uiReadTimeout || srv.ReadTimeout < srv.ReadHeaderTimeout {
+		t.Errorf("WriteTimeout %s, ReadTimeout %s, ReadHeaderTimeout %s: want writes above the status page's %s and reads at least the header's",
+			srv.WriteTimeout, srv.ReadTimeout, srv.ReadHeaderTimeout, uiReadTimeout)
+	}
+	if srv.BaseContext(nil) != t.Context() {
+		t.Error("BaseContext is not ctx: requests would outlive the stop")
 	}
 }
