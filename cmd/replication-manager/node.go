@@ -31,7 +31,7 @@ var errIsolated = errors.New("isolated from etcd: the node's lease could not be 
 type nodeAgent struct {
 	client   *clientv3.Client
 	store    *registry.Store
-	logger   *slog.Logger
+	logger   *slog.Logger // carries node=, the node's name
 	docker   taskControl
 	identity string
 	// node is the registration, without its lease and time.
@@ -117,7 +117,7 @@ func (a *nodeAgent) register(ctx context.Context, lease clientv3.LeaseID) error 
 	defer cancel()
 	if old, err := a.store.GetNode(ctx, a.node.Name); err == nil && old.EngineID != a.node.EngineID {
 		a.logger.Error("another Docker engine is registered under this node name; give each engine its own --node-name",
-			"node", a.node.Name, "engine", a.node.EngineID, "otherEngine", old.EngineID, "otherManager", old.Manager)
+			"engine", a.node.EngineID, "otherEngine", old.EngineID, "otherManager", old.Manager)
 	}
 	n := a.node
 	n.Manager = a.identity
@@ -126,7 +126,7 @@ func (a *nodeAgent) register(ctx context.Context, lease clientv3.LeaseID) error 
 	if err := a.store.RegisterNode(ctx, &n, lease); err != nil {
 		return fmt.Errorf("register node %s: %w", n.Name, err)
 	}
-	a.logger.Info("node registered", "node", n.Name, "labels", api.FormatLabels(n.Labels), "engine", n.EngineID, "lease", n.Lease)
+	a.logger.Info("node registered", "labels", api.FormatLabels(n.Labels), "engine", n.EngineID, "lease", n.Lease)
 	return nil
 }
 
@@ -186,5 +186,5 @@ func (a *nodeAgent) removeContainers(ctx context.Context, registryID string) {
 	}
 	wg.Wait()
 	a.logger.Warn("isolated from etcd: removed this node's containers (--stop-when-isolated), so that its slots run nowhere twice",
-		"node", a.node.Name, "removed", len(tasks)-int(failed.Load()), "failed", failed.Load())
+		"removed", len(tasks)-int(failed.Load()), "failed", failed.Load())
 }

@@ -138,6 +138,7 @@ func TestStopEndsRunWhileEtcdIsCutOff(t *testing.T) {
 		if n := d.fake.Len(); n != 2 {
 			t.Errorf("%d containers left on the fake after the stop, want the 2 left running", n)
 		}
+		expectNoRepeatedAttr(t, d.logs.String(), "node")
 	})
 
 	t.Run("while a sync waits on etcd", func(t *testing.T) {
@@ -314,5 +315,24 @@ func TestRunFailsWhenEtcdRefusesTheNodesManagerUnderStopWhenIsolated(t *testing.
 		}
 	case <-deadline.C:
 		t.Fatalf("run did not return within %s of etcd refusing the node's manager; its log:\n%s", waitTimeout, logs)
+	}
+}
+
+// expectNoRepeatedAttr fails the test when a line of the text log names
+// the attribute key twice, as a line of a logger made With(key, ...)
+// that gives key again does; and when no line names it at all.
+func expectNoRepeatedAttr(t *testing.T, logs, key string) {
+	t.Helper()
+	seen := false
+	for line := range strings.Lines(logs) {
+		switch n := strings.Count(line, " "+key+"="); {
+		case n > 1:
+			t.Errorf("%s= appears %d times in a log line: %s", key, n, line)
+		case n == 1:
+			seen = true
+		}
+	}
+	if !seen {
+		t.Errorf("no log line has %s=", key)
 	}
 }
