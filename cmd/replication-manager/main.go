@@ -98,6 +98,12 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, dial 
 	return serve(ctx, opts, logger, docker)
 }
 
+// synopsis opens the help: the command line, and what the daemon does.
+const synopsis = `Usage: replication-manager [flags]
+
+replication-manager keeps the containers of every replication controller stored in etcd running on the local Docker Engine.
+`
+
 // parseArgs parses the command line into the options, and gives the etcd
 // flags it leaves unset their values from etcdctl's environment variables
 // (ETCD_PASSWORD, the daemon's own, ranks above ETCDCTL_PASSWORD). It
@@ -114,7 +120,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (*options, bool, error) 
 		if errors.Is(err, pflag.ErrHelp) {
 			out = stdout
 		}
-		fmt.Fprintf(out, "Usage of replication-manager:\n%s", fs.FlagUsages())
+		_, _ = fmt.Fprintf(out, "%s\nFlags:\n%s", synopsis, fs.FlagUsages())
 		return nil, false, err
 	}
 	if fs.NArg() > 0 {

@@ -251,6 +251,12 @@ func TestHelpGoesToStdoutAndAFlagMistakeToStderr(t *testing.T) {
 	if !strings.Contains(stdout.String(), "--etcd-servers") || stderr.Len() != 0 {
 		t.Errorf("--help: stdout %q, stderr %q; want the flags on stdout only", stdout.String(), stderr.String())
 	}
+	lines := strings.Split(stdout.String(), "\n")
+	if len(lines) < 3 || lines[0] != "Usage: replication-manager [flags]" ||
+		!strings.HasPrefix(lines[2], "replication-manager keeps the containers") ||
+		strings.Index(stdout.String(), "--etcd-servers") < strings.Index(stdout.String(), lines[2]) {
+		t.Errorf("--help:\n%s\nwant the synopsis line first, then what the daemon does, then the flags", stdout.String())
+	}
 	stdout.Reset()
 	if err := run(t.Context(), []string{"--no-such-flag"}, &stdout, &stderr); err == nil {
 		t.Fatal("run --no-such-flag succeeded")
