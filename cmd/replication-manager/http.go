@@ -116,7 +116,7 @@ func hostOnly(hostport string) string {
 // not read the status page or the metrics.
 func checkHost(h http.Handler, hosts map[string]bool, logger *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !hosts[hostOnly(r.Host)] {
+		if host := hostOnly(r.Host); !hosts[host] && !isAddressLiteral(host) {
 			logger.Warn("http: refused a request for another host; --http-allowed-hosts adds host names",
 				"host", r.Host, "path", r.URL.Path, "remote", r.RemoteAddr)
 			http.Error(w, fmt.Sprintf("misdirected request: this server does not answer for host %q", r.Host), http.StatusMisdirectedRequest)
@@ -124,6 +124,18 @@ func checkHost(h http.Handler, hosts map[string]bool, logger *slog.Logger) http.
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// isAddressLiteral reports whether host is an IP address other than an
+// unspecified one. A DNS rebinding attack needs a name it controls in the
+// Host header; a request for an address was sent to that address, as a
+// Prometheus that scrapes 10.0.0.5:10252 sends it, and the browser's
+// same-origin rule keeps other sites' pages from reading its answers.
+// 0.0.0.0 and :: are not this host's addresses: some browsers let any
+// site's page reach the loopback through them.
+func isAddressLiteral(host string) bool {
+	ip := net.ParseIP(host)
+	return ip != nil && !ip.IsUnspecified()
 }
 
 // The HTTP server's timeouts. Nothing served streams: a request is a GET

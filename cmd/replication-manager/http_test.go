@@ -58,12 +58,13 @@ func TestHTTPRefusesHostsItDoesNotServeAgainstDNSRebinding(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, host := range []string{"localhost:" + port, "LOCALHOST", "127.0.0.1:" + port, "[::1]:" + port, "[::1]",
-		"rm.example.net:" + port, "RM.example.net", "other.example.org"} {
+		"rm.example.net:" + port, "RM.example.net", "other.example.org",
+		"10.0.0.5:" + port, "[fd00::5]:" + port} { // addresses cannot be rebound: a scrape by IP is served
 		if code, body := getHost(t, srv, host, "/livez"); code != http.StatusOK || body != "ok\n" {
 			t.Errorf("GET /livez with Host %s = %d %q, want 200 ok", host, code, body)
 		}
 	}
-	for _, host := range []string{"evil.example", "evil.example:" + port, "localhost.evil.example", "rm.example.net.evil.example", "0.0.0.0:" + port} {
+	for _, host := range []string{"evil.example", "evil.example:" + port, "localhost.evil.example", "rm.example.net.evil.example", "0.0.0.0:" + port, "[::]:" + port} {
 		for _, path := range []string{"/livez", "/metrics", "/readyz", "/"} {
 			code, body := getHost(t, srv, host, path)
 			if code != http.StatusMisdirectedRequest || !strings.Contains(body, "misdirected request") {
@@ -71,8 +72,8 @@ func TestHTTPRefusesHostsItDoesNotServeAgainstDNSRebinding(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Count(logs.String(), "level=WARN"); got != 5*4 {
-		t.Errorf("%d warnings for 20 refused requests, want one each; log:\n%s", got, logs)
+	if got := strings.Count(logs.String(), "level=WARN"); got != 6*4 {
+		t.Errorf("%d warnings for 24 refused requests, want one each; log:\n%s", got, logs)
 	}
 	if !strings.Contains(logs.String(), "host=evil.example:"+port) {
 		t.Errorf("the warning does not name the host; log:\n%s", logs)

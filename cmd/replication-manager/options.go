@@ -109,7 +109,7 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxReplicas, "max-replicas", o.MaxReplicas, "highest replica count a spec may ask for")
 	fs.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", o.ShutdownGracePeriod, "how long syncs in progress may go on after SIGTERM")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of /metrics, /healthz and /readyz; empty or 0 turns them off")
-	fs.StringSliceVar(&o.HTTPAllowedHosts, "http-allowed-hosts", o.HTTPAllowedHosts, "host names, besides the listen address's, localhost and the loopback addresses (and the machine's name on 0.0.0.0 or ::), that requests to --metrics-bind-address may name in their Host header (comma-separated); any other gets 421, against DNS rebinding")
+	fs.StringSliceVar(&o.HTTPAllowedHosts, "http-allowed-hosts", o.HTTPAllowedHosts, "host names, besides the listen address's, localhost and the loopback addresses (and the machine's name on 0.0.0.0 or ::, and IP addresses), that requests to --metrics-bind-address may name in their Host header (comma-separated); any other gets 421, against DNS rebinding")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "take part in leader election, so that several managers can share one etcd and exactly one acts")
 	fs.StringVar(&o.LeaderElectIdentity, "leader-elect-identity", o.LeaderElectIdentity, "this instance's name in the election")
 	fs.DurationVar(&o.LeaderElectLeaseDuration, "leader-elect-lease-duration", o.LeaderElectLeaseDuration, "etcd session TTL: how long a standby waits after the leader dies before it takes over")
