@@ -163,10 +163,17 @@ func TestCrashLoopingImageCreatesABoundedNumberOfContainers(t *testing.T) {
 	if c == nil || !strings.Contains(c.Message, "code 3") {
 		t.Errorf("CrashLoop condition = %+v, want one naming exit code 3", c)
 	}
-	all := containers(t, cli, id)
-	if dead := len(all) - len(runningOf(all)); dead > 1 {
-		t.Errorf("%d dead containers kept, want at most 1", dead)
-	}
+	// one dead container is kept for inspection; one that exited a moment
+	// ago may not be handled yet while the slot's sync is creating others
+	// on a loaded engine, so the count is looked at until it holds, never
+	// growing with the loop
+	testpoll.Eventually(t, 15*time.Second, func() error {
+		all := containers(t, cli, id)
+		if dead := len(all) - len(runningOf(all)); dead > 1 {
+			return fmt.Errorf("%d dead containers kept, want at most 1", dead)
+		}
+		return nil
+	})
 }
 
 func TestMissingImageGivesReplicaFailureNamingIt(t *testing.T) {
