@@ -645,9 +645,13 @@ func (d *decision) roll(budget int) {
 // flight, or a report that is late).
 func (d *decision) running(slot int) bool {
 	a := d.next[slot]
-	if !d.alive(a.Node) {
-		return false
+	if d.lost(a.Node) {
+		return false // gone past its grace: its containers are stopped
 	}
+	// a node within its grace, or not seen registered yet (a leader just
+	// started, a node's manager restarting), may run the slot whatever its
+	// report says, or with no report at all: it counts as running, so its
+	// slot is not replaced as if nothing ran
 	if !d.reportsAssigned(slot, a) {
 		return true
 	}

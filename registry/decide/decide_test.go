@@ -193,6 +193,14 @@ func TestDecide(t *testing.T) {
 			ns[1].Alive, ns[1].GoneSince = false, t0.Add(-31*time.Second)
 			return Input{Controller: ctl(2), Assigned: as, Containers: cs[:1], Nodes: ns, Grace: 30 * time.Second}
 		}, "2:a/new"},
+		{"a node within its grace, without reports, keeps its outdated slots until it is back or lost", func() Input {
+			as, _ := settled("old", "a", "a")
+			ns := nodes("a")
+			ns[0].Alive, ns[0].GoneSince = false, t0.Add(-time.Second)
+			c := ctl(2)
+			c.Surge, c.Unavailable = 1, 0
+			return Input{Controller: c, Assigned: as, Nodes: ns, Grace: 30 * time.Second}
+		}, "2:a/new+start-first"},
 		{"a node gone past its grace holds nothing it still reports, as its report is gone with its lease", func() Input {
 			as, cs := settled("new", "a", "b")
 			ns := nodes("a", "b")
