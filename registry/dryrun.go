@@ -157,7 +157,7 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 	rounds := min(dryRunRounds, max(100, dryRunWork/max(1, len(d.assigned), rc.DesiredState.Replicas)))
 	for range rounds {
 		acted := d.nodesAct()
-		din, _ := decisionInput(d.source())
+		din := d.input()
 		res = decide.Decide(din)
 		if len(res.Changes) > 0 {
 			d.apply(din, res.Changes)
@@ -230,8 +230,8 @@ type leaving struct {
 	move bool
 }
 
-// source is the simulated registry as the leader's decision reads it.
-func (d *dryRun) source() decisionSource {
+// input is the leader's decision input from the simulated registry.
+func (d *dryRun) input() decide.Input {
 	loads := make(map[string]*nodeLoad, len(d.others))
 	for name, l := range d.others {
 		c := *l
@@ -254,10 +254,9 @@ func (d *dryRun) source() decisionSource {
 	for node, r := range d.reports {
 		reports[node] = newLeaderReport(d.id, r)
 	}
-	src := decisionSource{id: d.id, spec: d.sp, assignments: d.assigned, reports: reports, now: d.now, grace: DefaultNodeGrace}
-	in, _ := decisionInput(src)
-	src.nodes = view.forController(nil, d.sp, in.Assigned, loads)
-	return src
+	in, _ := decisionInput(decisionSource{id: d.id, spec: d.sp, assignments: d.assigned, reports: reports, now: d.now, grace: DefaultNodeGrace})
+	in.Nodes = view.forController(nil, d.sp, in.Assigned, loads)
+	return in
 }
 
 func loadIn(loads map[string]*nodeLoad, node string) *nodeLoad {

@@ -10,7 +10,6 @@ package registry
 // cost, a sort of their names included).
 
 import (
-	"cmp"
 	"slices"
 	"time"
 
@@ -25,7 +24,7 @@ type nodeView struct {
 
 // entry returns the node called name, added in order when it is new.
 func (v *nodeView) entry(name string) *decide.Node {
-	i, ok := slices.BinarySearchFunc(v.nodes, name, func(n decide.Node, name string) int { return cmp.Compare(n.Name, name) })
+	i, ok := decide.FindNode(v.nodes, name)
 	if !ok {
 		v.nodes = slices.Insert(v.nodes, i, decide.Node{Name: name})
 	}
@@ -71,7 +70,7 @@ func (v *nodeView) forController(buf []decide.Node, sp *schedSpec, assigned map[
 		mine[a.Node]++
 	}
 	for name, count := range mine {
-		i, ok := slices.BinarySearchFunc(out, name, func(n decide.Node, name string) int { return cmp.Compare(n.Name, name) })
+		i, ok := decide.FindNode(out, name)
 		if !ok {
 			continue // every assigned node has a load, so an entry
 		}

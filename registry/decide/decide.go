@@ -149,6 +149,12 @@ func (d *decision) assignedNow(slot int) bool {
 
 func byName(a, b Node) int { return cmp.Compare(a.Name, b.Name) }
 
+// FindNode returns where the node called name is in nodes, which are in
+// name order, or where it would go, and whether it is there.
+func FindNode(nodes []Node, name string) (int, bool) {
+	return slices.BinarySearchFunc(nodes, name, func(n Node, name string) int { return cmp.Compare(n.Name, name) })
+}
+
 // node returns the node of that name; nil for one the input does not
 // hold.
 func (d *decision) node(name string) *Node {
@@ -156,7 +162,7 @@ func (d *decision) node(name string) *Node {
 		return n
 	}
 	var n *Node
-	if i, ok := slices.BinarySearchFunc(d.in.Nodes, name, func(n Node, name string) int { return cmp.Compare(n.Name, name) }); ok {
+	if i, ok := FindNode(d.in.Nodes, name); ok {
 		n = &d.in.Nodes[i]
 	}
 	d.looked[name] = n
