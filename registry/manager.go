@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"golang.org/x/time/rate"
 	"k8s.io/client-go/util/workqueue"
 
@@ -233,17 +232,6 @@ func (rm *ReplicationManager) listed(ctx context.Context) <-chan struct{} {
 	return both
 }
 
-// unlessStopped returns err, or nil when ctx has ended: what a stop cuts
-// short is not a failure.
-func unlessStopped(ctx context.Context, err error) error {
-	select {
-	case <-ctx.Done():
-		return nil
-	default:
-		return err
-	}
-}
-
 // prepare reads this registry's id, making it if this is the first
 // manager, and this node's reports, retrying while etcd is away. It fails
 // when ctx ends or etcd refuses the manager for good.
@@ -251,29 +239,6 @@ func (rm *ReplicationManager) prepare(ctx context.Context) error {
 	return retryEtcd(ctx, rm.logger, "reading the registry from etcd failed; retrying", func() error {
 		return rm.readRegistry(ctx)
 	})
-}
-
-// retryEtcd calls read until it succeeds, with retryBackoff between
-// tries, each failure logged as msg. It returns ctx's error when ctx ends
-// first, and an error etcd refuses this manager with (Refused) at once.
-func retryEtcd(ctx context.Context, logger *slog.Logger, msg string, read func() error) error {
-	backoff := retryBackoff()
-	for {
-		err := read()
-		switch {
-		case err == nil:
-			return nil
-		case Refused(err):
-			return err
-		}
-		delay := backoff.Step()
-		logger.Warn(msg, "retryIn", delay, "err", err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay):
-		}
-	}
 }
 
 func (rm *ReplicationManager) readRegistry(ctx context.Context) error {
@@ -304,13 +269,6 @@ func (rm *ReplicationManager) RegistryID() string {
 		return *id
 	}
 	return ""
-}
-
-// Refused reports whether err is etcd refusing the manager for good
-// (permission denied, authentication failed): retrying cannot fix it, so
-// Run returns it, and so should whoever runs Run.
-func Refused(err error) bool {
-	return errors.Is(err, rpctypes.ErrPermissionDenied) || errors.Is(err, rpctypes.ErrAuthFailed)
 }
 
 // Synced reports whether the first full list of specs is done, so that the

@@ -6,19 +6,8 @@ package registry
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
-
-	"k8s.io/apimachinery/pkg/util/wait"
 )
-
-// errWatchCompacted means the watch start revision was compacted away: only
-// a fresh list can tell what changed in between.
-var errWatchCompacted = errors.New("watch: revision compacted")
-
-// errWatchClosed means the watch channel closed without an error.
-var errWatchClosed = errors.New("watch: channel closed")
 
 // WatchControllers lists the specs, then follows the watch, until ctx ends
 // (it then returns nil), through the store's one list-then-watch loop
@@ -112,21 +101,4 @@ func (rm *ReplicationManager) applyEvent(ev ControllerEvent) {
 func sameReplicas(a, b Spec) bool {
 	return a.Controller != nil && b.Controller != nil &&
 		a.Controller.DesiredState.Replicas == b.Controller.DesiredState.Replicas
-}
-
-func watchRestartReason(err error) string {
-	switch {
-	case errors.Is(err, errWatchCompacted):
-		return "compacted"
-	case errors.Is(err, errWatchClosed):
-		return "closed"
-	default:
-		return "error"
-	}
-}
-
-// retryBackoff is the delay between attempts to reach etcd: 100ms doubling
-// to 5s, with jitter so that several managers do not retry in step.
-func retryBackoff() *wait.Backoff {
-	return &wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 1 << 30, Cap: 5 * time.Second}
 }
