@@ -28,7 +28,7 @@ func BenchmarkSyncReplicationController(b *testing.B) {
 		b.Run(fmt.Sprintf("steady/replicas=%d", replicas), func(b *testing.B) {
 			h := newHarness(b, Options{SyncPeriod: time.Hour, BurstReplicas: replicas})
 			ctx := b.Context()
-			h.setSpec(newController("web", replicas), 1)
+			h.setSpec(newController("web", replicas))
 			for range 3 { // the first sync creates, the next see them settled
 				if err := h.syncB(ctx, "web"); err != nil {
 					b.Fatal(err)
@@ -50,7 +50,7 @@ func BenchmarkSyncReplicationController(b *testing.B) {
 			b.Run("leader", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					if err := h.sched.syncController(ctx, "web"); err != nil {
+					if err := h.sched.Sync(ctx, "web"); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -126,7 +126,7 @@ func fakeWithContainers(b *testing.B, controllers, replicas int) *taskcontrol.Fa
 		id := fmt.Sprintf("rc-%05d", c)
 		for slot := 1; slot <= replicas; slot++ {
 			_, err := fake.Add(api.Task{
-				Name: taskName(id, slot),
+				Name: api.TaskName(id, slot),
 				Labels: map[string]string{
 					"name": id, "tier": "demo", api.LabelController: id,
 					api.LabelSlot: strconv.Itoa(slot), api.LabelTemplateHash: "0123456789",

@@ -79,7 +79,7 @@ func runInBackground(t *testing.T, fn func(context.Context) error) func() {
 // startNode registers a node under a lease of its own and runs its manager.
 func (c *cluster) startNode(t *testing.T, name string, labels map[string]string) *testNode {
 	t.Helper()
-	lease, err := c.store.client.Grant(t.Context(), 60)
+	lease, err := c.store.Client().Grant(t.Context(), 60)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func (c *cluster) kill(t *testing.T, name string) {
 	t.Helper()
 	n := c.nodes[name]
 	n.stop()
-	if _, err := c.store.client.Revoke(t.Context(), n.lease); err != nil {
+	if _, err := c.store.Client().Revoke(t.Context(), n.lease); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -261,21 +261,21 @@ func TestClusterMovesTheSlotsOfADeadNode(t *testing.T) {
 func TestLeaderWritesCompareWhatTheyReplaceAndTheElection(t *testing.T) {
 	store := NewStore(testClient(t), fmt.Sprintf("/test/%s-%d", t.Name(), harnesses.Add(1)))
 	on := func(node string) *api.Assignment { return &api.Assignment{Node: node, Revision: 1, TemplateHash: "h"} }
-	rev, err := store.commitLeader(t.Context(), nil, leaderWrite{id: "web", changes: []assignChange{{id: "web", slot: 1, next: on("a")}}})
+	rev, err := store.CommitLeader(t.Context(), nil, LeaderWrite{ID: "web", Changes: []AssignChange{{ID: "web", Slot: 1, Next: on("a")}}})
 	if err != nil || rev == 0 {
 		t.Fatalf("first write: %d, %v", rev, err)
 	}
 
 	// another leader moved the slot meanwhile: a write that read rev loses
-	if _, err := store.commitLeader(t.Context(), nil, leaderWrite{id: "web", changes: []assignChange{{id: "web", slot: 1, oldRev: rev, next: on("b")}}}); err != nil {
+	if _, err := store.CommitLeader(t.Context(), nil, LeaderWrite{ID: "web", Changes: []AssignChange{{ID: "web", Slot: 1, OldRev: rev, Next: on("b")}}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = store.commitLeader(t.Context(), nil, leaderWrite{id: "web", changes: []assignChange{{id: "web", slot: 1, oldRev: rev, next: on("c")}}})
+	_, err = store.CommitLeader(t.Context(), nil, LeaderWrite{ID: "web", Changes: []AssignChange{{ID: "web", Slot: 1, OldRev: rev, Next: on("c")}}})
 	if !errors.Is(err, ErrAssignmentConflict) {
 		t.Errorf("a write from a stale read: got %v, want ErrAssignmentConflict", err)
 	}
 	// a create of a key that exists loses too
-	_, err = store.commitLeader(t.Context(), nil, leaderWrite{id: "web", changes: []assignChange{{id: "web", slot: 1, next: on("c")}}})
+	_, err = store.CommitLeader(t.Context(), nil, LeaderWrite{ID: "web", Changes: []AssignChange{{ID: "web", Slot: 1, Next: on("c")}}})
 	if !errors.Is(err, ErrAssignmentConflict) {
 		t.Errorf("a create over an existing assignment: got %v, want ErrAssignmentConflict", err)
 	}
@@ -283,7 +283,7 @@ func TestLeaderWritesCompareWhatTheyReplaceAndTheElection(t *testing.T) {
 	// a status neither, and learns that its term is over
 	guard := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(store.LeaderElectionKey()+"/gone"), ">", 0)}
 	st := &api.ReplicationControllerStatus{ID: "web", Replicas: 1}
-	_, err = store.commitLeader(t.Context(), guard, leaderWrite{id: "web", status: st, changes: []assignChange{{id: "web", slot: 2, next: on("a")}}})
+	_, err = store.CommitLeader(t.Context(), guard, LeaderWrite{ID: "web", Status: st, Changes: []AssignChange{{ID: "web", Slot: 2, Next: on("a")}}})
 	if !errors.Is(err, ErrNotLeader) {
 		t.Errorf("a write of a leader that lost: got %v, want ErrNotLeader", err)
 	}

@@ -68,7 +68,7 @@ func newPropCluster(t *testing.T, rt *rapid.T, store *Store) *propCluster {
 
 // start registers node n under a new lease and gives it a new manager.
 func (c *propCluster) start(n *propNode) {
-	lease, err := c.store.client.Grant(c.ctx, 60)
+	lease, err := c.store.Client().Grant(c.ctx, 60)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -86,10 +86,8 @@ func (c *propCluster) start(n *propNode) {
 
 // newLeader replaces the leader: the new one knows only what etcd holds.
 func (c *propCluster) newLeader() {
-	c.sched = NewScheduler(c.store, testLogger(c.tb), SchedulerOptions{NodeGrace: 30 * time.Second, Policy: clusterPolicy})
-	c.sched.now = c.clock.Now
-	c.sched.started = c.clock.Now()
-	if err := c.sched.readRegistry(c.ctx); err != nil {
+	c.sched = NewScheduler(c.store, testLogger(c.tb), SchedulerOptions{NodeGrace: 30 * time.Second, Policy: clusterPolicy, Now: c.clock.Now})
+	if err := c.sched.Refresh(c.ctx); err != nil {
 		c.t.Fatal(err)
 	}
 }
@@ -122,7 +120,7 @@ func (c *propCluster) committed() int {
 		if nd == nil {
 			continue
 		}
-		i := slices.IndexFunc(nd.fake.Tasks(), func(t api.Task) bool { return t.Name == taskName("web", slot) && t.Active() })
+		i := slices.IndexFunc(nd.fake.Tasks(), func(t api.Task) bool { return t.Name == api.TaskName("web", slot) && t.Active() })
 		if i < 0 || a.StartFirst && nd.fake.Tasks()[i].Labels[api.LabelTemplateHash] != a.TemplateHash {
 			n++ // to create, or a successor to start first
 		}
@@ -137,13 +135,10 @@ func (c *propCluster) bound() int {
 
 // lead lists every prefix into the leader's mirrors, then decides.
 func (c *propCluster) lead() {
-	s := c.sched
-	for _, prefix := range []string{s.store.ControllersPrefix(), s.store.NodesPrefix(), s.store.AssignmentsPrefix(), s.store.ReportsPrefix()} {
-		if _, err := s.store.mirrorList(c.ctx, prefix, s.targets()[prefix]); err != nil {
-			c.t.Fatal(err)
-		}
+	if err := c.sched.Refresh(c.ctx); err != nil {
+		c.t.Fatal(err)
 	}
-	if err := s.syncController(c.ctx, "web"); err != nil {
+	if err := c.sched.Sync(c.ctx, "web"); err != nil {
 		c.t.Fatal(err)
 	}
 }
@@ -158,7 +153,7 @@ func (c *propCluster) act(n *propNode) {
 		c.t.Fatal(err)
 	}
 	n.rm.specs.put(spec)
-	if _, err := c.store.mirrorList(c.ctx, c.store.AssignmentsPrefix(), n.rm.slots); err != nil {
+	if _, err := c.store.MirrorList(c.ctx, c.store.AssignmentsPrefix(), n.rm.slots); err != nil {
 		c.t.Fatal(err)
 	}
 	if err := n.rm.relistTasks(c.ctx); err != nil {
@@ -262,7 +257,7 @@ func TestClusterKeepsTheBoundsOverRandomHistories(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if _, err := c.store.client.Revoke(c.ctx, n.lease); err != nil {
+				if _, err := c.store.Client().Revoke(c.ctx, n.lease); err != nil {
 					t.Fatal(err)
 				}
 				n.alive = false

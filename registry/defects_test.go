@@ -81,7 +81,7 @@ func TestNestedKeysAreLeftOutOfTheListAndTheWatch(t *testing.T) {
 			t.Errorf("IsControllerKey(%q) = %v, want %v", key, got, want)
 		}
 	}
-	ev := s.decodeEvent(kv{key: "/registry/controllers/a/web", modRev: 9}, true)
+	ev := s.DecodeEvent(KV{Key: "/registry/controllers/a/web", ModRev: 9}, true)
 	if !ev.Ignored || ev.Deleted {
 		t.Errorf("decodeEvent of a nested delete = %+v, want it ignored", ev)
 	}
@@ -176,7 +176,7 @@ func TestEtcdAwayDoesNotHoldASync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rm.slots.reset([]kv{{key: store.AssignmentKey("web", 1), value: a, modRev: 6}}, 6)
+	rm.slots.Reset([]KV{{Key: store.AssignmentKey("web", 1), Value: a, ModRev: 6}}, 6)
 	rm.states.loadReports(map[string]*api.NodeReport{"web": {Node: harnessNode, Status: api.ReplicationControllerStatus{ID: "web"}, Slots: []int{1}}})
 	crashed, err := fake.Add(api.Task{Name: "web-1", Labels: map[string]string{"name": "web", api.LabelController: "web", api.LabelSlot: "1"}})
 	if err != nil {
@@ -207,7 +207,7 @@ func TestEtcdAwayDoesNotHoldASync(t *testing.T) {
 // deleted after the inspect showed it running.
 func TestADeadContainerStartedAgainIsCounted(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 1), 10)
+	h.setSpec(newController("web", 1))
 	id := h.addTask(t, "web", 1, api.StateExited)
 	ctx := t.Context()
 	if err := h.rm.relistTasks(ctx); err != nil {
@@ -230,11 +230,11 @@ func TestADeadContainerStartedAgainIsCounted(t *testing.T) {
 // and the proven templates were never forgotten.
 func TestADeletedControllerIsForgottenWithItsLastContainer(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 2), 10)
+	h.setSpec(newController("web", 2))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
 	}
-	h.deleteSpec("web", 11)
+	h.deleteSpec("web")
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
 	}

@@ -116,7 +116,7 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 	}
 	d := &dryRun{
 		id: rc.ID, sp: sp, now: in.Now, rev: 1,
-		assigned: map[int]slotAssignment{}, reports: map[string]*api.NodeReport{},
+		assigned: map[int]SlotAssignment{}, reports: map[string]*api.NodeReport{},
 		nodes: map[string]*nodeState{}, others: map[string]*nodeLoad{},
 		why: map[int]leaving{}, moving: map[int]int{}, order: map[int]int{},
 	}
@@ -138,7 +138,7 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 	for id, slots := range in.Assignments {
 		for slot, a := range slots {
 			if id == rc.ID {
-				d.assigned[slot] = slotAssignment{Assignment: a, rev: d.rev}
+				d.assigned[slot] = SlotAssignment{Assignment: a, Rev: d.rev}
 				continue
 			}
 			loadIn(d.others, a.Node).add(specs[id], 1)
@@ -176,7 +176,7 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 	}
 	plan.Steps = d.steps
 	for _, slot := range res.Unschedulable {
-		plan.Unschedulable = append(plan.Unschedulable, taskName(rc.ID, slot))
+		plan.Unschedulable = append(plan.Unschedulable, api.TaskName(rc.ID, slot))
 	}
 	plan.Reason = res.Reason
 	return plan, nil
@@ -189,7 +189,7 @@ func dryRunSpec(leader *Scheduler, rc *api.ReplicationController, rev int64) (*s
 		return nil, fmt.Errorf("controller %q: %w", rc.ID, err)
 	}
 	// nil for an id that is not a key's last segment
-	return leader.decodeSpec(kv{key: leader.store.ControllerKey(rc.ID), value: data, modRev: rev, createRev: rev}), nil
+	return leader.decodeSpec(KV{Key: leader.store.ControllerKey(rc.ID), Value: data, ModRev: rev, CreateRev: rev}), nil
 }
 
 // dryRun is the simulated registry of one dry run.
@@ -199,7 +199,7 @@ type dryRun struct {
 	image string
 	// assigned are the controller's assignments, and reports its nodes'
 	// reports, as the simulation leaves them.
-	assigned map[int]slotAssignment
+	assigned map[int]SlotAssignment
 	reports  map[string]*api.NodeReport
 	// nodes are the registered ones; others what the other controllers'
 	// slots hold on each node.
@@ -282,7 +282,7 @@ func (d *dryRun) apply(in decide.Input, changes []decide.Change) {
 			continue
 		}
 		d.rev++
-		d.assigned[c.Slot] = slotAssignment{Assignment: assignmentOf(*c.New), rev: d.rev}
+		d.assigned[c.Slot] = SlotAssignment{Assignment: assignmentOf(*c.New), Rev: d.rev}
 	}
 }
 
@@ -319,7 +319,7 @@ func selectorAllows(selector, labels map[string]string) bool {
 }
 
 // hashOf is the template an assignment runs (nodeplan.go's hashOf).
-func (d *dryRun) hashOf(a slotAssignment) string {
+func (d *dryRun) hashOf(a SlotAssignment) string {
 	if a.TemplateHash != "" {
 		return a.TemplateHash
 	}
@@ -330,10 +330,10 @@ func (d *dryRun) hashOf(a slotAssignment) string {
 // and reports whether anything changed.
 func (d *dryRun) nodesAct() bool {
 	d.round, d.toMove = d.round[:0], map[int]bool{}
-	byNode := map[string]map[int]slotAssignment{}
+	byNode := map[string]map[int]SlotAssignment{}
 	for slot, a := range d.assigned {
 		if byNode[a.Node] == nil {
-			byNode[a.Node] = map[int]slotAssignment{}
+			byNode[a.Node] = map[int]SlotAssignment{}
 		}
 		byNode[a.Node][slot] = a
 	}
@@ -367,7 +367,7 @@ func (d *dryRun) rank(s DryRunStep) int {
 // does: it removes its containers of slots not assigned to it, replaces
 // those of another template (but not under OnDelete), and creates the
 // missing ones whose name is free there.
-func (d *dryRun) nodeActs(node string, mine map[int]slotAssignment) bool {
+func (d *dryRun) nodeActs(node string, mine map[int]SlotAssignment) bool {
 	r := d.reports[node]
 	if r == nil {
 		r = &api.NodeReport{Node: node, Status: api.ReplicationControllerStatus{ID: d.id}}
@@ -379,7 +379,7 @@ func (d *dryRun) nodeActs(node string, mine map[int]slotAssignment) bool {
 	changed := false
 	for _, t := range tasks {
 		a, ok := mine[t.Slot]
-		named := t.Slot > 0 && t.Name == taskName(d.id, t.Slot)
+		named := t.Slot > 0 && t.Name == api.TaskName(d.id, t.Slot)
 		switch {
 		case !ok:
 			d.removed(node, t)
@@ -438,7 +438,7 @@ func (d *dryRun) removed(node string, t api.ReportedTask) {
 		step.Detail = w.reason
 		delete(d.why, t.Slot)
 		d.toMove[t.Slot] = w.move
-	case t.Slot <= 0 || t.Name != taskName(d.id, t.Slot):
+	case t.Slot <= 0 || t.Name != api.TaskName(d.id, t.Slot):
 		step.Detail = "not a slot's container"
 	default:
 		if a, assigned := d.assigned[t.Slot]; assigned {
@@ -461,7 +461,7 @@ func (d *dryRun) created(node string, slot int) {
 			return
 		}
 	}
-	step := DryRunStep{Action: "create", Container: taskName(d.id, slot), Slot: slot, Node: node}
+	step := DryRunStep{Action: "create", Container: api.TaskName(d.id, slot), Slot: slot, Node: node}
 	if w, ok := d.why[slot]; ok && w.node != node {
 		step.Detail = w.reason
 		delete(d.why, slot)
@@ -471,7 +471,7 @@ func (d *dryRun) created(node string, slot int) {
 
 // newTask is the container a node creates for slot: running, ready, and
 // started long ago.
-func (d *dryRun) newTask(slot int, a slotAssignment) api.ReportedTask {
+func (d *dryRun) newTask(slot int, a SlotAssignment) api.ReportedTask {
 	d.seq++
 	hash := d.hashOf(a)
 	image := ""
@@ -479,7 +479,7 @@ func (d *dryRun) newTask(slot int, a slotAssignment) api.ReportedTask {
 		image = d.image
 	}
 	started := d.now.Add(-dryRunLongAgo)
-	return api.ReportedTask{Name: taskName(d.id, slot), ID: "dry-run-" + strconv.FormatInt(d.seq, 10), Slot: slot,
+	return api.ReportedTask{Name: api.TaskName(d.id, slot), ID: "dry-run-" + strconv.FormatInt(d.seq, 10), Slot: slot,
 		Image: image, State: api.StateRunning, TemplateHash: hash, Created: started, StartedAt: started}
 }
 

@@ -46,7 +46,7 @@ func dryRunRegistry(rc *api.ReplicationController, nodes []api.Node, nodeOf ...s
 			reports[node] = r
 		}
 		started := dryRunNow.Add(-time.Hour)
-		r.Tasks = append(r.Tasks, api.ReportedTask{Name: taskName(rc.ID, slot), ID: "c" + strconv.Itoa(slot), Slot: slot,
+		r.Tasks = append(r.Tasks, api.ReportedTask{Name: api.TaskName(rc.ID, slot), ID: "c" + strconv.Itoa(slot), Slot: slot,
 			Image: "demo-task:latest", State: api.StateRunning, TemplateHash: hash, Created: started, StartedAt: started})
 		r.Slots = append(r.Slots, slot)
 	}

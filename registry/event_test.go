@@ -9,11 +9,11 @@ import (
 
 func TestDecodeEventPut(t *testing.T) {
 	s := NewStore(nil, "")
-	got := s.decodeEvent(kv{
-		key:       "/registry/controllers/web",
-		value:     []byte(`{"id":"web","desiredState":{"replicas":2,"replicasInSet":{"name":"web"},"taskTemplate":{"labels":{"name":"web"},"desiredState":{"manifest":{"containers":[{"image":"demo-task:latest"}]}}}}}`),
-		modRev:    42,
-		createRev: 7,
+	got := s.DecodeEvent(KV{
+		Key:       "/registry/controllers/web",
+		Value:     []byte(`{"id":"web","desiredState":{"replicas":2,"replicasInSet":{"name":"web"},"taskTemplate":{"labels":{"name":"web"},"desiredState":{"manifest":{"containers":[{"image":"demo-task:latest"}]}}}}}`),
+		ModRev:    42,
+		CreateRev: 7,
 	}, false)
 	if got.Deleted || got.Spec.ID != "web" || got.Spec.ModRevision != 42 || got.Spec.CreateRevision != 7 {
 		t.Fatalf("decodeEvent = %+v, want a put of web at 42 created at 7", got)
@@ -25,7 +25,7 @@ func TestDecodeEventPut(t *testing.T) {
 
 func TestDecodeEventDeleteNeedsNoValue(t *testing.T) {
 	s := NewStore(nil, "/custom")
-	got := s.decodeEvent(kv{key: "/custom/controllers/web", modRev: 50}, true)
+	got := s.DecodeEvent(KV{Key: "/custom/controllers/web", ModRev: 50}, true)
 	if !got.Deleted || got.Spec.ID != "web" || got.Spec.ModRevision != 50 {
 		t.Errorf("decodeEvent = %+v, want a delete of web at 50", got)
 	}
@@ -33,7 +33,7 @@ func TestDecodeEventDeleteNeedsNoValue(t *testing.T) {
 
 func TestDecodeEventKeepsUndecodableSpecWithError(t *testing.T) {
 	s := NewStore(nil, "")
-	got := s.decodeEvent(kv{key: "/registry/controllers/web", value: []byte(`{"id": "web", "replicas": `), modRev: 3}, false)
+	got := s.DecodeEvent(KV{Key: "/registry/controllers/web", Value: []byte(`{"id": "web", "replicas": `), ModRev: 3}, false)
 	if got.Deleted || got.Spec.ID != "web" || got.Spec.Err == nil {
 		t.Fatalf("decodeEvent = %+v, want a put of web with a decode error", got)
 	}

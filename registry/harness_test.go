@@ -109,8 +109,7 @@ func newHarness(tb testing.TB, opts Options) *harness {
 	rm.now = clock.Now
 	rm.registryID = testRegistryID
 	sched := NewScheduler(store, testLogger(tb), SchedulerOptions{SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
-		Policy: opts.Policy, RevisionHistoryLimit: opts.RevisionHistoryLimit})
-	sched.now = clock.Now
+		Policy: opts.Policy, RevisionHistoryLimit: opts.RevisionHistoryLimit, Now: clock.Now})
 	// Run writes events off the sync's path and feeds the queue's second
 	// lane; for syncs called directly, the harness does both until Run
 	// takes over (stopBackground)
@@ -124,7 +123,6 @@ func newHarness(tb testing.TB, opts Options) *harness {
 	})
 	tb.Cleanup(func() {
 		rm.queue.ShutDown()
-		sched.queue.close()
 		stopBackground()
 	})
 	return &harness{rm: rm, sched: sched, fake: fake, store: store, client: client, clock: clock, stopBackground: stopBackground}
@@ -144,34 +142,39 @@ func newController(id string, replicas int) *api.ReplicationController {
 	return demospec.Controller(id, "demo-task:latest", replicas, map[string]string{"tier": "demo"})
 }
 
-// setSpec puts rc at revision rev into the spec caches of the leader and
-// the node, as their watches would, and marks the lists done.
-func (h *harness) setSpec(rc *api.ReplicationController, rev int64) {
-	h.rm.specs.mu.Lock()
-	h.rm.specs.listed = true
-	h.rm.specs.mu.Unlock()
-	h.rm.specs.put(Spec{ID: rc.ID, Controller: rc, ModRevision: rev})
+// setSpec stores rc as a user would, and puts it into the node's spec
+// cache at the revision etcd gave it, as the node's watch would; the
+// leader lists it at its next decision. It returns that revision.
+func (h *harness) setSpec(rc *api.ReplicationController) int64 {
 	data, err := json.Marshal(rc)
 	if err != nil {
 		panic(err)
 	}
-	h.sched.putSpec(kv{key: h.store.ControllerKey(rc.ID), value: data, modRev: rev})
+	return h.setRawSpec(rc.ID, data)
 }
 
-// setRawSpec puts a spec key's raw value at revision rev, for specs that
-// do not decode.
-func (h *harness) setRawSpec(id string, value []byte, rev int64) {
+// setRawSpec is setSpec of a raw value, for specs that do not decode.
+func (h *harness) setRawSpec(id string, value []byte) int64 {
+	key := h.store.ControllerKey(id)
+	resp, err := h.client.Put(context.Background(), key, string(value))
+	if err != nil {
+		panic(err)
+	}
 	h.rm.specs.mu.Lock()
 	h.rm.specs.listed = true
 	h.rm.specs.mu.Unlock()
-	h.rm.specs.put(h.store.decodeSpec(h.store.ControllerKey(id), value, rev, 0))
-	h.sched.putSpec(kv{key: h.store.ControllerKey(id), value: value, modRev: rev})
+	h.rm.specs.put(h.store.DecodeSpec(key, value, resp.Header.Revision, 0))
+	return resp.Header.Revision
 }
 
-// deleteSpec removes id from both spec caches, as a watch's delete would.
-func (h *harness) deleteSpec(id string, rev int64) {
-	h.rm.specs.remove(id, rev)
-	h.sched.delSpec(h.store.ControllerKey(id), rev)
+// deleteSpec deletes id's spec, and removes it from the node's spec
+// cache, as the node's watch would.
+func (h *harness) deleteSpec(id string) {
+	resp, err := h.client.Delete(context.Background(), h.store.ControllerKey(id))
+	if err != nil {
+		panic(err)
+	}
+	h.rm.specs.remove(id, resp.Header.Revision)
 }
 
 // sync runs one step of the host for id: the leader decides from what is
@@ -228,39 +231,17 @@ func (h *harness) newNodeManager(t *testing.T, opts Options) *ReplicationManager
 	return NewReplicationManager(h.store, h.fake, testLogger(t), opts)
 }
 
-// lead makes the leader's mirrors what etcd holds, then decides id.
+// lead brings the leader up to etcd, then decides id.
 func (h *harness) lead(ctx context.Context, id string) error {
-	s := h.sched
-	s.mu.Lock()
-	if len(s.nodes) == 0 {
-		s.setNodeLocked(&api.Node{Name: harnessNode})
+	if err := h.sched.Refresh(ctx); err != nil {
+		return err
 	}
-	s.listed[s.store.ControllersPrefix()] = true
-	s.listed[s.store.NodesPrefix()] = true
-	s.mu.Unlock()
-	// specs written to etcd join those set by hand (setSpec)
-	addSpecs := func(keys []kv, _ int64) {
-		for _, k := range keys {
-			s.mu.Lock()
-			cur := s.specs[strings.TrimPrefix(k.key, s.store.ControllersPrefix())]
-			s.mu.Unlock()
-			if cur == nil || cur.spec.ModRevision < k.modRev {
-				s.putSpec(k)
-			}
-		}
-	}
-	for prefix, target := range map[string]mirrorTarget{s.store.AssignmentsPrefix(): mirrorFuncs{onReset: s.resetAssignments},
-		s.store.ReportsPrefix(): mirrorFuncs{onReset: s.resetReports}, s.store.ControllersPrefix(): mirrorFuncs{onReset: addSpecs}} {
-		if err := h.follow(ctx, prefix, target); err != nil {
-			return err
-		}
-	}
-	return s.syncController(ctx, id)
+	return h.sched.Sync(ctx, id)
 }
 
 // follow lists prefix into t, as a mirror's list does.
-func (h *harness) follow(ctx context.Context, prefix string, t mirrorTarget) error {
-	_, err := h.store.mirrorList(ctx, prefix, t)
+func (h *harness) follow(ctx context.Context, prefix string, t MirrorTarget) error {
+	_, err := h.store.MirrorList(ctx, prefix, t)
 	return err
 }
 
@@ -269,7 +250,7 @@ func (h *harness) follow(ctx context.Context, prefix string, t mirrorTarget) err
 func (h *harness) addTask(t *testing.T, id string, slot int, state string) string {
 	t.Helper()
 	cid, err := h.fake.Add(api.Task{
-		Name: taskName(id, slot),
+		Name: api.TaskName(id, slot),
 		Labels: map[string]string{
 			"name": id, api.LabelController: id, api.LabelSlot: strconv.Itoa(slot),
 			api.LabelTemplateHash: api.TemplateHash(&newController(id, 1).DesiredState.TaskTemplate),

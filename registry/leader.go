@@ -56,6 +56,8 @@ type SchedulerOptions struct {
 	// Guard holds the comparisons every leader write must pass: this
 	// manager still leads. Empty when there is no election.
 	Guard []clientv3.Cmp
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
 }
 
 func (o SchedulerOptions) withDefaults() SchedulerOptions {
@@ -77,6 +79,9 @@ func (o SchedulerOptions) withDefaults() SchedulerOptions {
 	if o.Workers <= 0 {
 		o.Workers = DefaultLeaderWorkers
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	return o
 }
 
@@ -95,7 +100,7 @@ type Scheduler struct {
 	mu          sync.Mutex
 	specs       map[string]*schedSpec
 	nodes       map[string]*nodeState
-	assignments map[string]map[int]slotAssignment
+	assignments map[string]map[int]SlotAssignment
 	reports     map[string]map[string]*leaderReport
 	// reportsRev is the etcd revision the reports are as of.
 	reportsRev int64
@@ -116,8 +121,10 @@ type Scheduler struct {
 	progressWanted atomic.Int64
 	queue          *laneQueue
 	started        time.Time
+	// loaded: Refresh has read the statuses and history.
+	loaded bool
 	// writes go to the batcher while Run runs; nil writes each alone.
-	writes chan *batchedWrite
+	writes chan *BatchedWrite
 }
 
 // schedSpec is a spec as the scheduler keeps it, validated once.
@@ -135,12 +142,6 @@ type nodeState struct {
 	goneSince time.Time
 }
 
-// slotAssignment is one assignment key: what it says, and its ModRevision,
-// which a change compares.
-type slotAssignment struct {
-	api.Assignment
-	rev int64
-}
 
 // leaderRecord is what the leader remembers of one controller between
 // decisions; the worker holding the controller owns it.
@@ -157,10 +158,11 @@ type leaderRecord struct {
 
 // NewScheduler returns a Scheduler; Run starts it.
 func NewScheduler(store *Store, logger *slog.Logger, opts SchedulerOptions) *Scheduler {
+	opts = opts.withDefaults()
 	return &Scheduler{
-		store: store, logger: logger, opts: opts.withDefaults(), now: time.Now,
+		store: store, logger: logger, opts: opts, now: opts.Now, started: opts.Now(),
 		specs: map[string]*schedSpec{}, nodes: map[string]*nodeState{},
-		assignments: map[string]map[int]slotAssignment{}, reports: map[string]map[string]*leaderReport{},
+		assignments: map[string]map[int]SlotAssignment{}, reports: map[string]map[string]*leaderReport{},
 		loads: map[string]*nodeLoad{}, listed: map[string]bool{}, records: map[string]*leaderRecord{}, wanting: map[string]bool{}, releasing: map[string]bool{},
 		queue: newLaneQueue(),
 	}
@@ -172,7 +174,7 @@ func NewScheduler(store *Store, logger *slog.Logger, opts SchedulerOptions) *Sch
 func (s *Scheduler) Run(ctx context.Context) error {
 	s.started = s.now()
 	if err := s.readRegistry(ctx); err != nil {
-		return unlessStopped(ctx, err)
+		return UnlessStopped(ctx, err)
 	}
 	runCtx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
@@ -180,18 +182,18 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	defer wg.Wait()
 	for prefix, target := range s.targets() {
 		wg.Go(func() {
-			if err := s.store.mirror(runCtx, prefix, target, s.logger.Warn); err != nil {
+			if err := s.store.Mirror(runCtx, prefix, target, s.logger.Warn); err != nil {
 				fail(err)
 			}
 		})
 	}
 	// the batcher outlives the workers, which wait for its answers: it
 	// stops once they are done
-	s.writes = make(chan *batchedWrite)
+	s.writes = make(chan *BatchedWrite)
 	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(runCtx))
 	var batches sync.WaitGroup
-	for range batchers {
-		batches.Go(func() { s.store.runBatches(batchCtx, s.opts.Guard, s.writes, s.opts.EtcdTimeout) })
+	for range Batchers {
+		batches.Go(func() { s.store.RunBatches(batchCtx, s.opts.Guard, s.writes, s.opts.EtcdTimeout) })
 	}
 	defer func() {
 		stopBatches()
@@ -230,7 +232,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			stopBatches()
 			batches.Wait()
 			s.writes = nil // a decision after Run writes alone
-			return unlessStopped(ctx, context.Cause(runCtx))
+			return UnlessStopped(ctx, context.Cause(runCtx))
 		case <-ticker.C:
 			s.mu.Lock()
 			ids := slices.Collect(maps.Keys(s.specs))
@@ -245,14 +247,14 @@ func (s *Scheduler) Run(ctx context.Context) error {
 // stopped: the creation times and the conditions' transition times stay,
 // and only templates that are new are recorded.
 func (s *Scheduler) readRegistry(ctx context.Context) error {
-	return retryEtcd(ctx, s.logger, "reading the statuses and history from etcd failed; retrying", func() error {
+	return RetryEtcd(ctx, s.logger, "reading the statuses and history from etcd failed; retrying", func() error {
 		readCtx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
 		defer cancel()
 		statuses, err := s.store.ListStatuses(readCtx)
 		if err != nil {
 			return err
 		}
-		newest, err := s.store.newestRevisions(readCtx)
+		newest, err := s.store.NewestRevisions(readCtx)
 		if err != nil {
 			return err
 		}

@@ -31,38 +31,38 @@ const (
 	batchChanges = maxTxnOps - batchOps
 	// batchBytes bounds the keys and values a batch puts.
 	batchBytes = 1 << 20
-	// batchers is how many batches are in flight at once: etcd commits
+	// Batchers is how many batches are in flight at once: etcd commits
 	// concurrent transactions together, and a batch waits on the disk.
-	batchers = 8
+	Batchers = 8
 )
 
-// batchedWrite is one controller's write as operations, waiting for its
+// BatchedWrite is one controller's write as operations, waiting for its
 // batch.
-type batchedWrite struct {
-	w leaderWrite
+type BatchedWrite struct {
+	w LeaderWrite
 	// cas holds the assignment changes (nil: none); extra the rest.
 	cas   *clientv3.Op
 	extra []clientv3.Op
 	// bytes are the keys and values it puts.
 	bytes int
-	err   error
-	done  chan batchResult
+	Err   error
+	Done  chan BatchResult
 }
 
-type batchResult struct {
-	rev int64
-	err error
+type BatchResult struct {
+	Rev int64
+	Err error
 }
 
-// prepare turns w into its operations.
-func (s *Store) prepare(w leaderWrite) *batchedWrite {
-	bw := &batchedWrite{w: w, done: make(chan batchResult, 1)}
-	bw.cas, bw.extra, bw.bytes, bw.err = s.leaderOps(w)
+// Prepare turns w into its operations.
+func (s *Store) Prepare(w LeaderWrite) *BatchedWrite {
+	bw := &BatchedWrite{w: w, Done: make(chan BatchResult, 1)}
+	bw.cas, bw.extra, bw.bytes, bw.Err = s.leaderOps(w)
 	return bw
 }
 
 // ops are the outer operations bw takes in a batch.
-func (bw *batchedWrite) ops() int {
+func (bw *BatchedWrite) ops() int {
 	n := len(bw.extra)
 	if bw.cas != nil {
 		n++
@@ -70,15 +70,15 @@ func (bw *batchedWrite) ops() int {
 	return n
 }
 
-// batchable reports whether bw can go in a batch.
-func (bw *batchedWrite) batchable() bool {
-	return bw.err == nil && !bw.w.forget && len(bw.w.changes) <= batchChanges && bw.ops() <= batchOps && bw.bytes <= batchBytes
+// Batchable reports whether bw can go in a batch.
+func (bw *BatchedWrite) Batchable() bool {
+	return bw.Err == nil && !bw.w.Forget && len(bw.w.Changes) <= batchChanges && bw.ops() <= batchOps && bw.bytes <= batchBytes
 }
 
-// runBatches writes what comes on writes in batches, each within timeout,
+// RunBatches writes what comes on writes in batches, each within timeout,
 // until ctx ends.
-func (s *Store) runBatches(ctx context.Context, guard []clientv3.Cmp, writes <-chan *batchedWrite, timeout time.Duration) {
-	var next *batchedWrite // taken, but left for the next batch
+func (s *Store) RunBatches(ctx context.Context, guard []clientv3.Cmp, writes <-chan *BatchedWrite, timeout time.Duration) {
+	var next *BatchedWrite // taken, but left for the next batch
 	for {
 		first := next
 		if first == nil {
@@ -89,7 +89,7 @@ func (s *Store) runBatches(ctx context.Context, guard []clientv3.Cmp, writes <-c
 			}
 		}
 		next = nil
-		batch := []*batchedWrite{first}
+		batch := []*BatchedWrite{first}
 		ops, bytes := first.ops(), first.bytes
 	more:
 		for {
@@ -109,20 +109,20 @@ func (s *Store) runBatches(ctx context.Context, guard []clientv3.Cmp, writes <-c
 		results := s.commitBatchOf(wctx, guard, batch)
 		cancel()
 		for i, bw := range batch {
-			bw.done <- results[i]
+			bw.Done <- results[i]
 		}
 	}
 }
 
 // commitBatchOf writes batch in one guarded transaction.
-func (s *Store) commitBatchOf(ctx context.Context, guard []clientv3.Cmp, batch []*batchedWrite) []batchResult {
-	results := make([]batchResult, len(batch))
+func (s *Store) commitBatchOf(ctx context.Context, guard []clientv3.Cmp, batch []*BatchedWrite) []BatchResult {
+	results := make([]BatchResult, len(batch))
 	var then []clientv3.Op
 	casAt := make([]int, len(batch)) // index of each write's assignment transaction in then; -1: none
 	for i, bw := range batch {
 		casAt[i] = -1
-		if bw.err != nil {
-			results[i].err = bw.err
+		if bw.Err != nil {
+			results[i].Err = bw.Err
 			continue
 		}
 		if bw.cas != nil {
@@ -137,15 +137,15 @@ func (s *Store) commitBatchOf(ctx context.Context, guard []clientv3.Cmp, batch [
 	resp, err := s.client.Txn(ctx).If(guard...).Then(then...).Commit()
 	for i := range batch {
 		switch {
-		case results[i].err != nil:
+		case results[i].Err != nil:
 		case err != nil:
-			results[i].err = fmt.Errorf("write controller state: %w", err)
+			results[i].Err = fmt.Errorf("write controller state: %w", err)
 		case !resp.Succeeded:
-			results[i].err = ErrNotLeader
+			results[i].Err = ErrNotLeader
 		default:
-			results[i].rev = resp.Header.Revision
+			results[i].Rev = resp.Header.Revision
 			if at := casAt[i]; at >= 0 && !resp.Responses[at].GetResponseTxn().Succeeded {
-				results[i].err = fmt.Errorf("write %d assignment(s) of %s: %w", len(batch[i].w.changes), batch[i].w.id, ErrAssignmentConflict)
+				results[i].Err = fmt.Errorf("write %d assignment(s) of %s: %w", len(batch[i].w.Changes), batch[i].w.ID, ErrAssignmentConflict)
 			}
 		}
 	}

@@ -20,27 +20,27 @@ func TestBatchesKeepUnderEtcdsRequestLimit(t *testing.T) {
 	defer cancel()
 	client := testClient(t)
 	store := NewStore(client, "/"+t.Name())
-	writes := make(chan *batchedWrite, 200)
+	writes := make(chan *BatchedWrite, 200)
 	const n = 100
 	message := strings.Repeat("x", 48<<10) // 100 × 48 KiB: about 4.7 MiB
-	var sent []*batchedWrite
+	var sent []*BatchedWrite
 	for i := range n {
 		st := &api.ReplicationControllerStatus{Conditions: []api.Condition{{Type: "Big", Status: "True", Message: message}}}
-		bw := store.prepare(leaderWrite{id: fmt.Sprintf("c%03d", i), status: st})
-		if !bw.batchable() {
+		bw := store.Prepare(LeaderWrite{ID: fmt.Sprintf("c%03d", i), Status: st})
+		if !bw.Batchable() {
 			t.Fatalf("a write of %d bytes is not batchable", bw.bytes)
 		}
 		sent = append(sent, bw)
 		writes <- bw // all queued before the batcher starts: it takes as many as fit
 	}
-	go store.runBatches(ctx, nil, writes, 10*time.Second)
+	go store.RunBatches(ctx, nil, writes, 10*time.Second)
 	revs := map[int64]int{}
 	for _, bw := range sent {
-		r := <-bw.done
-		if r.err != nil {
-			t.Fatalf("write of %s: %v", bw.w.id, r.err)
+		r := <-bw.Done
+		if r.Err != nil {
+			t.Fatalf("write of %s: %v", bw.w.ID, r.Err)
 		}
-		revs[r.rev]++
+		revs[r.Rev]++
 	}
 	if len(revs) < 4 {
 		t.Errorf("%d writes of 4.7 MiB in %d transactions; each must stay under 1.5 MiB", n, len(revs))
@@ -56,15 +56,15 @@ func TestBatchesKeepUnderEtcdsRequestLimit(t *testing.T) {
 
 func TestAWriteOfManyChangesGoesAlone(t *testing.T) {
 	store := NewStore(nil, "/x")
-	w := leaderWrite{id: "web"}
+	w := LeaderWrite{ID: "web"}
 	for slot := 1; slot <= batchChanges+1; slot++ {
-		w.changes = append(w.changes, assignChange{id: "web", slot: slot, next: &api.Assignment{Node: "a"}})
+		w.Changes = append(w.Changes, AssignChange{ID: "web", Slot: slot, Next: &api.Assignment{Node: "a"}})
 	}
-	if store.prepare(w).batchable() {
-		t.Errorf("a write of %d changes is batchable; its nested transaction would pass etcd's limit beside a full batch", len(w.changes))
+	if store.Prepare(w).Batchable() {
+		t.Errorf("a write of %d changes is batchable; its nested transaction would pass etcd's limit beside a full batch", len(w.Changes))
 	}
-	w.changes = w.changes[:batchChanges]
-	if !store.prepare(w).batchable() {
-		t.Errorf("a write of %d changes is not batchable", len(w.changes))
+	w.Changes = w.Changes[:batchChanges]
+	if !store.Prepare(w).Batchable() {
+		t.Errorf("a write of %d changes is not batchable", len(w.Changes))
 	}
 }

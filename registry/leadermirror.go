@@ -20,8 +20,8 @@ import (
 const mirroredPrefixes = 4
 
 // targets are the prefixes the scheduler mirrors.
-func (s *Scheduler) targets() map[string]mirrorTarget {
-	return map[string]mirrorTarget{
+func (s *Scheduler) targets() map[string]MirrorTarget {
+	return map[string]MirrorTarget{
 		s.store.ControllersPrefix(): mirrorFuncs{onReset: s.resetSpecs, onPut: s.putSpec, onDel: s.delSpec},
 		s.store.NodesPrefix():       mirrorFuncs{onReset: s.resetNodes, onPut: s.putNode, onDel: s.delNode},
 		s.store.AssignmentsPrefix(): mirrorFuncs{onReset: s.resetAssignments, onPut: s.putAssignment, onDel: s.delAssignment},
@@ -31,15 +31,15 @@ func (s *Scheduler) targets() map[string]mirrorTarget {
 
 // mirrorFuncs is a mirrorTarget made of functions.
 type mirrorFuncs struct {
-	onReset    func([]kv, int64)
-	onPut      func(kv)
+	onReset    func([]KV, int64)
+	onPut      func(KV)
 	onDel      func(string, int64)
 	onProgress func(int64)
 }
 
-func (m mirrorFuncs) reset(keys []kv, rev int64) { m.onReset(keys, rev) }
-func (m mirrorFuncs) put(k kv)                   { m.onPut(k) }
-func (m mirrorFuncs) del(key string, rev int64)  { m.onDel(key, rev) }
+func (m mirrorFuncs) Reset(keys []KV, rev int64) { m.onReset(keys, rev) }
+func (m mirrorFuncs) Put(k KV)                   { m.onPut(k) }
+func (m mirrorFuncs) Del(key string, rev int64)  { m.onDel(key, rev) }
 func (m mirrorFuncs) progress(rev int64) {
 	if m.onProgress != nil {
 		m.onProgress(rev)
@@ -110,7 +110,7 @@ func (s *Scheduler) markNodeGoneLocked(node string) {
 	time.AfterFunc(s.opts.NodeGrace, func() { s.queue.add(ids...) })
 }
 
-func (s *Scheduler) resetSpecs(keys []kv, _ int64) {
+func (s *Scheduler) resetSpecs(keys []KV, _ int64) {
 	specs := make(map[string]*schedSpec, len(keys))
 	for _, k := range keys {
 		if sp := s.decodeSpec(k); sp != nil {
@@ -140,7 +140,7 @@ func (s *Scheduler) resetSpecs(keys []kv, _ int64) {
 	s.listedLocked(s.store.ControllersPrefix())
 }
 
-func (s *Scheduler) putSpec(k kv) {
+func (s *Scheduler) putSpec(k KV) {
 	sp := s.decodeSpec(k)
 	if sp == nil {
 		return
@@ -168,11 +168,11 @@ func (s *Scheduler) delSpec(key string, _ int64) {
 
 // decodeSpec decodes and validates a spec key; nil for a key that is not a
 // controller.
-func (s *Scheduler) decodeSpec(k kv) *schedSpec {
-	if !s.store.IsControllerKey(k.key) {
+func (s *Scheduler) decodeSpec(k KV) *schedSpec {
+	if !s.store.IsControllerKey(k.Key) {
 		return nil
 	}
-	spec := s.store.decodeSpec(k.key, k.value, k.modRev, k.createRev)
+	spec := s.store.DecodeSpec(k.Key, k.Value, k.ModRev, k.CreateRev)
 	sp := &schedSpec{spec: spec, ctl: decide.Controller{ID: spec.ID, Frozen: true}}
 	switch {
 	case spec.Err != nil:
@@ -197,7 +197,7 @@ func (s *Scheduler) decodeSpec(k kv) *schedSpec {
 	return sp
 }
 
-func (s *Scheduler) resetNodes(keys []kv, _ int64) {
+func (s *Scheduler) resetNodes(keys []KV, _ int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := make(map[string]bool, len(keys))
@@ -217,7 +217,7 @@ func (s *Scheduler) resetNodes(keys []kv, _ int64) {
 	s.listedLocked(s.store.NodesPrefix())
 }
 
-func (s *Scheduler) putNode(k kv) {
+func (s *Scheduler) putNode(k KV) {
 	n := s.decodeNode(k)
 	if n == nil {
 		return
@@ -252,17 +252,17 @@ func (s *Scheduler) delNode(key string, _ int64) {
 	}
 }
 
-func (s *Scheduler) decodeNode(k kv) *api.Node {
-	name := strings.TrimPrefix(k.key, s.store.NodesPrefix())
+func (s *Scheduler) decodeNode(k KV) *api.Node {
+	name := strings.TrimPrefix(k.Key, s.store.NodesPrefix())
 	var n api.Node
-	if err := json.Unmarshal(k.value, &n); err != nil || n.Name != name {
-		s.logger.Warn("node registration does not decode, or names another node; ignored", "key", k.key, "err", err)
+	if err := json.Unmarshal(k.Value, &n); err != nil || n.Name != name {
+		s.logger.Warn("node registration does not decode, or names another node; ignored", "key", k.Key, "err", err)
 		return nil
 	}
 	return &n
 }
 
-func (s *Scheduler) resetAssignments(keys []kv, _ int64) {
+func (s *Scheduler) resetAssignments(keys []KV, _ int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, slots := range s.assignments {
@@ -278,14 +278,14 @@ func (s *Scheduler) resetAssignments(keys []kv, _ int64) {
 	s.listedLocked(s.store.AssignmentsPrefix())
 }
 
-func (s *Scheduler) putAssignment(k kv) {
+func (s *Scheduler) putAssignment(k KV) {
 	id, slot, a := s.decodeAssignment(k)
 	if a == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cur, ok := s.assignments[id][slot]; ok && cur.rev >= k.modRev {
+	if cur, ok := s.assignments[id][slot]; ok && cur.Rev >= k.ModRev {
 		return // the echo of this leader's own write, applied already
 	}
 	s.setAssignmentLocked(id, slot, a)
@@ -293,14 +293,14 @@ func (s *Scheduler) putAssignment(k kv) {
 }
 
 func (s *Scheduler) delAssignment(key string, rev int64) {
-	id, slot, ok := s.store.parseAssignmentKey(key)
+	id, slot, ok := s.store.ParseAssignmentKey(key)
 	if !ok {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.assignments[id][slot]
-	if !ok || cur.rev > rev {
+	if !ok || cur.Rev > rev {
 		return // applied already
 	}
 	s.setAssignmentLocked(id, slot, nil)
@@ -309,10 +309,10 @@ func (s *Scheduler) delAssignment(key string, rev int64) {
 
 // decodeAssignment decodes an assignment key; a nil assignment for one
 // that is not one or does not decode, with a warning.
-func (s *Scheduler) decodeAssignment(k kv) (string, int, *slotAssignment) {
-	id, slot, a, ok, err := s.store.decodeAssignment(k)
+func (s *Scheduler) decodeAssignment(k KV) (string, int, *SlotAssignment) {
+	id, slot, a, ok, err := s.store.DecodeAssignment(k)
 	if err != nil {
-		s.logger.Warn("assignment does not decode; ignored", "key", k.key, "err", err)
+		s.logger.Warn("assignment does not decode; ignored", "key", k.Key, "err", err)
 	}
 	if !ok || err != nil {
 		return "", 0, nil
@@ -322,7 +322,7 @@ func (s *Scheduler) decodeAssignment(k kv) (string, int, *slotAssignment) {
 
 // setAssignmentLocked replaces slot's assignment of id (nil removes it)
 // and keeps the loads in step.
-func (s *Scheduler) setAssignmentLocked(id string, slot int, a *slotAssignment) {
+func (s *Scheduler) setAssignmentLocked(id string, slot int, a *SlotAssignment) {
 	if cur, ok := s.assignments[id][slot]; ok {
 		s.addLoadLocked(cur.Node, s.specs[id], -1)
 		s.loadLocked(cur.Node).hold(id, -1)
@@ -335,7 +335,7 @@ func (s *Scheduler) setAssignmentLocked(id string, slot int, a *slotAssignment) 
 		return
 	}
 	if s.assignments[id] == nil {
-		s.assignments[id] = map[int]slotAssignment{}
+		s.assignments[id] = map[int]SlotAssignment{}
 	}
 	s.assignments[id][slot] = *a
 	s.addLoadLocked(a.Node, s.specs[id], 1)
@@ -371,7 +371,7 @@ func (s *Scheduler) loadLocked(node string) *nodeLoad {
 	return l
 }
 
-func (s *Scheduler) resetReports(keys []kv, rev int64) {
+func (s *Scheduler) resetReports(keys []KV, rev int64) {
 	all := map[string]map[string]*leaderReport{}
 	for _, k := range keys {
 		if id, r := s.decodeReport(k); r != nil {
@@ -402,7 +402,7 @@ func (s *Scheduler) resetReports(keys []kv, rev int64) {
 	s.listedLocked(s.store.ReportsPrefix())
 }
 
-func (s *Scheduler) putReport(k kv) {
+func (s *Scheduler) putReport(k KV) {
 	id, r := s.decodeReport(k)
 	if r == nil {
 		return
@@ -418,12 +418,12 @@ func (s *Scheduler) putReport(k kv) {
 	}
 	s.reports[id][node] = r
 	s.loadLocked(node).containers += len(r.containers)
-	s.reportsRev = max(s.reportsRev, k.modRev)
+	s.reportsRev = max(s.reportsRev, k.ModRev)
 	s.markReportLocked(id)
 }
 
 func (s *Scheduler) delReport(key string, rev int64) {
-	id, node, ok := s.store.parseReportKey(key)
+	id, node, ok := s.store.ParseReportKey(key)
 	if !ok {
 		return
 	}
@@ -456,11 +456,11 @@ func (s *Scheduler) reportsProgress(rev int64) {
 	}
 }
 
-func (s *Scheduler) decodeReport(k kv) (string, *leaderReport) {
-	id, node, ok := s.store.parseReportKey(k.key)
+func (s *Scheduler) decodeReport(k KV) (string, *leaderReport) {
+	id, node, ok := s.store.ParseReportKey(k.Key)
 	var r api.NodeReport
-	if !ok || json.Unmarshal(k.value, &r) != nil || r.Node != node || r.Status.ID != id {
-		s.logger.Warn("node report does not decode, or names another key; ignored", "key", k.key)
+	if !ok || json.Unmarshal(k.Value, &r) != nil || r.Node != node || r.Status.ID != id {
+		s.logger.Warn("node report does not decode, or names another key; ignored", "key", k.Key)
 		return "", nil
 	}
 	return id, newLeaderReport(id, &r)

@@ -34,54 +34,54 @@ var ErrAssignmentConflict = errors.New("registry: assignments changed since they
 // (--max-txn-ops), and the status and history ride along in the first.
 const assignmentBatch = 100
 
-// assignChange is one assignment write: slot of id gets next, or loses its
+// AssignChange is one assignment write: slot of id gets next, or loses its
 // assignment when next is nil; oldRev is the key's ModRevision it replaces
 // (0: no key).
-type assignChange struct {
-	id     string
-	slot   int
-	oldRev int64
-	next   *api.Assignment
+type AssignChange struct {
+	ID     string
+	Slot   int
+	OldRev int64
+	Next   *api.Assignment
 }
 
-// leaderWrite is what the leader writes for one controller.
-type leaderWrite struct {
-	id      string
-	changes []assignChange
-	// status to put; nil puts none.
-	status *api.ReplicationControllerStatus
-	// revision to record in the history, unless it is there already.
-	revision *api.Revision
-	// prune removes these revisions from the history.
-	prune []int64
-	// forget removes the status and the whole history.
-	forget bool
+// LeaderWrite is what the leader writes for one controller.
+type LeaderWrite struct {
+	ID      string
+	Changes []AssignChange
+	// Status to put; nil puts none.
+	Status *api.ReplicationControllerStatus
+	// Revision to record in the history, unless it is there already.
+	Revision *api.Revision
+	// Prune removes these revisions from the history.
+	Prune []int64
+	// Forget removes the status and the whole history.
+	Forget bool
 }
 
-// commitLeader writes w under guard (the leader's election comparison;
+// CommitLeader writes w under guard (the leader's election comparison;
 // none without an election). It returns the revision of the transaction
 // that wrote the first batch of changes, or ErrNotLeader, or
 // ErrAssignmentConflict when the other writes went in but assignments had
 // changed.
-func (s *Store) commitLeader(ctx context.Context, guard []clientv3.Cmp, w leaderWrite) (int64, error) {
+func (s *Store) CommitLeader(ctx context.Context, guard []clientv3.Cmp, w LeaderWrite) (int64, error) {
 	var first int64
 	var conflict error
-	for start := 0; start == 0 || start < len(w.changes); start += assignmentBatch {
-		part := leaderWrite{id: w.id, changes: w.changes[start:min(start+assignmentBatch, len(w.changes))]}
+	for start := 0; start == 0 || start < len(w.Changes); start += assignmentBatch {
+		part := LeaderWrite{ID: w.ID, Changes: w.Changes[start:min(start+assignmentBatch, len(w.Changes))]}
 		if start == 0 {
-			part.status, part.revision, part.prune, part.forget = w.status, w.revision, w.prune, w.forget
+			part.Status, part.Revision, part.Prune, part.Forget = w.Status, w.Revision, w.Prune, w.Forget
 		}
-		r := s.commitBatchOf(ctx, guard, []*batchedWrite{s.prepare(part)})[0]
+		r := s.commitBatchOf(ctx, guard, []*BatchedWrite{s.Prepare(part)})[0]
 		switch {
-		case errors.Is(r.err, ErrAssignmentConflict):
+		case errors.Is(r.Err, ErrAssignmentConflict):
 			if conflict == nil {
-				conflict = r.err
+				conflict = r.Err
 			}
-		case r.err != nil:
-			return first, r.err
+		case r.Err != nil:
+			return first, r.Err
 		}
 		if start == 0 {
-			first = r.rev
+			first = r.Rev
 		}
 	}
 	return first, conflict
@@ -90,12 +90,12 @@ func (s *Store) commitLeader(ctx context.Context, guard []clientv3.Cmp, w leader
 // leaderOps returns w as operations: its assignment changes as one
 // transaction comparing what they replace (nil for none), and the rest;
 // and the bytes of the keys and values they put.
-func (s *Store) leaderOps(w leaderWrite) (*clientv3.Op, []clientv3.Op, int, error) {
+func (s *Store) leaderOps(w LeaderWrite) (*clientv3.Op, []clientv3.Op, int, error) {
 	extra, size, err := s.extraOps(w)
-	if err != nil || len(w.changes) == 0 {
+	if err != nil || len(w.Changes) == 0 {
 		return nil, extra, size, err
 	}
-	cmps, ops, n, err := s.assignmentOps(w.changes)
+	cmps, ops, n, err := s.assignmentOps(w.Changes)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -106,20 +106,20 @@ func (s *Store) leaderOps(w leaderWrite) (*clientv3.Op, []clientv3.Op, int, erro
 // extraOps are w's writes besides the assignments: its status, its
 // history record, the records it prunes, or the removal of all; and the
 // bytes they put.
-func (s *Store) extraOps(w leaderWrite) ([]clientv3.Op, int, error) {
+func (s *Store) extraOps(w LeaderWrite) ([]clientv3.Op, int, error) {
 	var extra []clientv3.Op
 	size := 0
-	if w.status != nil {
-		key := s.StatusKey(w.id)
-		data, err := json.Marshal(w.status)
+	if w.Status != nil {
+		key := s.StatusKey(w.ID)
+		data, err := json.Marshal(w.Status)
 		if err != nil {
 			return nil, 0, fmt.Errorf("put %s: %w", key, err)
 		}
 		extra = append(extra, clientv3.OpPut(key, string(data)))
 		size += len(key) + len(data)
 	}
-	if r := w.revision; r != nil {
-		key := s.HistoryPrefix(w.id) + strconv.FormatInt(r.Revision, 10)
+	if r := w.Revision; r != nil {
+		key := s.HistoryPrefix(w.ID) + strconv.FormatInt(r.Revision, 10)
 		data, err := json.Marshal(r)
 		if err != nil {
 			return nil, 0, fmt.Errorf("put %s: %w", key, err)
@@ -129,30 +129,30 @@ func (s *Store) extraOps(w leaderWrite) ([]clientv3.Op, int, error) {
 			[]clientv3.Op{clientv3.OpPut(key, string(data))}, nil))
 		size += 2*len(key) + len(data)
 	}
-	for _, rev := range w.prune {
-		extra = append(extra, clientv3.OpDelete(s.HistoryPrefix(w.id)+strconv.FormatInt(rev, 10)))
+	for _, rev := range w.Prune {
+		extra = append(extra, clientv3.OpDelete(s.HistoryPrefix(w.ID)+strconv.FormatInt(rev, 10)))
 	}
-	if w.forget {
-		extra = append(extra, clientv3.OpDelete(s.StatusKey(w.id)), clientv3.OpDelete(s.HistoryPrefix(w.id), clientv3.WithPrefix()))
+	if w.Forget {
+		extra = append(extra, clientv3.OpDelete(s.StatusKey(w.ID)), clientv3.OpDelete(s.HistoryPrefix(w.ID), clientv3.WithPrefix()))
 	}
 	return extra, size, nil
 }
 
 // assignmentOps are the comparisons and writes of changes, and the bytes
 // they put.
-func (s *Store) assignmentOps(changes []assignChange) ([]clientv3.Cmp, []clientv3.Op, int, error) {
+func (s *Store) assignmentOps(changes []AssignChange) ([]clientv3.Cmp, []clientv3.Op, int, error) {
 	cmps := make([]clientv3.Cmp, 0, len(changes))
 	ops := make([]clientv3.Op, 0, len(changes))
 	size := 0
 	for _, c := range changes {
-		key := s.AssignmentKey(c.id, c.slot)
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", c.oldRev))
+		key := s.AssignmentKey(c.ID, c.Slot)
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", c.OldRev))
 		size += len(key)
-		if c.next == nil {
+		if c.Next == nil {
 			ops = append(ops, clientv3.OpDelete(key))
 			continue
 		}
-		data, err := json.Marshal(c.next)
+		data, err := json.Marshal(c.Next)
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("put %s: %w", key, err)
 		}

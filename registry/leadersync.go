@@ -86,59 +86,59 @@ func (s *Scheduler) syncController(ctx context.Context, id string) error {
 	s.viewBuf = s.view.forController(s.viewBuf, sp, in.Assigned, s.loads)
 	in.Nodes = s.viewBuf
 	res := decide.Decide(in)
-	w := leaderWrite{id: id}
+	w := LeaderWrite{ID: id}
 	for _, c := range res.Changes {
-		ch := assignChange{id: id, slot: c.Slot, oldRev: c.Old.ModRev}
+		ch := AssignChange{ID: id, Slot: c.Slot, OldRev: c.Old.ModRev}
 		if c.New != nil {
 			next := assignmentOf(*c.New)
-			ch.next = &next
+			ch.Next = &next
 		}
-		w.changes = append(w.changes, ch)
+		w.Changes = append(w.Changes, ch)
 	}
 	if len(res.Unschedulable) > 0 {
 		s.wanting[id] = true // a node that comes or changes may take them
 	} else {
 		delete(s.wanting, id)
 	}
-	s.assumeLocked(sp, in.Assigned, w.changes, 1)
+	s.assumeLocked(sp, in.Assigned, w.Changes, 1)
 	s.mu.Unlock()
 	firstRecord := false
 	if sp != nil && sp.invalid == nil && rec.recorded != sp.hash {
-		w.revision = &api.Revision{Revision: sp.spec.ModRevision, FirstSeen: s.now().UTC(), TemplateHash: sp.hash,
+		w.Revision = &api.Revision{Revision: sp.spec.ModRevision, FirstSeen: s.now().UTC(), TemplateHash: sp.hash,
 			TaskTemplate: sp.spec.Controller.DesiredState.TaskTemplate}
 		firstRecord = rec.recorded == ""
 	}
 	st := s.status(id, sp, reports, res, rec.status)
 	if st != nil {
-		w.status = st
+		w.Status = st
 	}
-	if len(w.changes) == 0 && w.status == nil && w.revision == nil {
+	if len(w.Changes) == 0 && w.Status == nil && w.Revision == nil {
 		s.scheduleRecheck(id, rec, res.RecheckAfter)
 		return nil
 	}
 
 	rev, err := s.commit(ctx, w)
 	s.mu.Lock()
-	s.assumeLocked(sp, in.Assigned, w.changes, -1)
+	s.assumeLocked(sp, in.Assigned, w.Changes, -1)
 	if errors.Is(err, ErrNotLeader) || rev == 0 && err != nil {
 		s.mu.Unlock()
 		return err
 	}
 	if !errors.Is(err, ErrAssignmentConflict) {
-		s.appliedLocked(id, in.Assigned, w.changes, rev, rec)
+		s.appliedLocked(id, in.Assigned, w.Changes, rev, rec)
 	}
-	if w.status != nil {
-		rec.status = w.status
+	if w.Status != nil {
+		rec.status = w.Status
 	}
-	if w.revision != nil {
+	if w.Revision != nil {
 		rec.recorded = sp.hash
 	}
 	s.mu.Unlock()
 	if res.Steps > 0 {
 		s.logger.Info("rollout step", "controller", id, "revision", in.Controller.Revision, "slots", res.Steps)
 	}
-	if len(w.changes) > 0 {
-		s.logger.Debug("assignments written", "controller", id, "changes", len(w.changes))
+	if len(w.Changes) > 0 {
+		s.logger.Debug("assignments written", "controller", id, "changes", len(w.Changes))
 	}
 	if errors.Is(err, ErrAssignmentConflict) {
 		// the watch brings what changed, and a decision with it
@@ -146,7 +146,7 @@ func (s *Scheduler) syncController(ctx context.Context, id string) error {
 		return nil
 	}
 	s.scheduleRecheck(id, rec, res.RecheckAfter)
-	if w.revision != nil && !firstRecord {
+	if w.Revision != nil && !firstRecord {
 		return s.pruneHistory(ctx, id)
 	}
 	return nil
@@ -154,23 +154,23 @@ func (s *Scheduler) syncController(ctx context.Context, id string) error {
 
 // commit writes w: in a batch with other controllers' writes while Run
 // runs, alone otherwise (and when it is too large for a batch).
-func (s *Scheduler) commit(ctx context.Context, w leaderWrite) (int64, error) {
-	var bw *batchedWrite
+func (s *Scheduler) commit(ctx context.Context, w LeaderWrite) (int64, error) {
+	var bw *BatchedWrite
 	if s.writes != nil {
-		bw = s.store.prepare(w)
+		bw = s.store.Prepare(w)
 	}
-	if bw == nil || !bw.batchable() {
+	if bw == nil || !bw.Batchable() {
 		ctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
 		defer cancel()
-		return s.store.commitLeader(ctx, s.opts.Guard, w)
+		return s.store.CommitLeader(ctx, s.opts.Guard, w)
 	}
 	select {
 	case s.writes <- bw:
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
-	r := <-bw.done // the batcher answers every write it took, within EtcdTimeout
-	return r.rev, r.err
+	r := <-bw.Done // the batcher answers every write it took, within EtcdTimeout
+	return r.Rev, r.Err
 }
 
 // assumeLocked counts in the loads (sign 1) the slots that changes place
@@ -179,10 +179,10 @@ func (s *Scheduler) commit(ctx context.Context, w leaderWrite) (int64, error) {
 // the Kubernetes scheduler assumes a pod bound before its binding is
 // written. Without it, the decisions made while hundreds of writes are in
 // flight place their slots on the same least loaded nodes.
-func (s *Scheduler) assumeLocked(sp *schedSpec, before map[int]decide.Assignment, changes []assignChange, sign int) {
+func (s *Scheduler) assumeLocked(sp *schedSpec, before map[int]decide.Assignment, changes []AssignChange, sign int) {
 	for _, c := range changes {
-		if old, ok := before[c.slot]; c.next != nil && (!ok || old.Node != c.next.Node) {
-			s.addLoadLocked(c.next.Node, sp, sign)
+		if old, ok := before[c.Slot]; c.Next != nil && (!ok || old.Node != c.Next.Node) {
+			s.addLoadLocked(c.Next.Node, sp, sign)
 		}
 	}
 }
@@ -190,22 +190,22 @@ func (s *Scheduler) assumeLocked(sp *schedSpec, before map[int]decide.Assignment
 // appliedLocked applies written changes to the mirror at once, so that the
 // next decision compares the right revisions, and records the slots taken
 // off a node.
-func (s *Scheduler) appliedLocked(id string, before map[int]decide.Assignment, changes []assignChange, rev int64, rec *leaderRecord) {
+func (s *Scheduler) appliedLocked(id string, before map[int]decide.Assignment, changes []AssignChange, rev int64, rec *leaderRecord) {
 	for _, c := range changes {
-		if old, ok := before[c.slot]; ok && (c.next == nil || c.next.Node != old.Node) {
+		if old, ok := before[c.Slot]; ok && (c.Next == nil || c.Next.Node != old.Node) {
 			if rec.released == nil {
 				rec.released = map[int]decide.Release{}
 			}
-			rec.released[c.slot] = decide.Release{Node: old.Node, Rev: rev}
+			rec.released[c.Slot] = decide.Release{Node: old.Node, Rev: rev}
 		}
-		if c.next == nil {
-			if cur, ok := s.assignments[id][c.slot]; ok && cur.rev <= rev {
-				s.setAssignmentLocked(id, c.slot, nil)
+		if c.Next == nil {
+			if cur, ok := s.assignments[id][c.Slot]; ok && cur.Rev <= rev {
+				s.setAssignmentLocked(id, c.Slot, nil)
 			}
 			continue
 		}
-		if cur, ok := s.assignments[id][c.slot]; !ok || cur.rev < rev {
-			s.setAssignmentLocked(id, c.slot, &slotAssignment{Assignment: *c.next, rev: rev})
+		if cur, ok := s.assignments[id][c.Slot]; !ok || cur.Rev < rev {
+			s.setAssignmentLocked(id, c.Slot, &SlotAssignment{Assignment: *c.Next, Rev: rev})
 		}
 	}
 	if s.pruneReleasedLocked(id, rec) {
@@ -241,7 +241,7 @@ func (s *Scheduler) requestProgress() {
 		for {
 			wanted := s.progressWanted.Load()
 			ctx, cancel := context.WithTimeout(context.Background(), s.opts.EtcdTimeout)
-			_ = s.store.client.RequestProgress(ctx) // best effort: any report moves it too
+			_ = s.store.Client().RequestProgress(ctx) // best effort: any report moves it too
 			cancel()
 			if s.progressWanted.CompareAndSwap(wanted, 0) {
 				return
@@ -286,7 +286,7 @@ type decisionSource struct {
 	// spec is nil when the spec is gone.
 	spec *schedSpec
 	// assignments and reports (by node) are the controller's.
-	assignments map[int]slotAssignment
+	assignments map[int]SlotAssignment
 	reports     map[string]*leaderReport
 	reportsRev  int64
 	released    map[int]decide.Release
@@ -310,9 +310,9 @@ func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 	}
 	for slot, a := range src.assignments {
 		in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: a.Revision, Hash: a.TemplateHash,
-			OnDelete: a.OnDelete, StartFirst: a.StartFirst, ModRev: a.rev}
+			OnDelete: a.OnDelete, StartFirst: a.StartFirst, ModRev: a.Rev}
 		if a.TemplateHash == "" && sp != nil { // written before assignments carried a template: the current one
-			in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: sp.spec.ModRevision, Hash: sp.hash, ModRev: a.rev}
+			in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: sp.spec.ModRevision, Hash: sp.hash, ModRev: a.Rev}
 		}
 	}
 	var reports []*api.NodeReport
@@ -357,7 +357,7 @@ func reportedContainer(id, node string, t api.ReportedTask) decide.Container {
 		live = true
 	}
 	return decide.Container{
-		Node: node, Slot: t.Slot, Named: isTaskName(t.Name, id, t.Slot), Hash: t.TemplateHash,
+		Node: node, Slot: t.Slot, Named: api.IsTaskName(t.Name, id, t.Slot), Hash: t.TemplateHash,
 		Live: live, Ready: t.State == api.StateRunning && (t.Health == api.HealthNone || t.Health == api.HealthHealthy),
 		StartedAt: started,
 	}
@@ -378,7 +378,7 @@ func (s *Scheduler) status(id string, sp *schedSpec, reports []*api.NodeReport, 
 		in.unschedulable = &unschedulable{slots: res.Unschedulable, reason: res.Reason}
 	}
 	st := mergeStatus(in)
-	if last != nil && sameStatus(*last, st) {
+	if last != nil && api.SameStatus(*last, st) {
 		return nil
 	}
 	st.LastSyncTime = in.now.UTC()
@@ -400,7 +400,7 @@ func (s *Scheduler) forget(ctx context.Context, id string, rec *leaderRecord) er
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
 	defer cancel()
-	if _, err := s.store.commitLeader(ctx, s.opts.Guard, leaderWrite{id: id, forget: true}); err != nil {
+	if _, err := s.store.CommitLeader(ctx, s.opts.Guard, LeaderWrite{ID: id, Forget: true}); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -421,11 +421,11 @@ func (s *Scheduler) pruneHistory(ctx context.Context, id string) error {
 	if extra <= 0 {
 		return nil
 	}
-	w := leaderWrite{id: id}
+	w := LeaderWrite{ID: id}
 	for _, r := range revs[:extra] {
-		w.prune = append(w.prune, r.Revision)
+		w.Prune = append(w.Prune, r.Revision)
 	}
-	_, err = s.store.commitLeader(ctx, s.opts.Guard, w)
+	_, err = s.store.CommitLeader(ctx, s.opts.Guard, w)
 	return err
 }
 

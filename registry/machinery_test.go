@@ -43,7 +43,7 @@ func TestBackoffGrowsToItsCap(t *testing.T) {
 
 func TestMissingImageCostsNoCreateCall(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 100), 10)
+	h.setSpec(newController("web", 100))
 	var missing atomic.Bool
 	missing.Store(true)
 	h.fake.ImageErr = func(image string) error {
@@ -89,7 +89,7 @@ func TestMissingImageCostsNoCreateCall(t *testing.T) {
 
 func TestFailingCreatesCostOneBurstThenAHandfulPerMinute(t *testing.T) {
 	h := newHarness(t, Options{BurstReplicas: 20})
-	h.setSpec(newController("web", 100), 10)
+	h.setSpec(newController("web", 100))
 	h.fake.CreateErr = func(api.TaskSpec) error { return errors.New("invalid reference format") }
 
 	for range 600 {
@@ -116,7 +116,7 @@ func crashAll(h *harness, ran time.Duration, code int) {
 
 func TestCrashLoopBacksOffAndSaysWhy(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 5), 10)
+	h.setSpec(newController("web", 5))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestCrashLoopBacksOffAndSaysWhy(t *testing.T) {
 
 func TestCrashLoopClearsAfterTenSecondsOfRunning(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 1), 10)
+	h.setSpec(newController("web", 1))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestInFlightCreatesAreNotRepeatedWhenTheListLags(t *testing.T) {
 	lag := &laggingTasks{Fake: h.fake}
 	h.rm.taskControl = lag
 	ctx := t.Context()
-	h.setSpec(newController("web", 3), 10)
+	h.setSpec(newController("web", 3))
 	if err := h.rm.relistTasks(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -223,13 +223,13 @@ func TestDeletedContainersAreNotDeletedTwiceWhenTheListLags(t *testing.T) {
 	lag := &laggingTasks{Fake: h.fake}
 	h.rm.taskControl = lag
 	ctx := t.Context()
-	h.setSpec(newController("web", 5), 10)
+	h.setSpec(newController("web", 5))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
 	}
 	h.fake.Reset()
 
-	h.setSpec(newController("web", 3), 11)
+	h.setSpec(newController("web", 3))
 	lag.onList = func() {
 		if err := h.step(ctx, "web"); err != nil {
 			t.Errorf("sync during the list: %v", err)
@@ -251,7 +251,7 @@ func TestReadinessFollowsHealthAndMinReadySeconds(t *testing.T) {
 	h := newHarness(t, Options{})
 	rc := newController("web", 2)
 	rc.DesiredState.MinReadySeconds = 30
-	h.setSpec(rc, 10)
+	h.setSpec(rc)
 	id1 := h.addTask(t, "web", 1, api.StateRunning)
 	id2 := h.addTask(t, "web", 2, api.StateRunning)
 	h.fake.SetHealth(id1, api.HealthStarting)
@@ -278,12 +278,12 @@ func TestReadinessFollowsHealthAndMinReadySeconds(t *testing.T) {
 
 func TestSyncRecordsEventsInEtcd(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 2), 10)
+	h.setSpec(newController("web", 2))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
 	}
 	h.fake.CreateErr = func(api.TaskSpec) error { return errors.New("daemon refused") }
-	h.setSpec(newController("web", 3), 11)
+	h.setSpec(newController("web", 3))
 	_ = h.sync(t, "web")
 
 	var events []api.Event
@@ -334,7 +334,7 @@ func TestDeadContainerIsReplacedFromItsEventWithoutResync(t *testing.T) {
 
 func TestCreatedButNotStartedContainerHoldsItsSlotUntilAbandoned(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 1), 10)
+	h.setSpec(newController("web", 1))
 	// another manager is between its create and its start
 	pendingID := h.addTask(t, "web", 1, api.StateCreated)
 
@@ -376,7 +376,7 @@ func TestStaleInspectOfACreatedContainerIsIgnored(t *testing.T) {
 
 func TestAPanickingSyncIsRecoveredAndRetried(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 1), 10)
+	h.setSpec(newController("web", 1))
 	if err := h.rm.relistTasks(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +395,7 @@ func TestAPanickingSyncIsRecoveredAndRetried(t *testing.T) {
 
 func TestContainerBeingRemovedByDockerIsLeftAloneButHoldsItsSlot(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 2), 10)
+	h.setSpec(newController("web", 2))
 	removing := h.addTask(t, "web", 1, api.StateRemoving)
 
 	if err := h.sync(t, "web"); err != nil {
@@ -424,7 +424,7 @@ func TestContainerBeingRemovedByDockerIsLeftAloneButHoldsItsSlot(t *testing.T) {
 
 func TestProvenTemplateSkipsSlowStartUntilItFails(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 1), 10)
+	h.setSpec(newController("web", 1))
 	if err := h.sync(t, "web"); err != nil { // proves the template
 		t.Fatal(err)
 	}
@@ -442,7 +442,7 @@ func TestProvenTemplateSkipsSlowStartUntilItFails(t *testing.T) {
 		return nil
 	}
 
-	h.setSpec(newController("web", 9), 11)
+	h.setSpec(newController("web", 9))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +452,7 @@ func TestProvenTemplateSkipsSlowStartUntilItFails(t *testing.T) {
 
 	// a failure makes it unproven: the next attempt probes with one
 	failing.Store(true)
-	h.setSpec(newController("web", 20), 12)
+	h.setSpec(newController("web", 20))
 	_ = h.sync(t, "web") // 11 at once, all fail
 	h.fake.Reset()
 	h.clock.Advance(createBackoffMax)
@@ -466,7 +466,7 @@ func TestResyncOfManyControllersCostsOneDockerList(t *testing.T) {
 	h := newHarness(t, Options{})
 	for i := range 100 {
 		rc := newController(fmt.Sprintf("app%d", i), 2)
-		h.setSpec(rc, int64(10+i))
+		h.setSpec(rc)
 	}
 	ctx := t.Context()
 	if err := h.rm.relistTasks(ctx); err != nil {
@@ -507,7 +507,7 @@ func TestResyncOfManyControllersCostsOneDockerList(t *testing.T) {
 func TestAnEventDuringAResyncWaitsBehindABoundedBacklog(t *testing.T) {
 	h := newHarness(t, Options{})
 	for i := range 300 {
-		h.setSpec(newController(fmt.Sprintf("app%d", i), 1), int64(10+i))
+		h.setSpec(newController(fmt.Sprintf("app%d", i), 1))
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

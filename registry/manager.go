@@ -172,7 +172,7 @@ func (rm *ReplicationManager) Run(ctx context.Context) error {
 	runCtx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	if err := rm.prepare(runCtx); err != nil {
-		return unlessStopped(ctx, err)
+		return UnlessStopped(ctx, err)
 	}
 
 	var watchers, workers sync.WaitGroup
@@ -187,7 +187,7 @@ func (rm *ReplicationManager) Run(ctx context.Context) error {
 	watchers.Go(func() { rm.watchTasks(runCtx) })
 	watchers.Go(func() { rm.feed(runCtx) })
 	watchers.Go(func() {
-		if err := rm.store.mirror(runCtx, rm.store.AssignmentsPrefix(), rm.slots, rm.logger.Warn); err != nil {
+		if err := rm.store.Mirror(runCtx, rm.store.AssignmentsPrefix(), rm.slots, rm.logger.Warn); err != nil {
 			fail(err)
 		}
 	})
@@ -212,7 +212,7 @@ func (rm *ReplicationManager) Run(ctx context.Context) error {
 	workers.Wait()
 	stopEvents() // events the last syncs queued are flushed first
 	watchers.Wait()
-	return unlessStopped(ctx, context.Cause(runCtx))
+	return UnlessStopped(ctx, context.Cause(runCtx))
 }
 
 // listed is closed once the specs and the assignments are listed, or ctx
@@ -236,7 +236,7 @@ func (rm *ReplicationManager) listed(ctx context.Context) <-chan struct{} {
 // manager, and this node's reports, retrying while etcd is away. It fails
 // when ctx ends or etcd refuses the manager for good.
 func (rm *ReplicationManager) prepare(ctx context.Context) error {
-	return retryEtcd(ctx, rm.logger, "reading the registry from etcd failed; retrying", func() error {
+	return RetryEtcd(ctx, rm.logger, "reading the registry from etcd failed; retrying", func() error {
 		return rm.readRegistry(ctx)
 	})
 }

@@ -155,7 +155,7 @@ func TestManagerRelistsAfterCompactionAndMissesNothing(t *testing.T) {
 	h.create(t, newController("web", 1))
 	h.create(t, newController("db", 1))
 	specs := &specMirror{rm: h.rm, ignored: map[string]bool{}}
-	rev, err := h.store.mirrorList(ctx, h.store.ControllersPrefix(), specs)
+	rev, err := h.store.MirrorList(ctx, h.store.ControllersPrefix(), specs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,10 +178,10 @@ func TestManagerRelistsAfterCompactionAndMissesNothing(t *testing.T) {
 
 	watchCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := h.store.mirrorWatch(watchCtx, h.store.ControllersPrefix(), rev+1, specs); !errors.Is(err, errWatchCompacted) {
+	if err := h.store.MirrorWatch(watchCtx, h.store.ControllersPrefix(), rev+1, specs); !errors.Is(err, ErrWatchCompacted) {
 		t.Fatalf("watch from a compacted revision = %v, want errWatchCompacted", err)
 	}
-	if _, err := h.store.mirrorList(ctx, h.store.ControllersPrefix(), specs); err != nil {
+	if _, err := h.store.MirrorList(ctx, h.store.ControllersPrefix(), specs); err != nil {
 		t.Fatal(err)
 	}
 	queued := drain(h)
@@ -208,14 +208,14 @@ func TestManagerIgnoresStaleRevision(t *testing.T) {
 	}
 	h.scale(t, "web", 3)
 	specs := &specMirror{rm: h.rm, ignored: map[string]bool{}}
-	if _, err := h.store.mirrorList(ctx, h.store.ControllersPrefix(), specs); err != nil {
+	if _, err := h.store.MirrorList(ctx, h.store.ControllersPrefix(), specs); err != nil {
 		t.Fatal(err)
 	}
 	drain(h)
 
 	// the old value arrives late, as a delayed event would
 	kv0 := old.Kvs[0]
-	specs.put(kv{key: string(kv0.Key), value: kv0.Value, modRev: kv0.ModRevision, createRev: kv0.CreateRevision})
+	specs.Put(KV{Key: string(kv0.Key), Value: kv0.Value, ModRev: kv0.ModRevision, CreateRev: kv0.CreateRevision})
 	if got := drain(h); len(got) != 0 {
 		t.Errorf("stale event queued %v, want nothing", got)
 	}

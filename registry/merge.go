@@ -62,10 +62,10 @@ func mergeStatus(in mergeInput) api.ReplicationControllerStatus {
 		if in.undecodable {
 			reason = api.ReasonUndecodable
 		}
-		st.Conditions = setCondition(conds, api.Condition{Type: api.ConditionInvalidSpec, Reason: reason, Message: in.invalid.Error()}, now)
+		st.Conditions = api.SetCondition(conds, api.Condition{Type: api.ConditionInvalidSpec, Reason: reason, Message: in.invalid.Error()}, now)
 		return st
 	}
-	conds = clearCondition(conds, api.ConditionInvalidSpec)
+	conds = api.ClearCondition(conds, api.ConditionInvalidSpec)
 
 	var failures, crashes []string
 	failureReason, crashReason := "", ""
@@ -92,17 +92,17 @@ func mergeStatus(in mergeInput) api.ReplicationControllerStatus {
 		failureReason = api.ReasonUnschedulable
 	}
 	if len(failures) > 0 {
-		conds = setCondition(conds, api.Condition{Type: api.ConditionReplicaFailure, Reason: failureReason, Message: strings.Join(failures, "; ")}, now)
+		conds = api.SetCondition(conds, api.Condition{Type: api.ConditionReplicaFailure, Reason: failureReason, Message: strings.Join(failures, "; ")}, now)
 	} else {
-		conds = clearCondition(conds, api.ConditionReplicaFailure)
+		conds = api.ClearCondition(conds, api.ConditionReplicaFailure)
 	}
 	if len(crashes) > 0 {
-		conds = setCondition(conds, api.Condition{Type: api.ConditionCrashLoop, Reason: crashReason, Message: strings.Join(crashes, "; ")}, now)
+		conds = api.SetCondition(conds, api.Condition{Type: api.ConditionCrashLoop, Reason: crashReason, Message: strings.Join(crashes, "; ")}, now)
 	} else {
-		conds = clearCondition(conds, api.ConditionCrashLoop)
+		conds = api.ClearCondition(conds, api.ConditionCrashLoop)
 	}
 	if in.spec != nil {
-		conds = setCondition(conds, mergedProgress(in.spec, st, progressFailed), now)
+		conds = api.SetCondition(conds, mergedProgress(in.spec, st, progressFailed), now)
 	}
 	st.Conditions = conds
 	return st

@@ -17,51 +17,51 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// kv is one key of a mirrored prefix.
-type kv struct {
-	key               string
-	value             []byte
-	modRev, createRev int64
+// KV is one key of a mirrored prefix.
+type KV struct {
+	Key               string
+	Value             []byte
+	ModRev, CreateRev int64
 }
 
-// mirrorTarget receives a prefix: reset with every key after each list,
+// MirrorTarget receives a prefix: reset with every key after each list,
 // then put and del for each change, in revision order.
-type mirrorTarget interface {
-	reset(keys []kv, rev int64)
-	put(k kv)
-	del(key string, rev int64)
+type MirrorTarget interface {
+	Reset(keys []KV, rev int64)
+	Put(k KV)
+	Del(key string, rev int64)
 }
 
-// restartTarget is a mirrorTarget that counts the watch's restarts.
-type restartTarget interface {
-	restarted(err error)
+// RestartTarget is a mirrorTarget that counts the watch's restarts.
+type RestartTarget interface {
+	Restarted(err error)
 }
 
-// progressTarget is a mirrorTarget that also wants to know the revision
+// ProgressTarget is a mirrorTarget that also wants to know the revision
 // a watch has reached without a change (etcd's progress notifications).
-type progressTarget interface {
-	progress(rev int64)
+type ProgressTarget interface {
+	Progress(rev int64)
 }
 
-// mirror follows prefix into t until ctx ends (it then returns nil). While
+// Mirror follows prefix into t until ctx ends (it then returns nil). While
 // etcd is away it keeps trying, with a capped backoff, and says so through
 // warn; it returns an error only when etcd refuses this manager for good.
-func (s *Store) mirror(ctx context.Context, prefix string, t mirrorTarget, warn func(msg string, args ...any)) error {
-	backoff := retryBackoff()
+func (s *Store) Mirror(ctx context.Context, prefix string, t MirrorTarget, warn func(msg string, args ...any)) error {
+	backoff := RetryBackoff()
 	for ctx.Err() == nil {
-		rev, err := s.mirrorList(ctx, prefix, t)
+		rev, err := s.MirrorList(ctx, prefix, t)
 		if err == nil {
-			backoff = retryBackoff()
-			err = s.mirrorWatch(ctx, prefix, rev+1, t)
+			backoff = RetryBackoff()
+			err = s.MirrorWatch(ctx, prefix, rev+1, t)
 		}
 		if ctx.Err() != nil || Refused(err) {
-			return unlessStopped(ctx, fmt.Errorf("watch %s: %w", prefix, err))
+			return UnlessStopped(ctx, fmt.Errorf("watch %s: %w", prefix, err))
 		}
-		if r, ok := t.(restartTarget); ok {
-			r.restarted(err)
+		if r, ok := t.(RestartTarget); ok {
+			r.Restarted(err)
 		}
 		delay := backoff.Step()
-		if errors.Is(err, errWatchCompacted) {
+		if errors.Is(err, ErrWatchCompacted) {
 			delay = 0 // nothing is wrong with etcd: list again at once
 		}
 		warn("watch restarting", "prefix", prefix, "retryIn", delay, "err", err)
@@ -74,46 +74,46 @@ func (s *Store) mirror(ctx context.Context, prefix string, t mirrorTarget, warn 
 	return nil
 }
 
-func (s *Store) mirrorList(ctx context.Context, prefix string, t mirrorTarget) (int64, error) {
-	var keys []kv
+func (s *Store) MirrorList(ctx context.Context, prefix string, t MirrorTarget) (int64, error) {
+	var keys []KV
 	rev, err := s.listPrefix(ctx, prefix, func(key string, value []byte, modRev, createRev int64) {
-		keys = append(keys, kv{key: key, value: value, modRev: modRev, createRev: createRev})
+		keys = append(keys, KV{Key: key, Value: value, ModRev: modRev, CreateRev: createRev})
 	})
 	if err != nil {
 		return 0, err
 	}
-	t.reset(keys, rev)
+	t.Reset(keys, rev)
 	return rev, nil
 }
 
-// mirrorWatch applies the changes from revision rev on until the watch
+// MirrorWatch applies the changes from revision rev on until the watch
 // fails; it always returns why it stopped.
-func (s *Store) mirrorWatch(ctx context.Context, prefix string, rev int64, t mirrorTarget) error {
+func (s *Store) MirrorWatch(ctx context.Context, prefix string, rev int64, t MirrorTarget) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for resp := range s.client.Watch(clientv3.WithRequireLeader(ctx), prefix, clientv3.WithPrefix(), clientv3.WithRev(rev)) {
 		if resp.CompactRevision != 0 || errors.Is(resp.Err(), rpctypes.ErrCompacted) {
-			return fmt.Errorf("%w: wanted %d, oldest is %d", errWatchCompacted, rev, resp.CompactRevision)
+			return fmt.Errorf("%w: wanted %d, oldest is %d", ErrWatchCompacted, rev, resp.CompactRevision)
 		}
 		if err := resp.Err(); err != nil {
 			return err
 		}
 		if resp.IsProgressNotify() {
-			if p, ok := t.(progressTarget); ok {
-				p.progress(resp.Header.Revision)
+			if p, ok := t.(ProgressTarget); ok {
+				p.Progress(resp.Header.Revision)
 			}
 			continue
 		}
 		for _, ev := range resp.Events {
 			if ev.Type == clientv3.EventTypeDelete {
-				t.del(string(ev.Kv.Key), ev.Kv.ModRevision)
+				t.Del(string(ev.Kv.Key), ev.Kv.ModRevision)
 				continue
 			}
-			t.put(kv{key: string(ev.Kv.Key), value: ev.Kv.Value, modRev: ev.Kv.ModRevision, createRev: ev.Kv.CreateRevision})
+			t.Put(KV{Key: string(ev.Kv.Key), Value: ev.Kv.Value, ModRev: ev.Kv.ModRevision, CreateRev: ev.Kv.CreateRevision})
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return errWatchClosed
+	return ErrWatchClosed
 }

@@ -33,7 +33,7 @@ type nodeSlots struct {
 	name string
 	mu   sync.Mutex
 	// slots holds, per controller, the assignments naming this node.
-	slots map[string]map[int]slotAssignment
+	slots map[string]map[int]SlotAssignment
 	// listed is closed once the first list of assignments is in.
 	listed   chan struct{}
 	isListed bool
@@ -47,32 +47,32 @@ type nodeSlots struct {
 }
 
 func newNodeSlots(store *Store, name string, changed, rolled func(string), warn func(string, ...any)) *nodeSlots {
-	return &nodeSlots{name: name, store: store, slots: map[string]map[int]slotAssignment{}, listed: make(chan struct{}),
+	return &nodeSlots{name: name, store: store, slots: map[string]map[int]SlotAssignment{}, listed: make(chan struct{}),
 		changed: changed, rolled: rolled, warn: warn}
 }
 
 // of returns the slots assigned here to controller id: a copy, never nil.
-func (n *nodeSlots) of(id string) map[int]slotAssignment {
+func (n *nodeSlots) of(id string) map[int]SlotAssignment {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return maps.Clone(n.slots[id])
 }
 
 // decode returns the assignment of key k when it names this node.
-func (n *nodeSlots) decode(k kv) (id string, slot int, a slotAssignment, mine bool) {
-	id, slot, a, _, err := n.store.decodeAssignment(k)
+func (n *nodeSlots) decode(k KV) (id string, slot int, a SlotAssignment, mine bool) {
+	id, slot, a, _, err := n.store.DecodeAssignment(k)
 	if err != nil {
-		n.warn("assignment does not decode; ignored", "key", k.key, "err", err)
+		n.warn("assignment does not decode; ignored", "key", k.Key, "err", err)
 	}
 	return id, slot, a, err == nil && a.Node == n.name
 }
 
-func (n *nodeSlots) reset(keys []kv, _ int64) {
-	all := map[string]map[int]slotAssignment{}
+func (n *nodeSlots) Reset(keys []KV, _ int64) {
+	all := map[string]map[int]SlotAssignment{}
 	for _, k := range keys {
 		if id, slot, a, mine := n.decode(k); mine {
 			if all[id] == nil {
-				all[id] = map[int]slotAssignment{}
+				all[id] = map[int]SlotAssignment{}
 			}
 			all[id][slot] = a
 		}
@@ -100,7 +100,7 @@ func (n *nodeSlots) reset(keys []kv, _ int64) {
 	}
 }
 
-func (n *nodeSlots) put(k kv) {
+func (n *nodeSlots) Put(k KV) {
 	id, slot, a, mine := n.decode(k)
 	if id == "" {
 		return
@@ -110,7 +110,7 @@ func (n *nodeSlots) put(k kv) {
 	switch {
 	case mine:
 		if n.slots[id] == nil {
-			n.slots[id] = map[int]slotAssignment{}
+			n.slots[id] = map[int]SlotAssignment{}
 		}
 		n.slots[id][slot] = a
 	case had:
@@ -125,8 +125,8 @@ func (n *nodeSlots) put(k kv) {
 	}
 }
 
-func (n *nodeSlots) del(key string, _ int64) {
-	id, slot, ok := n.store.parseAssignmentKey(key)
+func (n *nodeSlots) Del(key string, _ int64) {
+	id, slot, ok := n.store.ParseAssignmentKey(key)
 	if !ok {
 		return
 	}
@@ -171,7 +171,7 @@ func reportedTask(t api.Task) api.ReportedTask {
 
 // runSlots are the slots a node reports as its own: those assigned to it
 // and those it still has a container of, in order.
-func runSlots(assigned map[int]slotAssignment, active []api.Task) []int {
+func runSlots(assigned map[int]SlotAssignment, active []api.Task) []int {
 	out := make([]int, 0, len(assigned)+len(active))
 	for slot := range assigned {
 		out = append(out, slot)
@@ -203,7 +203,7 @@ func sameTasks(reported []api.ReportedTask, active []api.Task) bool {
 // writeReport stores the node's report on a controller when it changed,
 // or removes it once the node has nothing of the controller left: a node
 // without a slot or a container of a controller does not report on it.
-func (rm *ReplicationManager) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active []api.Task, blocked []int, assigned map[int]slotAssignment) error {
+func (rm *ReplicationManager) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active []api.Task, blocked []int, assigned map[int]SlotAssignment) error {
 	node := rm.opts.Node
 	slots := runSlots(assigned, active)
 	empty := len(slots) == 0 && st.FindCondition(api.ConditionReplicaFailure) == nil
@@ -211,7 +211,7 @@ func (rm *ReplicationManager) writeReport(ctx context.Context, record *controlle
 		record.status = &st
 		return nil
 	}
-	if prev := record.status; record.reported && !empty && prev != nil && sameStatus(*prev, st) &&
+	if prev := record.status; record.reported && !empty && prev != nil && api.SameStatus(*prev, st) &&
 		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && sameTasks(record.reportedTasks, active) {
 		return nil
 	}
@@ -243,11 +243,11 @@ func (rm *ReplicationManager) writeReport(ctx context.Context, record *controlle
 // none when an assignment changed meanwhile (the watch brings it). The
 // claim goes into record, the state the sync leaves: a report that
 // fails after the creates must not make the node forget it.
-func (rm *ReplicationManager) claimSlots(ctx context.Context, id string, record *controllerState, creates []int, assigned map[int]slotAssignment, active []api.Task) (bool, error) {
+func (rm *ReplicationManager) claimSlots(ctx context.Context, id string, record *controllerState, creates []int, assigned map[int]SlotAssignment, active []api.Task) (bool, error) {
 	var cmps []clientv3.Cmp
 	for _, slot := range creates {
 		if !slices.Contains(record.reportedSlots, slot) {
-			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(rm.store.AssignmentKey(id, slot)), "=", assigned[slot].rev))
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(rm.store.AssignmentKey(id, slot)), "=", assigned[slot].Rev))
 		}
 	}
 	if len(cmps) == 0 {
@@ -262,7 +262,7 @@ func (rm *ReplicationManager) claimSlots(ctx context.Context, id string, record 
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
 	if err := rm.store.PutReport(ctx, r, rm.opts.Node.Lease, cmps); err != nil {
-		if errors.Is(err, errReportRefused) {
+		if errors.Is(err, ErrReportRefused) {
 			return false, nil
 		}
 		return false, err

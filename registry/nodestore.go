@@ -40,8 +40,8 @@ func (s *Store) ReportsPrefix() string { return s.prefix + "/reports/" }
 // ReportKey is the key of node's report on controller id.
 func (s *Store) ReportKey(id, node string) string { return s.ReportsPrefix() + id + "/" + node }
 
-// parseReportKey splits a report key into controller id and node.
-func (s *Store) parseReportKey(key string) (id, node string, ok bool) {
+// ParseReportKey splits a report key into controller id and node.
+func (s *Store) ParseReportKey(key string) (id, node string, ok bool) {
 	rest, ok := strings.CutPrefix(key, s.ReportsPrefix())
 	if !ok {
 		return "", "", false
@@ -104,7 +104,7 @@ func (s *Store) ListNodes(ctx context.Context) ([]api.Node, error) {
 func (s *Store) ListAssignments(ctx context.Context) (map[string]map[int]api.Assignment, error) {
 	out := make(map[string]map[int]api.Assignment)
 	_, err := s.listPrefix(ctx, s.AssignmentsPrefix(), func(key string, value []byte, _, _ int64) {
-		id, slot, ok := s.parseAssignmentKey(key)
+		id, slot, ok := s.ParseAssignmentKey(key)
 		a, err := api.DecodeAssignment(value)
 		if ok && err == nil {
 			if out[id] == nil {
@@ -116,23 +116,23 @@ func (s *Store) ListAssignments(ctx context.Context) (map[string]map[int]api.Ass
 	return out, err
 }
 
-// decodeAssignment returns the controller id, slot and assignment of an
+// DecodeAssignment returns the controller id, slot and assignment of an
 // assignment key; ok is false for a key that is not one, and err says why
 // a value does not decode.
-func (s *Store) decodeAssignment(k kv) (id string, slot int, a slotAssignment, ok bool, err error) {
-	id, slot, ok = s.parseAssignmentKey(k.key)
+func (s *Store) DecodeAssignment(k KV) (id string, slot int, a SlotAssignment, ok bool, err error) {
+	id, slot, ok = s.ParseAssignmentKey(k.Key)
 	if !ok {
-		return "", 0, slotAssignment{}, false, nil
+		return "", 0, SlotAssignment{}, false, nil
 	}
-	v, err := api.DecodeAssignment(k.value)
+	v, err := api.DecodeAssignment(k.Value)
 	if err != nil {
-		return id, slot, slotAssignment{}, true, err
+		return id, slot, SlotAssignment{}, true, err
 	}
-	return id, slot, slotAssignment{Assignment: v, rev: k.modRev}, true, nil
+	return id, slot, SlotAssignment{Assignment: v, Rev: k.ModRev}, true, nil
 }
 
-// parseAssignmentKey splits an assignment key into controller id and slot.
-func (s *Store) parseAssignmentKey(key string) (id string, slot int, ok bool) {
+// ParseAssignmentKey splits an assignment key into controller id and slot.
+func (s *Store) ParseAssignmentKey(key string) (id string, slot int, ok bool) {
 	rest, ok := strings.CutPrefix(key, s.AssignmentsPrefix())
 	if !ok {
 		return "", 0, false
@@ -148,9 +148,9 @@ func (s *Store) parseAssignmentKey(key string) (id string, slot int, ok bool) {
 	return id, slot, true
 }
 
-// errReportRefused is a report refused because an assignment it claims
+// ErrReportRefused is a report refused because an assignment it claims
 // changed.
-var errReportRefused = errors.New("registry: an assignment changed since the node saw it")
+var ErrReportRefused = errors.New("registry: an assignment changed since the node saw it")
 
 // PutReport writes node's report on a controller under lease, so that it
 // goes with the node, if every comparison in cmps holds (none: always);
@@ -166,7 +166,7 @@ func (s *Store) PutReport(ctx context.Context, r *api.NodeReport, lease clientv3
 	case err != nil:
 		return fmt.Errorf("put %s: %w", key, err)
 	case !resp.Succeeded:
-		return fmt.Errorf("put %s: %w", key, errReportRefused)
+		return fmt.Errorf("put %s: %w", key, ErrReportRefused)
 	}
 	return nil
 }
@@ -196,4 +196,11 @@ func (s *Store) ListReports(ctx context.Context, id string) ([]api.NodeReport, e
 		}
 	})
 	return out, err
+}
+
+// SlotAssignment is one assignment key: what it says, and its ModRevision,
+// which a change compares.
+type SlotAssignment struct {
+	api.Assignment
+	Rev int64
 }

@@ -43,7 +43,7 @@ type planInput struct {
 	// assigned are the slots the leader assigned to this node: the node
 	// runs those, each with its assigned template, and removes its
 	// containers of any other.
-	assigned map[int]slotAssignment
+	assigned map[int]SlotAssignment
 	// templates are the templates of the assigned revisions, by hash; one
 	// missing (its history record is gone) cannot be created.
 	templates map[string]*api.TaskTemplate
@@ -357,7 +357,7 @@ func planCreates(in planInput, d *decision, slots []int) {
 			}
 		}
 		d.creates = append(d.creates, api.TaskSpec{
-			Name:      taskName(in.id, slot),
+			Name:      api.TaskName(in.id, slot),
 			Labels:    taskLabels(in, tmpl, slot, hash),
 			Container: tmpl.DesiredState.Manifest.Containers[0],
 		})

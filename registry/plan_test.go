@@ -27,7 +27,7 @@ func ctr(id string, slot int, state, reg string) api.Task {
 		labels[api.LabelRegistry] = reg
 	}
 	return api.Task{
-		ID: id + "-id-" + strconv.Itoa(slot) + "-" + state, Name: taskName(id, slot), Labels: labels, State: state,
+		ID: id + "-id-" + strconv.Itoa(slot) + "-" + state, Name: api.TaskName(id, slot), Labels: labels, State: state,
 		Created: planNow.Add(-time.Hour), StartedAt: planNow.Add(-time.Hour),
 	}
 }
@@ -322,15 +322,15 @@ func TestPlan(t *testing.T) {
 
 // assignedSlots assigns the slots assigned (nil: 1..replicas) to the node under test,
 // with template hash.
-func assignedSlots(assigned []int, replicas int, hash string) map[int]slotAssignment {
+func assignedSlots(assigned []int, replicas int, hash string) map[int]SlotAssignment {
 	if assigned == nil {
 		for slot := 1; slot <= replicas; slot++ {
 			assigned = append(assigned, slot)
 		}
 	}
-	out := make(map[int]slotAssignment, len(assigned))
+	out := make(map[int]SlotAssignment, len(assigned))
 	for _, slot := range assigned {
-		out[slot] = slotAssignment{Assignment: api.Assignment{Node: "a", Revision: 30, TemplateHash: hash}, rev: 40}
+		out[slot] = SlotAssignment{Assignment: api.Assignment{Node: "a", Revision: 30, TemplateHash: hash}, Rev: 40}
 	}
 	return out
 }

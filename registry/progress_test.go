@@ -90,14 +90,14 @@ func TestARollingUpdateThroughTheManagerKeepsItsBounds(t *testing.T) {
 			h := newHarness(t, Options{})
 			rc := newController("web", 3)
 			rc.DesiredState.UpdateStrategy = &api.UpdateStrategy{MaxSurge: &tt.surge, MaxUnavailable: &tt.unavailable}
-			h.setSpec(rc, 10)
+			h.setSpec(rc)
 			if err := h.sync(t, "web"); err != nil {
 				t.Fatal(err)
 			}
 			next := newController("web", 3)
 			next.DesiredState.UpdateStrategy = rc.DesiredState.UpdateStrategy
 			next.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = "demo-task:2"
-			h.setSpec(next, 11)
+			h.setSpec(next)
 			want := api.TemplateHash(&next.DesiredState.TaskTemplate)
 
 			for i := 0; ; i++ {
@@ -171,7 +171,7 @@ func TestARollingUpdateGoesOnByItselfWithoutAResync(t *testing.T) {
 func TestPlanRunsTheAssignedSlots(t *testing.T) {
 	web := newController("web", 2)
 	hash := webHash
-	at := func(slot int, fn func(*api.Assignment)) map[int]slotAssignment {
+	at := func(slot int, fn func(*api.Assignment)) map[int]SlotAssignment {
 		a := assignedSlots([]int{slot}, 0, hash)
 		sa := a[slot]
 		if fn != nil {
@@ -180,8 +180,8 @@ func TestPlanRunsTheAssignedSlots(t *testing.T) {
 		a[slot] = sa
 		return a
 	}
-	withSlots := func(maps ...map[int]slotAssignment) map[int]slotAssignment {
-		out := map[int]slotAssignment{}
+	withSlots := func(maps ...map[int]SlotAssignment) map[int]SlotAssignment {
+		out := map[int]SlotAssignment{}
 		for _, m := range maps {
 			for k, v := range m {
 				out[k] = v
@@ -194,7 +194,7 @@ func TestPlanRunsTheAssignedSlots(t *testing.T) {
 	tests := []struct {
 		name                      string
 		tasks                     []api.Task
-		assigned                  map[int]slotAssignment
+		assigned                  map[int]SlotAssignment
 		creates, deletes, renames []string
 	}{
 		{"a slot without a container is created", nil, at(2, nil), []string{"web-2"}, nil, nil},

@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// unlessStopped returns err, or nil when ctx has ended: what a stop cuts
+// UnlessStopped returns err, or nil when ctx has ended: what a stop cuts
 // short is not a failure.
-func unlessStopped(ctx context.Context, err error) error {
+func UnlessStopped(ctx context.Context, err error) error {
 	select {
 	case <-ctx.Done():
 		return nil
@@ -25,11 +25,11 @@ func unlessStopped(ctx context.Context, err error) error {
 	}
 }
 
-// retryEtcd calls read until it succeeds, with retryBackoff between
+// RetryEtcd calls read until it succeeds, with retryBackoff between
 // tries, each failure logged as msg. It returns ctx's error when ctx ends
 // first, and an error etcd refuses this manager with (Refused) at once.
-func retryEtcd(ctx context.Context, logger *slog.Logger, msg string, read func() error) error {
-	backoff := retryBackoff()
+func RetryEtcd(ctx context.Context, logger *slog.Logger, msg string, read func() error) error {
+	backoff := RetryBackoff()
 	for {
 		err := read()
 		switch {
@@ -55,26 +55,26 @@ func Refused(err error) bool {
 	return errors.Is(err, rpctypes.ErrPermissionDenied) || errors.Is(err, rpctypes.ErrAuthFailed)
 }
 
-// errWatchCompacted means the watch start revision was compacted away: only
+// ErrWatchCompacted means the watch start revision was compacted away: only
 // a fresh list can tell what changed in between.
-var errWatchCompacted = errors.New("watch: revision compacted")
+var ErrWatchCompacted = errors.New("watch: revision compacted")
 
-// errWatchClosed means the watch channel closed without an error.
-var errWatchClosed = errors.New("watch: channel closed")
+// ErrWatchClosed means the watch channel closed without an error.
+var ErrWatchClosed = errors.New("watch: channel closed")
 
-func watchRestartReason(err error) string {
+func WatchRestartReason(err error) string {
 	switch {
-	case errors.Is(err, errWatchCompacted):
+	case errors.Is(err, ErrWatchCompacted):
 		return "compacted"
-	case errors.Is(err, errWatchClosed):
+	case errors.Is(err, ErrWatchClosed):
 		return "closed"
 	default:
 		return "error"
 	}
 }
 
-// retryBackoff is the delay between attempts to reach etcd: 100ms doubling
+// RetryBackoff is the delay between attempts to reach etcd: 100ms doubling
 // to 5s, with jitter so that several managers do not retry in step.
-func retryBackoff() *wait.Backoff {
+func RetryBackoff() *wait.Backoff {
 	return &wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 1 << 30, Cap: 5 * time.Second}
 }

@@ -128,7 +128,7 @@ func settle(in planInput, d decision, out outcome) report {
 	now := in.now.UTC()
 	st := newStatus(in)
 	st.ObservedRevision = in.revision
-	st.Conditions = clearCondition(st.Conditions, api.ConditionInvalidSpec)
+	st.Conditions = api.ClearCondition(st.Conditions, api.ConditionInvalidSpec)
 	var next, settleIn time.Duration
 	st.Replicas = len(active)
 	st.ReadyReplicas, st.AvailableReplicas, next = countReplicas(active, time.Duration(in.spec.DesiredState.MinReadySeconds)*time.Second, now)
@@ -137,14 +137,14 @@ func settle(in planInput, d decision, out outcome) report {
 	requeue(settleIn)
 	switch {
 	case failure != nil:
-		st.Conditions = setCondition(st.Conditions, *failure, now)
+		st.Conditions = api.SetCondition(st.Conditions, *failure, now)
 	case !d.keepFailure:
-		st.Conditions = clearCondition(st.Conditions, api.ConditionReplicaFailure)
+		st.Conditions = api.ClearCondition(st.Conditions, api.ConditionReplicaFailure)
 	}
 	if c := r.state.crash.condition(in.now); c != nil {
-		st.Conditions = setCondition(st.Conditions, *c, now)
+		st.Conditions = api.SetCondition(st.Conditions, *c, now)
 	} else {
-		st.Conditions = clearCondition(st.Conditions, api.ConditionCrashLoop)
+		st.Conditions = api.ClearCondition(st.Conditions, api.ConditionCrashLoop)
 	}
 	st.UpdatedReplicas = 0
 	for _, t := range active {
@@ -158,7 +158,7 @@ func settle(in planInput, d decision, out outcome) report {
 	}
 	r.state.rollout = rollout
 	requeue(deadlineIn)
-	st.Conditions = setCondition(st.Conditions, prog, now)
+	st.Conditions = api.SetCondition(st.Conditions, prog, now)
 	r.status = &st
 	r.active = active
 	r.blocked = d.blocked
@@ -182,7 +182,7 @@ func settleInvalid(in planInput, d decision) report {
 		reason = api.ReasonUndecodable
 	}
 	st.ObservedRevision = in.revision
-	st.Conditions = setCondition(st.Conditions, api.Condition{
+	st.Conditions = api.SetCondition(st.Conditions, api.Condition{
 		Type: api.ConditionInvalidSpec, Reason: reason, Message: in.invalid.Error(),
 	}, in.now.UTC())
 	return report{status: &st, events: d.events, state: d.state}

@@ -18,18 +18,6 @@ import (
 // slot, so that it is the first to go on scale-down.
 const noSlot = math.MaxInt
 
-// taskName is the contract's container name of a replica: <id>-<slot>.
-func taskName(id string, slot int) string {
-	return id + "-" + strconv.Itoa(slot)
-}
-
-// isTaskName reports whether name is taskName(id, slot), without
-// building it: the leader asks for every reported container of every
-// decision.
-func isTaskName(name, id string, slot int) bool {
-	return slot > 0 && len(name) > len(id) && name[:len(id)] == id && name[len(id)] == '-' && name[len(id)+1:] == strconv.Itoa(slot)
-}
-
 // slotOf reads a container's slot label; noSlot when it is missing or bad.
 func slotOf(t api.Task) int {
 	n, err := strconv.Atoi(t.Labels[api.LabelSlot])

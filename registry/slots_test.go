@@ -15,7 +15,7 @@ func names(tasks []api.Task) []string {
 }
 
 func TestTaskNameIsIDDashSlot(t *testing.T) {
-	if got := taskName("web", 12); got != "web-12" {
+	if got := api.TaskName("web", 12); got != "web-12" {
 		t.Errorf("taskName = %q, want web-12", got)
 	}
 }
@@ -37,7 +37,7 @@ func TestIsTaskNameMatchesTaskNameOnly(t *testing.T) {
 		{"web-0", "web", 0, false},
 		{"a-b-3", "a-b", 3, true},
 	} {
-		if got := isTaskName(c.name, c.id, c.slot); got != c.want || got && taskName(c.id, c.slot) != c.name {
+		if got := api.IsTaskName(c.name, c.id, c.slot); got != c.want || got && api.TaskName(c.id, c.slot) != c.name {
 			t.Errorf("isTaskName(%q, %q, %d) = %v, want %v", c.name, c.id, c.slot, got, c.want)
 		}
 	}

@@ -4,7 +4,6 @@ package registry
 // conditions) and decides when to write it; writing goes through the Store.
 
 import (
-	"reflect"
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -33,48 +32,4 @@ func countReplicas(tasks []api.Task, minReady time.Duration, now time.Time) (rea
 		}
 	}
 	return ready, available, next
-}
-
-// setCondition sets a condition (its Status "True" unless it says
-// otherwise), keeping its transition time when its status did not change.
-// It returns a new slice.
-func setCondition(conds []api.Condition, c api.Condition, now time.Time) []api.Condition {
-	out := make([]api.Condition, 0, len(conds)+1)
-	if c.Status == "" {
-		c.Status = "True"
-	}
-	c.LastTransitionTime = now
-	for _, old := range conds {
-		if old.Type != c.Type {
-			out = append(out, old)
-			continue
-		}
-		if old.Status == c.Status {
-			c.LastTransitionTime = old.LastTransitionTime
-		}
-	}
-	return append(out, c)
-}
-
-// clearCondition removes the condition of the given type: its cause is gone.
-func clearCondition(conds []api.Condition, condType string) []api.Condition {
-	out := make([]api.Condition, 0, len(conds))
-	for _, c := range conds {
-		if c.Type != condType {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// sameStatus compares two statuses, ignoring when they were written.
-func sameStatus(a, b api.ReplicationControllerStatus) bool {
-	a.LastSyncTime, b.LastSyncTime = time.Time{}, time.Time{}
-	if len(a.Conditions) == 0 {
-		a.Conditions = nil
-	}
-	if len(b.Conditions) == 0 {
-		b.Conditions = nil
-	}
-	return reflect.DeepEqual(a, b)
 }

@@ -73,9 +73,9 @@ func (s *Store) StatusPrefix() string { return s.prefix + "/status/controllers/"
 // StatusKey is where the status of id lives.
 func (s *Store) StatusKey(id string) string { return s.StatusPrefix() + id }
 
-// decodeSpec turns a stored value into a Spec; a value that does not decode
+// DecodeSpec turns a stored value into a Spec; a value that does not decode
 // gives a Spec with Err set.
-func (s *Store) decodeSpec(key string, value []byte, modRev, createRev int64) Spec {
+func (s *Store) DecodeSpec(key string, value []byte, modRev, createRev int64) Spec {
 	spec := Spec{
 		ID:             strings.TrimPrefix(key, s.ControllersPrefix()),
 		ModRevision:    modRev,
@@ -96,7 +96,7 @@ func (s *Store) GetController(ctx context.Context, id string) (Spec, error) {
 		return Spec{}, fmt.Errorf("get %s: %w", key, ErrNotFound)
 	}
 	kv := resp.Kvs[0]
-	return s.decodeSpec(key, kv.Value, kv.ModRevision, kv.CreateRevision), nil
+	return s.DecodeSpec(key, kv.Value, kv.ModRevision, kv.CreateRevision), nil
 }
 
 // ListControllers returns every spec and the revision the list was read at,
@@ -115,7 +115,7 @@ func (s *Store) listControllers(ctx context.Context) (specs []Spec, ignored []st
 			ignored = append(ignored, key)
 			return
 		}
-		specs = append(specs, s.decodeSpec(key, value, modRev, createRev))
+		specs = append(specs, s.DecodeSpec(key, value, modRev, createRev))
 	})
 	return specs, ignored, rev, err
 }
@@ -279,20 +279,20 @@ type ControllerEvent struct {
 	Key     string
 }
 
-// decodeEvent turns a change of key k (a delete when deleted) into a
+// DecodeEvent turns a change of key k (a delete when deleted) into a
 // ControllerEvent. It never fails: a value that does not decode gives a
 // Spec with Err set, and a delete needs no value at all.
-func (s *Store) decodeEvent(k kv, deleted bool) ControllerEvent {
+func (s *Store) DecodeEvent(k KV, deleted bool) ControllerEvent {
 	switch {
-	case !s.IsControllerKey(k.key):
-		return ControllerEvent{Ignored: true, Key: k.key}
+	case !s.IsControllerKey(k.Key):
+		return ControllerEvent{Ignored: true, Key: k.Key}
 	case deleted:
-		return ControllerEvent{Deleted: true, Key: k.key, Spec: Spec{
-			ID:          strings.TrimPrefix(k.key, s.ControllersPrefix()),
-			ModRevision: k.modRev,
+		return ControllerEvent{Deleted: true, Key: k.Key, Spec: Spec{
+			ID:          strings.TrimPrefix(k.Key, s.ControllersPrefix()),
+			ModRevision: k.ModRev,
 		}}
 	}
-	return ControllerEvent{Key: k.key, Spec: s.decodeSpec(k.key, k.value, k.modRev, k.createRev)}
+	return ControllerEvent{Key: k.Key, Spec: s.DecodeSpec(k.Key, k.Value, k.ModRev, k.CreateRev)}
 }
 
 // EventPrefix is where the events of controller id live, with its slash.
@@ -447,9 +447,9 @@ func (s *Store) ListRevisions(ctx context.Context, id string) ([]api.Revision, e
 	return out, err
 }
 
-// newestRevisions returns, for every controller with a history, its newest
+// NewestRevisions returns, for every controller with a history, its newest
 // recorded template hash.
-func (s *Store) newestRevisions(ctx context.Context) (map[string]api.Revision, error) {
+func (s *Store) NewestRevisions(ctx context.Context) (map[string]api.Revision, error) {
 	out := make(map[string]api.Revision)
 	root := s.historyRoot()
 	_, err := s.listPrefix(ctx, root, func(key string, value []byte, _, _ int64) {
@@ -487,3 +487,7 @@ func (s *Store) DeleteRevisions(ctx context.Context, id string, keep int) error 
 	}
 	return nil
 }
+
+// Client is the etcd client the store reads and writes through, for the
+// leader's and the node's elections and leases.
+func (s *Store) Client() *clientv3.Client { return s.client }

@@ -18,7 +18,7 @@ import (
 func TestSyncReplicationControllerCreates(t *testing.T) {
 	h := newHarness(t, Options{})
 	rc := newController("web", 3)
-	h.setSpec(rc, 10)
+	rev := h.setSpec(rc)
 
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatalf("sync: %v", err)
@@ -41,14 +41,14 @@ func TestSyncReplicationControllerCreates(t *testing.T) {
 		t.Errorf("the template's labels were changed: %v", got)
 	}
 	st := h.status(t, "web")
-	if st == nil || st.Replicas != 3 || st.ReadyReplicas != 3 || st.ObservedRevision != 10 {
-		t.Errorf("status = %+v, want 3 replicas, 3 ready, observed revision 10", st)
+	if st == nil || st.Replicas != 3 || st.ReadyReplicas != 3 || st.ObservedRevision != rev {
+		t.Errorf("status = %+v, want 3 replicas, 3 ready, observed revision %d", st, rev)
 	}
 }
 
 func TestSyncReplicationControllerDeletesHighestSlotsFirst(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 2), 10)
+	h.setSpec(newController("web", 2))
 	ids := map[int]string{}
 	for slot := 1; slot <= 5; slot++ {
 		ids[slot] = h.addTask(t, "web", slot, api.StateRunning)
@@ -72,7 +72,7 @@ func TestSyncReplicationControllerDeletesHighestSlotsFirst(t *testing.T) {
 
 func TestSyncReplicationControllerNoOp(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 2), 10)
+	h.setSpec(newController("web", 2))
 	h.addTask(t, "web", 1, api.StateRunning)
 	h.addTask(t, "web", 2, api.StateRunning)
 
@@ -87,7 +87,7 @@ func TestSyncReplicationControllerNoOp(t *testing.T) {
 
 func TestSyncReplicationControllerReplacesExitedContainerAndKeepsItForInspection(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 2), 10)
+	h.setSpec(newController("web", 2))
 	h.addTask(t, "web", 1, api.StateRunning)
 	dead := h.addTask(t, "web", 2, api.StateExited)
 
@@ -105,7 +105,7 @@ func TestSyncReplicationControllerReplacesExitedContainerAndKeepsItForInspection
 
 func TestSyncReplicationControllerKeepsOnlyTheNewestDeadContainer(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 3), 10)
+	h.setSpec(newController("web", 3))
 	var dead []string
 	for slot := 1; slot <= 3; slot++ {
 		dead = append(dead, h.addTask(t, "web", slot, api.StateRunning))
@@ -141,7 +141,7 @@ func TestSyncReplicationControllerKeepsOnlyTheNewestDeadContainer(t *testing.T) 
 
 func TestSyncReplicationControllerNeverTouchesUnownedContainers(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 1), 10)
+	h.setSpec(newController("web", 1))
 	// started by hand with the same user labels, but no ownership label
 	if _, err := h.fake.Add(api.Task{Name: "by-hand", Labels: map[string]string{"name": "web", "tier": "demo"}}); err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestSyncReplicationControllerNeverTouchesUnownedContainers(t *testing.T) {
 		t.Fatalf("sync: %v", err)
 	}
 	validateSyncReplication(t, h.fake, 1, 0)
-	h.setSpec(newController("web", 0), 11)
+	h.setSpec(newController("web", 0))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -167,7 +167,7 @@ func TestSyncReplicationControllerNeverTouchesUnownedContainers(t *testing.T) {
 
 func TestSyncReplicationControllerReturnsAMissingImageWithoutCreating(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 3), 10)
+	h.setSpec(newController("web", 3))
 	var broken atomic.Bool
 	broken.Store(true)
 	h.fake.ImageErr = func(image string) error {
@@ -201,7 +201,7 @@ func TestSyncReplicationControllerReturnsAMissingImageWithoutCreating(t *testing
 
 func TestSyncReplicationControllerReturnsListErrorAndReleasesLock(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 1), 10)
+	h.setSpec(newController("web", 1))
 	h.fake.ListErr = func() error { return errors.New("docker: connection refused") }
 
 	err := h.sync(t, "web")
@@ -213,7 +213,7 @@ func TestSyncReplicationControllerReturnsListErrorAndReleasesLock(t *testing.T) 
 
 func TestSyncReplicationControllerCapsCreatesAtBurst(t *testing.T) {
 	h := newHarness(t, Options{BurstReplicas: 4})
-	h.setSpec(newController("web", 10), 10)
+	h.setSpec(newController("web", 10))
 
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatalf("sync: %v", err)
@@ -226,7 +226,7 @@ func TestSyncReplicationControllerCapsCreatesAtBurst(t *testing.T) {
 
 func TestSyncReplicationControllerSlowStartsAfterAFailureAndStopsAtTheFirstFailingBatch(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 20), 10)
+	h.setSpec(newController("web", 20))
 	var refuse func(name string) bool
 	h.fake.CreateErr = func(spec api.TaskSpec) error {
 		if refuse(spec.Name) {
@@ -251,7 +251,7 @@ func TestSyncReplicationControllerSlowStartsAfterAFailureAndStopsAtTheFirstFaili
 
 func TestSyncReplicationControllerSlotNameHeldByAnotherContainerUsesTheNextSlot(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 2), 10)
+	h.setSpec(newController("web", 2))
 	// a container the manager cannot see as its own holds the name web-1
 	if _, err := h.fake.Add(api.Task{Name: "web-1", Labels: map[string]string{"name": "someone-else"}}); err != nil {
 		t.Fatal(err)
@@ -274,11 +274,11 @@ func TestSyncReplicationControllerSlotNameHeldByAnotherContainerUsesTheNextSlot(
 
 func TestSyncReplicationControllerInvalidSpecTouchesNothing(t *testing.T) {
 	h := newHarness(t, Options{MaxReplicas: 50})
-	h.setSpec(newController("web", 1), 10)
+	h.setSpec(newController("web", 1))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
 	}
-	h.setSpec(newController("api", 2), 11)
+	h.setSpec(newController("api", 2))
 	h.fake.Reset()
 
 	for name, mutate := range map[string]func(*api.ReplicationController){
@@ -300,7 +300,7 @@ func TestSyncReplicationControllerInvalidSpecTouchesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h.setRawSpec("web", data, h.rm.specs.specs["web"].ModRevision+1)
+			h.setRawSpec("web", data)
 			if err := h.sync(t, "web"); err != nil {
 				t.Fatalf("sync of an invalid spec returned %v, want nil: retrying cannot fix it", err)
 			}
@@ -324,12 +324,12 @@ func TestSyncReplicationControllerInvalidSpecTouchesNothing(t *testing.T) {
 
 func TestSyncReplicationControllerUndecodableSpecTouchesNothing(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 1), 10)
+	h.setSpec(newController("web", 1))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
 	}
 	h.fake.Reset()
-	h.setRawSpec("web", []byte(`{"id":"web","desiredState":{"replica":1}}`), 11)
+	h.setRawSpec("web", []byte(`{"id":"web","desiredState":{"replica":1}}`))
 
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatalf("sync = %v, want nil", err)
@@ -343,12 +343,12 @@ func TestSyncReplicationControllerUndecodableSpecTouchesNothing(t *testing.T) {
 
 func TestSyncReplicationControllerDeletedRemovesContainersAndStatus(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 2), 10)
+	h.setSpec(newController("web", 2))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
 	}
 	h.addTask(t, "web", 7, api.StateExited)
-	h.deleteSpec("web", 12)
+	h.deleteSpec("web")
 
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatalf("sync of a deleted controller: %v", err)

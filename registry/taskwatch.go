@@ -16,7 +16,7 @@ import (
 // watchTasks follows Docker until ctx ends, retrying with backoff while
 // Docker is away.
 func (rm *ReplicationManager) watchTasks(ctx context.Context) {
-	backoff := retryBackoff()
+	backoff := RetryBackoff()
 	for ctx.Err() == nil {
 		start := time.Now()
 		err := rm.followTasks(ctx)
@@ -24,7 +24,7 @@ func (rm *ReplicationManager) watchTasks(ctx context.Context) {
 			return
 		}
 		if time.Since(start) > time.Minute {
-			backoff = retryBackoff() // it worked for a while: start over
+			backoff = RetryBackoff() // it worked for a while: start over
 		}
 		delay := backoff.Step()
 		rm.metrics.dockerWatchRestarts.Inc()

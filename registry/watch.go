@@ -15,7 +15,7 @@ import (
 // exponential backoff; it returns an error only when etcd refuses this
 // manager for good (permission denied, authentication failed).
 func (rm *ReplicationManager) WatchControllers(ctx context.Context) error {
-	err := rm.store.mirror(ctx, rm.store.ControllersPrefix(), &specMirror{rm: rm, ignored: map[string]bool{}}, rm.logger.Warn)
+	err := rm.store.Mirror(ctx, rm.store.ControllersPrefix(), &specMirror{rm: rm, ignored: map[string]bool{}}, rm.logger.Warn)
 	if err != nil {
 		return fmt.Errorf("watch controllers: %w", err)
 	}
@@ -31,38 +31,38 @@ type specMirror struct {
 	ignored map[string]bool
 }
 
-func (m *specMirror) reset(keys []kv, rev int64) {
+func (m *specMirror) Reset(keys []KV, rev int64) {
 	rm := m.rm
 	specs := make([]Spec, 0, len(keys))
 	for _, k := range keys {
-		if !rm.store.IsControllerKey(k.key) {
-			m.warnIgnored(k.key)
+		if !rm.store.IsControllerKey(k.Key) {
+			m.warnIgnored(k.Key)
 			continue
 		}
-		specs = append(specs, rm.store.decodeSpec(k.key, k.value, k.modRev, k.createRev))
+		specs = append(specs, rm.store.DecodeSpec(k.Key, k.Value, k.ModRev, k.CreateRev))
 	}
 	changed := rm.specs.replace(specs, rev)
 	rm.later(changed...) // at start every controller, after a compaction those that changed
 	rm.logger.Info("controllers listed", "count", len(specs), "revision", rev, "changed", len(changed))
 }
 
-func (m *specMirror) put(k kv) {
-	if ev := m.rm.store.decodeEvent(k, false); ev.Ignored {
+func (m *specMirror) Put(k KV) {
+	if ev := m.rm.store.DecodeEvent(k, false); ev.Ignored {
 		m.warnIgnored(ev.Key)
 	} else {
 		m.rm.applyEvent(ev)
 	}
 }
 
-func (m *specMirror) del(key string, rev int64) {
-	if ev := m.rm.store.decodeEvent(kv{key: key, modRev: rev}, true); !ev.Ignored {
+func (m *specMirror) Del(key string, rev int64) {
+	if ev := m.rm.store.DecodeEvent(KV{Key: key, ModRev: rev}, true); !ev.Ignored {
 		m.rm.applyEvent(ev)
 	}
 }
 
 // restarted counts a restart of the watch, by why it stopped.
 func (m *specMirror) restarted(err error) {
-	m.rm.metrics.watchRestarts.WithLabelValues(watchRestartReason(err)).Inc()
+	m.rm.metrics.watchRestarts.WithLabelValues(WatchRestartReason(err)).Inc()
 }
 
 // warnIgnored logs, once per key, that a key below the controllers prefix
