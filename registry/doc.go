@@ -1,6 +1,8 @@
-// Package registry keeps controller specs and status in etcd and runs the
-// ReplicationManager, which drives the containers of every controller
-// towards its spec. A sync reads in two places: plan.go decides (a pure
-// function of the spec, the containers, the controller's record and the
-// time) and apply.go carries the decision out through the task control.
+// Package registry is the etcd store of the replication manager: the keys
+// under /registry (specs, statuses, history, events, nodes, assignments,
+// reports), one list-then-watch loop that mirrors a prefix (mirror.go),
+// the leader's guarded and batched writes, and one way of retrying etcd
+// (retry.go). It decides nothing; the leader (package leader) and the
+// node agent (package agent) build on it, and rcctl reads and writes
+// through it.
 package registry

@@ -12,23 +12,23 @@ import (
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
-	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
 // Both task controls satisfy what the manager needs; the check lives here
 // because taskcontrol itself must not import registry.
 var (
-	_ registry.TaskControlInterface = (*taskcontrol.Docker)(nil)
-	_ registry.TaskControlInterface = (*taskcontrol.Fake)(nil)
-	_ fullTaskControl               = (*taskcontrol.Docker)(nil)
-	_ fullTaskControl               = (*taskcontrol.Fake)(nil)
+	_ agent.TaskControlInterface = (*taskcontrol.Docker)(nil)
+	_ agent.TaskControlInterface = (*taskcontrol.Fake)(nil)
+	_ fullTaskControl            = (*taskcontrol.Docker)(nil)
+	_ fullTaskControl            = (*taskcontrol.Fake)(nil)
 )
 
 // fullTaskControl is every method Docker has, so that the fake keeps up
 // with it beyond what the manager uses today.
 type fullTaskControl interface {
-	registry.TaskControlInterface
+	agent.TaskControlInterface
 	RenameTask(ctx context.Context, id, newName string) error
 	InspectTask(ctx context.Context, id string) (api.Task, error)
 	Events(ctx context.Context, labelKey string) (<-chan api.TaskEvent, <-chan error)

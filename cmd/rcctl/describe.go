@@ -176,7 +176,7 @@ func (c *cli) listContainers(ctx context.Context, id, registryID string) ([]api.
 	}
 	ours := tasks[:0]
 	for _, t := range tasks {
-		if registry.OfRegistry(registryID, t.Labels) {
+		if api.OfRegistry(registryID, t.Labels) {
 			ours = append(ours, t)
 		}
 	}

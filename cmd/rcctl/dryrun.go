@@ -3,7 +3,7 @@ package main
 // --dry-run of apply and scale: what the registry would do to the
 // controller's containers if the spec were written, container by
 // container and node by node, computed by the leader's own decision
-// (registry.DryRun) from the would-be spec and what etcd holds: the
+// (leader.DryRun) from the would-be spec and what etcd holds: the
 // specs, the assignments, the nodes' reports and the registered nodes. A
 // dry run reads etcd, writes nothing, and needs no Docker.
 
@@ -16,6 +16,7 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/leader"
 )
 
 // dryRunHelp is the usage of --dry-run.
@@ -30,7 +31,7 @@ func (c *cli) dryRun(ctx context.Context, cn *conn, rc *api.ReplicationControlle
 		return fmt.Errorf("dry run of controller %q: reading the registry (nothing written): %w", rc.ID, err)
 	}
 	in.MaxReplicas, in.Now = c.opts.maxReplicas, c.now()
-	plan, err := registry.DryRun(in)
+	plan, err := leader.DryRun(in)
 	if err != nil {
 		return fmt.Errorf("dry run of controller %q (nothing written): %w", rc.ID, err)
 	}
@@ -40,7 +41,7 @@ func (c *cli) dryRun(ctx context.Context, cn *conn, rc *api.ReplicationControlle
 
 // readDryRunInput reads what the leader decides from: every spec, every
 // assignment, the registered nodes and their reports on rc.ID.
-func readDryRunInput(ctx context.Context, cn *conn, rc *api.ReplicationController, current *registry.Spec) (registry.DryRunInput, error) {
+func readDryRunInput(ctx context.Context, cn *conn, rc *api.ReplicationController, current *registry.Spec) (leader.DryRunInput, error) {
 	type listed struct {
 		specs []registry.Spec
 		rev   int64
@@ -50,19 +51,19 @@ func readDryRunInput(ctx context.Context, cn *conn, rc *api.ReplicationControlle
 		return listed{specs, rev}, err
 	})
 	if err != nil {
-		return registry.DryRunInput{}, err
+		return leader.DryRunInput{}, err
 	}
 	assignments, err := cn.listAssignments(ctx)
 	if err != nil {
-		return registry.DryRunInput{}, err
+		return leader.DryRunInput{}, err
 	}
 	nodes, err := cn.listNodes(ctx)
 	if err != nil {
-		return registry.DryRunInput{}, err
+		return leader.DryRunInput{}, err
 	}
 	reports, err := cn.listReports(ctx, rc.ID)
 	if err != nil {
-		return registry.DryRunInput{}, err
+		return leader.DryRunInput{}, err
 	}
 	// the revision the spec would have: its own when the write changes
 	// nothing, the next one otherwise
@@ -70,13 +71,13 @@ func readDryRunInput(ctx context.Context, cn *conn, rc *api.ReplicationControlle
 	if current != nil && current.Err == nil {
 		same, err := sameSpec(rc, current.Controller)
 		if err != nil {
-			return registry.DryRunInput{}, err
+			return leader.DryRunInput{}, err
 		}
 		if same {
 			revision = current.ModRevision
 		}
 	}
-	return registry.DryRunInput{Spec: rc, Revision: revision, Controllers: l.specs, Assignments: assignments,
+	return leader.DryRunInput{Spec: rc, Revision: revision, Controllers: l.specs, Assignments: assignments,
 		Reports: reports, Nodes: nodes}, nil
 }
 
@@ -93,7 +94,7 @@ func readRegistryID(ctx context.Context, cn *conn) (string, error) {
 
 // printDryRun prints one line per container, with its node, then how many
 // of each.
-func printDryRun(w io.Writer, plan registry.DryRunPlan) {
+func printDryRun(w io.Writer, plan leader.DryRunPlan) {
 	counts := map[string]int{}
 	for _, s := range plan.Steps {
 		counts[s.Action]++

@@ -11,8 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/leader"
 )
 
 var (
@@ -45,7 +44,7 @@ var conditionStatuses = []string{"true", "false", "unknown"}
 // controllerCollector collects the controller metrics of the scheduler
 // of the term in progress, if this manager leads.
 type controllerCollector struct {
-	current *atomic.Pointer[registry.Scheduler]
+	current *atomic.Pointer[leader.ReplicationManager]
 }
 
 func (c *controllerCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -62,7 +61,7 @@ func (c *controllerCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // collectControllers sends the series of stats.
-func collectControllers(stats []registry.ControllerStat, ch chan<- prometheus.Metric) {
+func collectControllers(stats []leader.ControllerStat, ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v int, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
 	}

@@ -8,12 +8,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/replication-manager/replication-manager/api"
-	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/leader"
 )
 
 // statsCollector collects fixed stats, as the leader's collector does
 // from its scheduler's.
-type statsCollector []registry.ControllerStat
+type statsCollector []leader.ControllerStat
 
 func (c statsCollector) Describe(ch chan<- *prometheus.Desc) { (&controllerCollector{}).Describe(ch) }
 func (c statsCollector) Collect(ch chan<- prometheus.Metric) { collectControllers(c, ch) }

@@ -2,11 +2,12 @@ package main
 
 import (
 	"errors"
-	"go.uber.org/zap"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"go.etcd.io/etcd/client/pkg/v3/transport"

@@ -27,13 +27,14 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
 )
 
 // errNotLeader is returned by fenced Docker calls after leadership is lost.
 var errNotLeader = errors.New("election: not leader")
 
-// leader runs work once per term it wins in the election at key.
-type leader struct {
+// campaign runs work once per term it wins in the election at key.
+type campaign struct {
 	client   *clientv3.Client
 	logger   *slog.Logger
 	identity string
@@ -91,7 +92,7 @@ func (t term) guard() []clientv3.Cmp {
 
 // run campaigns, works until the session is lost, and campaigns again,
 // until ctx ends; it then resigns so that a standby takes over at once.
-func (l *leader) run(ctx context.Context) error {
+func (l *campaign) run(ctx context.Context) error {
 	var wait time.Duration
 	for {
 		began := time.Now()
@@ -120,7 +121,7 @@ func (l *leader) run(ctx context.Context) error {
 // instance led, or that lasted at least retryMax (a standby's long
 // campaign). Otherwise every etcd blip after a few lost terms, however far
 // apart, would cost the longest wait without a leader.
-func (l *leader) nextWait(last time.Duration, healthy bool) time.Duration {
+func (l *campaign) nextWait(last time.Duration, healthy bool) time.Duration {
 	start := l.retryStart
 	if start <= 0 {
 		start = defaultRetryStart
@@ -131,7 +132,7 @@ func (l *leader) nextWait(last time.Duration, healthy bool) time.Duration {
 	return min(last*2, l.maxWait())
 }
 
-func (l *leader) maxWait() time.Duration {
+func (l *campaign) maxWait() time.Duration {
 	if l.retryMax <= 0 {
 		return defaultRetryMax
 	}
@@ -139,7 +140,7 @@ func (l *leader) maxWait() time.Duration {
 }
 
 // term is one campaign and, if won, one term. led says whether it won.
-func (l *leader) term(ctx context.Context) (led bool, err error) {
+func (l *campaign) term(ctx context.Context) (led bool, err error) {
 	// the election's client's context (electionClient), ended with the term
 	clientCtx, endClient := context.WithCancel(ctx)
 	defer endClient()
@@ -201,7 +202,7 @@ func (l *leader) term(ctx context.Context) (led bool, err error) {
 // must not wait for it. The renewals outlive ctx: on a stop the term stays
 // fenced in while its work drains, then endTerm ends them. The session's
 // client is electionClient's, on clientCtx.
-func (l *leader) newSession(ctx, clientCtx context.Context) (*concurrency.Session, error) {
+func (l *campaign) newSession(ctx, clientCtx context.Context) (*concurrency.Session, error) {
 	ttl := int(l.ttl / time.Second)
 	l.logger.Debug("granting a session lease", "role", l.what, "ttl", l.ttl)
 	granted, err := l.client.Grant(ctx, int64(ttl))
@@ -243,7 +244,7 @@ func electionClient(ctx context.Context, client *clientv3.Client) *clientv3.Clie
 // out by itself within the TTL. concurrency.Session.Close is not used: it
 // revokes with a timeout of the whole TTL (15s by default), from the
 // session's context, which outlives the stop.
-func (l *leader) endTerm(ctx context.Context, t term, elected bool) {
+func (l *campaign) endTerm(ctx context.Context, t term, elected bool) {
 	t.session.Orphan()
 	stopping := ctx.Err() != nil
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handoverTimeout)
@@ -269,7 +270,7 @@ func (l *leader) endTerm(ctx context.Context, t term, elected bool) {
 
 // standsBy reports whether this instance campaigns while another one holds
 // the election: it is ready to take over, not starting.
-func (l *leader) standsBy(ctx context.Context) bool {
+func (l *campaign) standsBy(ctx context.Context) bool {
 	e := l.election.Load()
 	if e == nil || l.leading.Load() {
 		return false
@@ -278,7 +279,7 @@ func (l *leader) standsBy(ctx context.Context) bool {
 	return err == nil && len(resp.Kvs) > 0 && string(resp.Kvs[0].Value) != l.identity
 }
 
-func (l *leader) setLeading(v bool) {
+func (l *campaign) setLeading(v bool) {
 	l.leading.Store(v)
 	if l.onLead != nil {
 		l.onLead(v)
@@ -289,7 +290,7 @@ func (l *leader) setLeading(v bool) {
 // once cut is closed (the node is isolated from etcd); reads (list,
 // inspect, image, events) go through.
 type fencedTasks struct {
-	registry.TaskControlInterface
+	agent.TaskControlInterface
 	session *concurrency.Session
 	// cut, when not nil, closes when the node stops acting before its
 	// session ends.

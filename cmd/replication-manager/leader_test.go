@@ -19,20 +19,21 @@ import (
 	"github.com/replication-manager/replication-manager/internal/syncbuf"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
 // newTestLeader returns a leader on its own etcd client, so that closing
 // that client kills its session as a crash would. Options adjust it before
 // it runs.
-func newTestLeader(t *testing.T, srv *etcdtest.Server, name string, opts ...func(*leader)) (*leader, context.CancelFunc, chan error) {
+func newTestLeader(t *testing.T, srv *etcdtest.Server, name string, opts ...func(*campaign)) (*campaign, context.CancelFunc, chan error) {
 	t.Helper()
 	client := srv.Client(t)
 	store := registry.NewStore(client, "/leadertest")
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l := &leader{
+	l := &campaign{
 		client: client, logger: logger, identity: name, ttl: 2 * time.Second, key: store.LeaderElectionKey(),
-		work: managerTerm(store, &taskcontrol.Fake{}, registry.Options{}, logger),
+		work: managerTerm(store, &taskcontrol.Fake{}, agent.Options{}, logger),
 	}
 	for _, o := range opts {
 		o(l)
@@ -51,10 +52,10 @@ func newTestLeader(t *testing.T, srv *etcdtest.Server, name string, opts ...func
 
 // managerTerm is a term that runs a manager of every slot on fake, fenced
 // by the term's session.
-func managerTerm(store *registry.Store, fake *taskcontrol.Fake, opts registry.Options, logger *slog.Logger) func(context.Context, term) error {
+func managerTerm(store *registry.Store, fake *taskcontrol.Fake, opts agent.Options, logger *slog.Logger) func(context.Context, term) error {
 	return func(ctx context.Context, t term) error {
 		tc := &fencedTasks{TaskControlInterface: fake, session: t.session}
-		return registry.NewReplicationManager(store, tc, logger, opts).Run(ctx)
+		return agent.New(store, tc, logger, opts).Run(ctx)
 	}
 }
 
@@ -93,7 +94,7 @@ func TestLeaderCampaignsAgainAtOnceAfterEveryTermItLed(t *testing.T) {
 	observer := srv.Client(t)
 	logs := &syncbuf.Buffer{}
 	const start = 10 * time.Millisecond
-	l, _, _ := newTestLeader(t, srv, "a", func(l *leader) {
+	l, _, _ := newTestLeader(t, srv, "a", func(l *campaign) {
 		l.retryStart, l.retryMax = start, time.Minute
 		l.logger = slog.New(slog.NewTextHandler(logs, nil))
 	})
@@ -133,20 +134,20 @@ func TestNextWaitDoublesOverFailuresInARowAndStartsOverAfterAHealthyTerm(t *test
 	}
 	for _, tt := range []struct {
 		name   string
-		l      *leader
+		l      *campaign
 		events []term
 	}{
-		{"the defaults, 1s to 30s", &leader{}, []term{
+		{"the defaults, 1s to 30s", &campaign{}, []term{
 			{false, time.Second}, {false, 2 * time.Second}, {false, 4 * time.Second}, {false, 8 * time.Second},
 			{false, 16 * time.Second}, {false, 30 * time.Second}, {false, 30 * time.Second},
 			{true, time.Second}, {false, 2 * time.Second},
 		}},
-		{"a first healthy term", &leader{}, []term{{true, time.Second}, {true, time.Second}}},
-		{"short bounds", &leader{retryStart: 10 * time.Millisecond, retryMax: 25 * time.Millisecond}, []term{
+		{"a first healthy term", &campaign{}, []term{{true, time.Second}, {true, time.Second}}},
+		{"short bounds", &campaign{retryStart: 10 * time.Millisecond, retryMax: 25 * time.Millisecond}, []term{
 			{false, 10 * time.Millisecond}, {false, 20 * time.Millisecond}, {false, 25 * time.Millisecond},
 			{true, 10 * time.Millisecond}, {false, 20 * time.Millisecond},
 		}},
-		{"a start above the max", &leader{retryStart: time.Minute, retryMax: time.Second}, []term{{false, time.Second}, {true, time.Second}}},
+		{"a start above the max", &campaign{retryStart: time.Minute, retryMax: time.Second}, []term{{false, time.Second}, {true, time.Second}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var wait time.Duration

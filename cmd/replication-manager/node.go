@@ -3,7 +3,7 @@ package main
 // This file is the node's part of the daemon (docs/CONTRACT.md, Nodes): the
 // Docker engine this manager talks to is a node. For each term of the
 // node's election, the manager registers the node under the term's
-// session lease and runs a ReplicationManager that keeps the slots the
+// session lease and runs an agent.Agent that keeps the slots the
 // leader assigns to this node, on this engine only. With
 // --stop-when-isolated it also watches the lease's renewals, and removes
 // the node's containers once they stop, before the lease can run out on
@@ -22,6 +22,7 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
 )
 
 // errIsolated ends a node's term when its lease could not be renewed.
@@ -40,14 +41,14 @@ type nodeAgent struct {
 	// stopWhenIsolated removes the node's containers once the lease's
 	// renewals stop (--stop-when-isolated).
 	stopWhenIsolated bool
-	newManager       func(tc registry.TaskControlInterface, node *registry.NodeOptions) *registry.ReplicationManager
+	newManager       func(tc agent.TaskControlInterface, node *agent.NodeOptions) *agent.Agent
 	// stopWait is how long a term waits for its manager once ctx has
 	// ended (serve sets it from --shutdown-grace-period); zero waits for
 	// the registry's default drain.
 	stopWait time.Duration
 	// current is the manager of the term in progress, for /readyz and the
 	// status page.
-	current atomic.Pointer[registry.ReplicationManager]
+	current atomic.Pointer[agent.Agent]
 }
 
 // term registers the node and runs its manager until ctx ends or the node
@@ -62,7 +63,7 @@ func (a *nodeAgent) term(ctx context.Context, t term) error {
 	}
 	cut := make(chan struct{})
 	rm := a.newManager(&fencedTasks{TaskControlInterface: a.docker, session: t.session, cut: cut},
-		&registry.NodeOptions{Name: a.node.Name, Lease: lease})
+		&agent.NodeOptions{Name: a.node.Name, Lease: lease})
 	a.current.Store(rm)
 	defer a.current.Store(nil)
 

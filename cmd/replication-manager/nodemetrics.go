@@ -9,8 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/leader"
 )
 
 var (
@@ -25,7 +24,7 @@ var (
 // nodeCollector collects the node metrics of the scheduler of the term in
 // progress, if this manager leads.
 type nodeCollector struct {
-	current atomic.Pointer[registry.Scheduler]
+	current atomic.Pointer[leader.ReplicationManager]
 }
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {

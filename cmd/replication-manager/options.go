@@ -13,6 +13,8 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/etcdtls"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
+	"github.com/replication-manager/replication-manager/registry/leader"
 )
 
 // options are the daemon's flags (docs/CONTRACT.md, Programs). The etcd
@@ -71,16 +73,16 @@ func newOptions() *options {
 		RegistryPrefix:           registry.DefaultPrefix,
 		DockerStopTimeout:        10 * time.Second,
 		SyncPeriod:               registry.DefaultSyncPeriod,
-		Workers:                  registry.DefaultWorkers,
-		BurstReplicas:            registry.DefaultBurstReplicas,
+		Workers:                  agent.DefaultWorkers,
+		BurstReplicas:            agent.DefaultBurstReplicas,
 		RevisionHistoryLimit:     registry.DefaultRevisionHistoryLimit,
 		MaxReplicas:              api.DefaultMaxReplicas,
-		ShutdownGracePeriod:      registry.DefaultDrainTimeout,
+		ShutdownGracePeriod:      agent.DefaultDrainTimeout,
 		MetricsBindAddress:       "127.0.0.1:10252",
 		LeaderElect:              true,
 		LeaderElectIdentity:      defaultIdentity(),
 		LeaderElectLeaseDuration: 15 * time.Second,
-		NodeGrace:                registry.DefaultNodeGrace,
+		NodeGrace:                leader.DefaultNodeGrace,
 		LogLevel:                 "info",
 		LogFormat:                "text",
 	}

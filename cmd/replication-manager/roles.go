@@ -15,13 +15,15 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
+	"github.com/replication-manager/replication-manager/registry/leader"
 )
 
 // roles are a manager's two elections and what each term runs.
 type roles struct {
 	agent *nodeAgent
-	node  *leader
-	lead  *leader
+	node  *campaign
+	lead  *campaign
 }
 
 // newRoles wires the roles of a manager of engine; its metrics go to reg.
@@ -29,7 +31,7 @@ func newRoles(client *clientv3.Client, store *registry.Store, opts *options, doc
 	engine api.Engine, reg prometheus.Registerer) *roles {
 	isLeader, isActing, nodes := roleMetrics()
 	reg.MustRegister(isLeader, isActing, nodes, &controllerCollector{current: &nodes.current})
-	managerOpts := registry.Options{
+	managerOpts := agent.Options{
 		SyncPeriod:           opts.SyncPeriod,
 		Workers:              opts.Workers,
 		BurstReplicas:        opts.BurstReplicas,
@@ -45,29 +47,29 @@ func newRoles(client *clientv3.Client, store *registry.Store, opts *options, doc
 		identity: opts.LeaderElectIdentity, ttl: opts.LeaderElectLeaseDuration, stopWhenIsolated: opts.StopWhenIsolated,
 		node: api.Node{Name: engine.Name, Labels: labels, EngineID: engine.ID,
 			Capacity: api.NodeCapacity{CPUs: engine.CPUs, Memory: engine.Memory}},
-		newManager: func(tc registry.TaskControlInterface, node *registry.NodeOptions) *registry.ReplicationManager {
+		newManager: func(tc agent.TaskControlInterface, node *agent.NodeOptions) *agent.Agent {
 			o := managerOpts
 			o.Node = *node
-			return registry.NewReplicationManager(store, tc, logger, o)
+			return agent.New(store, tc, logger, o)
 		},
 	}
-	schedOpts := registry.SchedulerOptions{
+	schedOpts := leader.Options{
 		NodeGrace: opts.NodeGrace, SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
 		Policy: opts.policy(), RevisionHistoryLimit: opts.RevisionHistoryLimit, Workers: leaderWorkers(opts.Workers),
 	}
 	r := &roles{
 		agent: agent,
-		node: &leader{
+		node: &campaign{
 			client: client, logger: logger, identity: opts.LeaderElectIdentity, ttl: opts.LeaderElectLeaseDuration,
 			what: "act for node " + engine.Name, work: agent.term, onLead: gaugeOf(isActing),
 		},
-		lead: &leader{
+		lead: &campaign{
 			client: client, logger: logger, identity: opts.LeaderElectIdentity, ttl: opts.LeaderElectLeaseDuration,
 			what: "lead", onLead: gaugeOf(isLeader),
 			work: func(ctx context.Context, t term) error {
 				o := schedOpts
 				o.Guard = t.guard()
-				s := registry.NewScheduler(store, logger, o)
+				s := leader.NewReplicationManager(store, logger, o)
 				nodes.current.Store(s)
 				defer nodes.current.Store(nil)
 				return s.Run(ctx)
@@ -114,7 +116,7 @@ func gaugeOf(g prometheus.Gauge) func(bool) {
 // default, or four times --workers when that is more, as a decision is
 // short and its write waits on etcd.
 func leaderWorkers(nodeWorkers int) int {
-	return max(registry.DefaultLeaderWorkers, 4*nodeWorkers)
+	return max(leader.DefaultLeaderWorkers, 4*nodeWorkers)
 }
 
 // roleMetrics are the metrics of a manager's roles: whether it leads,

@@ -12,13 +12,14 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
 )
 
 // taskControl is the Docker side serve runs on: what the manager needs,
 // a ping for /readyz and the engine's own name and id for the node. run
 // gives the Docker client; tests a fake.
 type taskControl interface {
-	registry.TaskControlInterface
+	agent.TaskControlInterface
 	Ping(ctx context.Context) error
 	Engine(ctx context.Context) (api.Engine, error)
 }

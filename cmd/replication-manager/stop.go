@@ -31,7 +31,7 @@ package main
 import (
 	"time"
 
-	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
 )
 
 const (
@@ -71,7 +71,7 @@ const stopBudget = defaultShutdownGracePeriod + managerStopSlack + handoverTimeo
 // (--shutdown-grace-period): the registry takes 0 as its own default.
 func drainTimeout(grace time.Duration) time.Duration {
 	if grace <= 0 {
-		return registry.DefaultDrainTimeout
+		return agent.DefaultDrainTimeout
 	}
 	return grace
 }

@@ -13,7 +13,7 @@ package main
 // textContent in the script, and environment values are never shown.
 //
 // Where the data comes from: on the leader, the manager's own caches
-// (registry.ReplicationManager.Controllers: no etcd or Docker call per
+// (agent.Agent.Controllers: no etcd or Docker call per
 // request, except the events of one controller); on a standby, or on a
 // leader before its first list, etcd (specs and statuses, two range
 // reads per request). Containers are then not shown: a standby does not
@@ -41,6 +41,7 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/ctlview"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
 )
 
 //go:embed ui
@@ -78,7 +79,7 @@ type viewSource interface {
 // and it has listed the controllers, else etcd.
 type daemonSource struct {
 	// current is the manager of the term in progress; nil on a standby.
-	current func() *registry.ReplicationManager
+	current func() *agent.Agent
 	store   *registry.Store
 	// leaderElect tells a standby (another manager acts) from a lone
 	// manager that is starting.
@@ -87,7 +88,7 @@ type daemonSource struct {
 
 // manager returns the manager to read, nil when etcd is to be read, and
 // the origin of the data.
-func (s daemonSource) manager() (*registry.ReplicationManager, origin) {
+func (s daemonSource) manager() (*agent.Agent, origin) {
 	rm := s.current()
 	switch {
 	case rm != nil && rm.Synced():

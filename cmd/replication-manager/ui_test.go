@@ -21,6 +21,7 @@ import (
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -455,7 +456,7 @@ func TestDaemonSourceReadsEtcdWhenThisManagerDoesNotLead(t *testing.T) {
 		{true, origin{ctlview.RoleStandby, ctlview.SourceEtcd}},
 		{false, origin{ctlview.RoleStarting, ctlview.SourceEtcd}},
 	} {
-		src := daemonSource{current: func() *registry.ReplicationManager { return nil }, store: store, leaderElect: tc.leaderElect}
+		src := daemonSource{current: func() *agent.Agent { return nil }, store: store, leaderElect: tc.leaderElect}
 		o, views, err := src.Controllers(ctx)
 		if err != nil || o != tc.want || len(views) != 1 || views[0].ID != "web" || views[0].Spec.DesiredState.Replicas != 2 ||
 			views[0].Status == nil || views[0].Status.Replicas != 2 || views[0].Containers != nil {

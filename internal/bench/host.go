@@ -3,7 +3,7 @@ package bench
 // This file is one host as the daemon composes it (cmd/replication-manager
 // roles.go and node.go), for every part that runs the registry in this
 // process: the node registered under a lease of its own, kept alive, and
-// the leader's Scheduler and the node's ReplicationManager run side by side
+// the leader's ReplicationManager and the node's Agent run side by side
 // on one Store. The leader decides each slot and writes its assignment;
 // the node runs the slots assigned to it and reports on them; the leader
 // writes the statuses from the reports. There is no election here (the
@@ -24,6 +24,8 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
+	"github.com/replication-manager/replication-manager/registry/leader"
 )
 
 const (
@@ -45,8 +47,8 @@ type engineTeller interface {
 // host is a running leader and node.
 type host struct {
 	// rm is the node's manager, sched the leader.
-	rm    *registry.ReplicationManager
-	sched *registry.Scheduler
+	rm    *agent.Agent
+	sched *leader.ReplicationManager
 	node  string
 	lease clientv3.LeaseID
 	// started is when both began to run, the node registered.
@@ -69,9 +71,9 @@ type host struct {
 // daemon's default node grace. Workers is the manager's too, which every
 // part leaves at the default: roles.go does not pass --workers to the
 // scheduler, so the daemon's is always the default.
-func schedulerOptions(opts registry.Options) registry.SchedulerOptions {
-	return registry.SchedulerOptions{
-		NodeGrace: registry.DefaultNodeGrace, SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
+func schedulerOptions(opts agent.Options) leader.Options {
+	return leader.Options{
+		NodeGrace: leader.DefaultNodeGrace, SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
 		Policy: opts.Policy, RevisionHistoryLimit: opts.RevisionHistoryLimit, Workers: opts.Workers,
 	}
 }
@@ -79,8 +81,8 @@ func schedulerOptions(opts registry.Options) registry.SchedulerOptions {
 // startHost registers the node of tc under a new lease and runs the leader
 // and the node's manager of opts (opts.Node is filled in) until stop. It
 // returns once both run.
-func startHost(ctx context.Context, client *clientv3.Client, store *registry.Store, tc registry.TaskControlInterface,
-	logger *slog.Logger, opts registry.Options) (*host, error) {
+func startHost(ctx context.Context, client *clientv3.Client, store *registry.Store, tc agent.TaskControlInterface,
+	logger *slog.Logger, opts agent.Options) (*host, error) {
 	node := api.Node{Name: hostNodeName, EngineID: "rm-bench-" + hostNodeName,
 		Capacity: api.NodeCapacity{CPUs: runtime.NumCPU()}, Manager: "rm-bench"}
 	if e, ok := tc.(engineTeller); ok {
@@ -113,9 +115,9 @@ func startHost(ctx context.Context, client *clientv3.Client, store *registry.Sto
 	if err := store.RegisterNode(ctx, &node, lease); err != nil {
 		return nil, errors.Join(fmt.Errorf("host: %w", err), h.revoke())
 	}
-	opts.Node = registry.NodeOptions{Name: node.Name, Lease: lease}
-	h.rm = registry.NewReplicationManager(store, tc, logger.With("node", node.Name), opts)
-	h.sched = registry.NewScheduler(store, logger, schedulerOptions(opts))
+	opts.Node = agent.NodeOptions{Name: node.Name, Lease: lease}
+	h.rm = agent.New(store, tc, logger.With("node", node.Name), opts)
+	h.sched = leader.NewReplicationManager(store, logger, schedulerOptions(opts))
 	runCtx, cancel := context.WithCancel(ctx)
 	h.cancel, h.started = cancel, time.Now()
 	// as the daemon's roles: one that fails stops the other

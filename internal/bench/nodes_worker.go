@@ -1,7 +1,7 @@
 package bench
 
 // This file is the nodes part's subprocess: the leader's scheduler
-// (registry.NewScheduler) alone, on the real etcd that runs in the parent,
+// (leader.NewReplicationManager) alone, on the real etcd that runs in the parent,
 // so that this process's resident memory is the scheduler's and its etcd
 // client's, and its CPU profiles show the scheduler only. The parent
 // writes the specs, registers the simulated nodes and watches the
@@ -42,6 +42,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/leader"
 )
 
 // NodesWorkerCommand is the hidden subcommand that runs RunNodesWorker.
@@ -95,8 +96,8 @@ func RunNodesWorker(ctx context.Context, args []string, stdin io.Reader, stdout,
 	}
 	defer client.Close()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("in", "nodes-worker")
-	sched := registry.NewScheduler(registry.NewStore(client, *prefix), logger,
-		registry.SchedulerOptions{NodeGrace: *grace, SyncPeriod: *syncPeriod})
+	sched := leader.NewReplicationManager(registry.NewStore(client, *prefix), logger,
+		leader.Options{NodeGrace: *grace, SyncPeriod: *syncPeriod})
 
 	prof := &profiler{dir: *profileDir, sched: sched}
 	defer func() { err = errors.Join(err, prof.stop()) }()
@@ -145,7 +146,7 @@ func RunNodesWorker(ctx context.Context, args []string, stdin io.Reader, stdout,
 type profiler struct {
 	dir   string
 	file  *os.File
-	sched *registry.Scheduler
+	sched *leader.ReplicationManager
 }
 
 func (p *profiler) command(line string) nodesWorkerReply {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -58,7 +59,7 @@ func (e *dockerEnv) profileConvergence(ctx context.Context, n int, window time.D
 	}
 	defer docker.Close()
 	store := registry.NewStore(client, "")
-	h, err := startHost(ctx, client, store, docker, slog.New(slog.DiscardHandler), registry.Options{})
+	h, err := startHost(ctx, client, store, docker, slog.New(slog.DiscardHandler), agent.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}

@@ -232,7 +232,7 @@ func (m MemoryResult) ManagerRSS() uint64 {
 	return m.RSSAfterGC - m.RSSWithoutManager
 }
 
-// NodesResult is the leader's scheduler (registry.NewScheduler) over
+// NodesResult is the leader's scheduler (leader.NewReplicationManager) over
 // simulated nodes, with a real etcd: the nodes are registrations under
 // leases, with no manager and no container. A subprocess schedules; the
 // parent watches every write under the registry prefix and times from the

@@ -1,8 +1,8 @@
 package bench
 
 // This file is the control-plane part's subprocess: one host as the
-// daemon composes it (host.go: the leader's Scheduler and the node's
-// ReplicationManager, the node registered under a lease) with the
+// daemon composes it (host.go: the leader's ReplicationManager and the node's
+// Agent, the node registered under a lease) with the
 // in-memory fake in place of Docker, on a real etcd that runs in the
 // parent, so that this process's resident memory is the host's and the
 // fake's, not etcd's. It converges N controllers (the leader assigns
@@ -38,6 +38,7 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -63,7 +64,7 @@ type scaleWorker struct {
 	store  *registry.Store
 	// tc is the task control the node runs on: fake, or a bareTasks
 	// when fake is nil; count says how many containers it holds.
-	tc         registry.TaskControlInterface
+	tc         agent.TaskControlInterface
 	count      func() int
 	fake       *taskcontrol.Fake
 	mode       string
@@ -162,7 +163,7 @@ func (w *scaleWorker) onCreate(spec api.TaskSpec) error {
 }
 
 func (w *scaleWorker) run(ctx context.Context) (ScaleResult, error) {
-	res := ScaleResult{Controllers: w.controllers, Replicas: w.replicas, Workers: registry.DefaultWorkers, Profiles: map[string]string{}}
+	res := ScaleResult{Controllers: w.controllers, Replicas: w.replicas, Workers: agent.DefaultWorkers, Profiles: map[string]string{}}
 
 	start := time.Now()
 	if err := w.writeSpecs(ctx, "demo-task:latest"); err != nil {
@@ -308,7 +309,7 @@ type managerRun struct {
 // worker asks for happen.
 func (w *scaleWorker) startManager(ctx context.Context) (*managerRun, error) {
 	reg := prometheus.NewRegistry()
-	h, err := startHost(ctx, w.client, w.store, w.tc, slog.New(slog.DiscardHandler), registry.Options{
+	h, err := startHost(ctx, w.client, w.store, w.tc, slog.New(slog.DiscardHandler), agent.Options{
 		SyncPeriod: time.Hour,
 		Registerer: reg,
 	})
@@ -421,7 +422,7 @@ func (w *scaleWorker) timeResyncs(ctx context.Context, m *managerRun, res *Scale
 			return err
 		}
 		start := time.Now()
-		if err := m.host.rm.Synchronize(ctx); err != nil {
+		if err := m.host.rm.Resync(ctx); err != nil {
 			return fmt.Errorf("resync: %w", err)
 		}
 		res.ResyncCall = append(res.ResyncCall, time.Since(start))
@@ -459,7 +460,7 @@ func (w *scaleWorker) timeBusyProbes(ctx context.Context, m *managerRun, res *Sc
 	wg.Go(func() {
 		for busyCtx.Err() == nil {
 			before, err := m.syncs()
-			if err != nil || m.host.rm.Synchronize(busyCtx) != nil {
+			if err != nil || m.host.rm.Resync(busyCtx) != nil {
 				return
 			}
 			_ = m.waitSyncs(busyCtx, before+uint64(w.controllers))

@@ -1,0 +1,182 @@
+package agent
+
+// Benchmarks of the hot paths of one host as it ships, run by `make
+// bench`: the leader's decision for one controller, the leader's and the
+// node's sync of a controller that has nothing to do (what every resync
+// costs per controller), and the relist that every resync starts with.
+// They use the package's embedded etcd and the in-memory fake.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/decide"
+	"github.com/replication-manager/replication-manager/taskcontrol"
+)
+
+// BenchmarkSyncReplicationController is one sync of a controller whose
+// replicas all run, on the node and on the leader: the decision finds
+// nothing to do and the status is unchanged, so neither makes a call to
+// Docker or etcd. A resync costs this once per controller.
+func BenchmarkSyncReplicationController(b *testing.B) {
+	for _, replicas := range []int{10, 100} {
+		b.Run(fmt.Sprintf("steady/replicas=%d", replicas), func(b *testing.B) {
+			h := newHarness(b, Options{SyncPeriod: time.Hour, BurstReplicas: replicas})
+			ctx := b.Context()
+			h.setSpec(newController("web", replicas))
+			for range 3 { // the first sync creates, the next see them settled
+				if err := h.syncB(ctx, "web"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if got := h.fake.Len(); got != replicas {
+				b.Fatalf("%d containers after the first syncs, want %d", got, replicas)
+			}
+			h.fake.Reset()
+
+			b.Run("node", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := h.rm.syncSlots(ctx, "web"); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("leader", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := h.sched.Sync(ctx, "web"); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			if c := h.fake.Counts(); c.Create+c.Delete+c.List+c.Inspect+c.Rename != 0 {
+				b.Errorf("a steady sync called the task control: %+v", c)
+			}
+		})
+	}
+}
+
+// syncB is sync for a benchmark.
+func (h *harness) syncB(ctx context.Context, id string) error {
+	if err := h.lead(ctx, id); err != nil {
+		return err
+	}
+	if err := h.follow(ctx, h.store.AssignmentsPrefix(), h.rm.slots); err != nil {
+		return err
+	}
+	if err := h.rm.relistTasks(ctx); err != nil {
+		return err
+	}
+	if err := h.rm.syncSlots(ctx, id); err != nil {
+		return err
+	}
+	return h.lead(ctx, id)
+}
+
+// BenchmarkDecide is the leader's decision for one settled controller of
+// replicas over 100 nodes, and for a new one.
+func BenchmarkDecide(b *testing.B) {
+	nodes := make([]decide.Node, 100)
+	for i := range nodes {
+		nodes[i] = decide.Node{Name: fmt.Sprintf("node-%03d", i), Alive: true, Slots: 1000}
+	}
+	now := time.Now()
+	for _, replicas := range []int{10, 1000} {
+		c := decide.Controller{ID: "web", Replicas: replicas, Revision: 2, Hash: "h", Unavailable: 1, AvailableAfter: 5 * time.Second}
+		settled := decide.Input{Controller: c, Assigned: map[int]decide.Assignment{}, Nodes: nodes, Now: now,
+			Reports: map[string]decide.Report{}}
+		for slot := 1; slot <= replicas; slot++ {
+			node := nodes[slot%len(nodes)].Name
+			settled.Assigned[slot] = decide.Assignment{Node: node, Revision: 2, Hash: "h", ModRev: 3}
+			settled.Containers = append(settled.Containers, decide.Container{Node: node, Slot: slot, Named: true, Hash: "h",
+				Live: true, Ready: true, StartedAt: now.Add(-time.Hour)})
+		}
+		b.Run(fmt.Sprintf("settled/replicas=%d", replicas), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if r := decide.Decide(settled); len(r.Changes) != 0 {
+					b.Fatalf("%d changes to a settled controller", len(r.Changes))
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("new/replicas=%d", replicas), func(b *testing.B) {
+			in := decide.Input{Controller: c, Nodes: nodes, Now: now}
+			b.ReportAllocs()
+			for b.Loop() {
+				if r := decide.Decide(in); len(r.Changes) != replicas {
+					b.Fatalf("%d changes, want %d", len(r.Changes), replicas)
+				}
+			}
+		})
+	}
+}
+
+// fakeWithContainers returns a fake holding controllers × replicas running
+// containers, labelled as the manager labels them.
+func fakeWithContainers(b *testing.B, controllers, replicas int) *taskcontrol.Fake {
+	b.Helper()
+	fake := &taskcontrol.Fake{}
+	for c := range controllers {
+		id := fmt.Sprintf("rc-%05d", c)
+		for slot := 1; slot <= replicas; slot++ {
+			_, err := fake.Add(api.Task{
+				Name: api.TaskName(id, slot),
+				Labels: map[string]string{
+					"name": id, "tier": "demo", api.LabelController: id,
+					api.LabelSlot: strconv.Itoa(slot), api.LabelTemplateHash: "0123456789",
+				},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return fake
+}
+
+// BenchmarkRelistTasks is the list every resync starts with, of 10,000
+// controllers × 10 containers: the fake's list, then the cache rebuilt
+// from it. Nothing changed, so no controller is queued.
+func BenchmarkRelistTasks(b *testing.B) {
+	fake := fakeWithContainers(b, 10000, 10)
+	store := registry.NewStore(etcdServer.Client(b), "/bench/"+b.Name())
+	rm := New(store, fake, slog.New(slog.DiscardHandler), Options{SyncPeriod: time.Hour, Node: NodeOptions{Name: harnessNode}})
+	b.Cleanup(rm.queue.ShutDown)
+	ctx := b.Context()
+	if err := rm.relistTasks(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := rm.relistTasks(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTaskCacheReplace is the cache's part of that relist alone:
+// installing a list of 100,000 unchanged containers.
+func BenchmarkTaskCacheReplace(b *testing.B) {
+	listed, err := fakeWithContainers(b, 10000, 10).ListTasks(b.Context(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := newTaskCache()
+	now := time.Now()
+	c.replace(listed, c.startList(), now)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if changed := c.replace(listed, c.startList(), now); len(changed) != 0 {
+			b.Fatalf("%d controllers changed, want none", len(changed))
+		}
+	}
+}

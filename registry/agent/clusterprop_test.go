@@ -1,0 +1,316 @@
+package agent
+
+// A property test of the bounds on the in-process cluster as it ships: the
+// real embedded etcd, the leader's Scheduler and a node ReplicationManager
+// per fake engine, stepped by hand in a random order, so that the leader
+// decides from reports that are as stale as the history makes them.
+// Random histories of spec writes, scales, template and selector changes,
+// containers killed, nodes dying and coming back, and leaders replaced;
+// after every step no slot runs on two engines and the live containers
+// never grow above replicas + maxSurge; at the end, with every fault
+// healed, the controller converges. (The pure decision has a finer model
+// with slow stops and late node views in package decide.)
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"pgregory.net/rapid"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/leader"
+	"github.com/replication-manager/replication-manager/taskcontrol"
+)
+
+// propCluster is the cluster one history runs on.
+type propCluster struct {
+	t     *rapid.T
+	tb    *testing.T
+	ctx   context.Context
+	store *registry.Store
+	clock *testClock
+	sched *leader.ReplicationManager
+	nodes map[string]*propNode
+	spec  *api.ReplicationController
+	rev   int64
+	// grown is the live count that may not be exceeded by a create.
+	grown int
+}
+
+type propNode struct {
+	name  string
+	fake  *taskcontrol.Fake
+	rm    *Agent
+	lease clientv3.LeaseID
+	alive bool
+}
+
+func newPropCluster(t *testing.T, rt *rapid.T, store *registry.Store) *propCluster {
+	t.Helper()
+	c := &propCluster{t: rt, tb: t, ctx: t.Context(), store: store, clock: &testClock{now: time.Now()}, nodes: map[string]*propNode{}}
+	for _, name := range []string{"a", "b"} {
+		n := &propNode{name: name, fake: &taskcontrol.Fake{Now: c.clock.Now}}
+		c.nodes[name] = n
+		c.start(n)
+	}
+	c.newLeader()
+	c.spec = newController("web", 3)
+	c.write()
+	return c
+}
+
+// start registers node n under a new lease and gives it a new manager.
+func (c *propCluster) start(n *propNode) {
+	lease, err := c.store.Client().Grant(c.ctx, 60)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := c.store.RegisterNode(c.ctx, &api.Node{Name: n.name, Labels: map[string]string{"zone": n.name}}, lease.ID); err != nil {
+		c.t.Fatal(err)
+	}
+	n.lease, n.alive = lease.ID, true
+	n.rm = New(c.store, n.fake, testLogger(c.tb), Options{Policy: clusterPolicy, Node: NodeOptions{Name: n.name, Lease: lease.ID}})
+	n.rm.now = c.clock.Now
+	n.rm.registryID = testRegistryID
+	n.rm.specs.mu.Lock()
+	n.rm.specs.listed = true
+	n.rm.specs.mu.Unlock()
+}
+
+// newLeader replaces the leader: the new one knows only what etcd holds.
+func (c *propCluster) newLeader() {
+	c.sched = leader.NewReplicationManager(c.store, testLogger(c.tb), leader.Options{NodeGrace: 30 * time.Second, Policy: clusterPolicy, Now: c.clock.Now})
+	if err := c.sched.Refresh(c.ctx); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// write stores the spec as a user would.
+func (c *propCluster) write() {
+	spec, err := c.store.GetController(c.ctx, "web")
+	if err == nil {
+		c.rev, err = c.store.UpdateController(c.ctx, c.spec, spec.ModRevision)
+	} else {
+		c.rev, err = c.store.CreateController(c.ctx, c.spec)
+	}
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.grown = max(c.bound(), min(c.grown, c.committed()))
+}
+
+// committed is live plus the creates nodes are bound to make: assigned
+// slots whose node runs no container of them yet. A spec takes effect
+// when the leader decides on it, not when it is written.
+func (c *propCluster) committed() int {
+	assigned, err := c.store.ListAssignments(c.ctx)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	n := c.live()
+	for slot, a := range assigned["web"] {
+		nd := c.nodes[a.Node]
+		if nd == nil {
+			continue
+		}
+		i := slices.IndexFunc(nd.fake.Tasks(), func(t api.Task) bool { return t.Name == api.TaskName("web", slot) && t.Active() })
+		if i < 0 || a.StartFirst && nd.fake.Tasks()[i].Labels[api.LabelTemplateHash] != a.TemplateHash {
+			n++ // to create, or a successor to start first
+		}
+	}
+	return n
+}
+
+func (c *propCluster) bound() int {
+	surge, _ := c.spec.DesiredState.Strategy().Bounds(c.spec.DesiredState.Replicas)
+	return c.spec.DesiredState.Replicas + surge
+}
+
+// lead lists every prefix into the leader's mirrors, then decides.
+func (c *propCluster) lead() {
+	if err := c.sched.Refresh(c.ctx); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := c.sched.Sync(c.ctx, "web"); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// act is one sync of node n, from what etcd holds now.
+func (c *propCluster) act(n *propNode) {
+	if !n.alive {
+		return
+	}
+	spec, err := c.store.GetController(c.ctx, "web")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	n.rm.specs.put(spec)
+	if _, err := c.store.MirrorList(c.ctx, c.store.AssignmentsPrefix(), n.rm.slots); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := n.rm.relistTasks(c.ctx); err != nil {
+		c.t.Fatal(err)
+	}
+	before := c.live()
+	_ = n.rm.syncSlots(c.ctx, "web") // failures are retried; the invariants are what matter
+	if live := c.live(); live > before && live > c.grown {
+		c.t.Fatalf("node %s created up to %d live, above the bound %d (replicas + maxSurge %d)", n.name, live, c.grown, c.bound())
+	}
+}
+
+// live counts the controller's active containers on every engine.
+func (c *propCluster) live() int {
+	n := 0
+	for _, nd := range c.nodes {
+		for _, task := range nd.fake.Tasks() {
+			if task.Active() || task.State == api.StateCreated {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// check asserts that no slot is live on two engines.
+func (c *propCluster) check() {
+	on := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(c.nodes)) {
+		for _, task := range c.nodes[name].fake.Tasks() {
+			if !task.Active() {
+				continue
+			}
+			slot := task.Labels[api.LabelSlot]
+			if other, ok := on[slot]; ok && other != name {
+				c.t.Fatalf("slot %s live on nodes %s and %s", slot, other, name)
+			}
+			on[slot] = name
+		}
+	}
+	c.grown = max(c.bound(), min(c.grown, c.committed()))
+}
+
+func (c *propCluster) pick(t *rapid.T) *propNode {
+	return c.nodes[rapid.SampledFrom([]string{"a", "b"}).Draw(t, "node")]
+}
+
+func TestClusterKeepsTheBoundsOverRandomHistories(t *testing.T) {
+	if testing.Short() {
+		t.Skip("random histories on the embedded etcd")
+	}
+	histories := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		histories++
+		store := registry.NewStore(testClient(t), fmt.Sprintf("/test/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), harnesses.Add(1)))
+		c := newPropCluster(t, rt, store)
+		rt.Repeat(map[string]func(*rapid.T){
+			"scale": func(t *rapid.T) {
+				c.spec.DesiredState.Replicas = rapid.IntRange(0, 5).Draw(t, "replicas")
+				c.write()
+			},
+			"template": func(t *rapid.T) {
+				c.spec.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Env = []api.EnvVar{{Name: "V", Value: fmt.Sprint(c.rev)}}
+				c.write()
+			},
+			"bounds": func(t *rapid.T) {
+				surge := intstr.FromInt(rapid.IntRange(0, 2).Draw(t, "surge"))
+				unavailable := intstr.FromInt(rapid.IntRange(1, 2).Draw(t, "unavailable"))
+				c.spec.DesiredState.UpdateStrategy = &api.UpdateStrategy{MaxSurge: &surge, MaxUnavailable: &unavailable}
+				c.write()
+			},
+			"selector": func(t *rapid.T) {
+				c.spec.DesiredState.NodeSelector = map[string]string{"zone": rapid.SampledFrom([]string{"a", "b"}).Draw(t, "zone")}
+				if rapid.Bool().Draw(t, "any") {
+					c.spec.DesiredState.NodeSelector = nil
+				}
+				c.write()
+			},
+			"lead": func(*rapid.T) { c.lead() },
+			"act":  func(t *rapid.T) { c.act(c.pick(t)) },
+			"tick": func(t *rapid.T) {
+				c.clock.Advance(time.Duration(rapid.IntRange(1, 10).Draw(t, "seconds")) * time.Second)
+			},
+			"kill container": func(t *rapid.T) {
+				n := c.pick(t)
+				if tasks := n.fake.Tasks(); len(tasks) > 0 {
+					task := rapid.SampledFrom(tasks).Draw(t, "container")
+					if err := n.fake.DeleteTask(c.ctx, task.ID); err != nil {
+						t.Fatal(err)
+					}
+				}
+			},
+			"kill node": func(t *rapid.T) {
+				n := c.pick(t)
+				if !n.alive {
+					return
+				}
+				// the machine dies: its containers and its lease go
+				for _, task := range n.fake.Tasks() {
+					if err := n.fake.DeleteTask(c.ctx, task.ID); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := c.store.Client().Revoke(c.ctx, n.lease); err != nil {
+					t.Fatal(err)
+				}
+				n.alive = false
+			},
+			"return node": func(t *rapid.T) {
+				if n := c.pick(t); !n.alive {
+					c.start(n)
+				}
+			},
+			"new leader": func(*rapid.T) { c.newLeader() },
+			"":           func(*rapid.T) { c.check() },
+		})
+		c.converge()
+	})
+	t.Logf("%d histories", histories)
+}
+
+// converge heals every fault and steps the cluster until it settles.
+func (c *propCluster) converge() {
+	for _, n := range c.nodes {
+		if !n.alive {
+			c.start(n)
+		}
+	}
+	for range 30 {
+		c.lead()
+		for _, name := range []string{"a", "b"} {
+			c.act(c.nodes[name])
+		}
+		c.lead()
+		c.clock.Advance(6 * time.Second)
+		c.check()
+	}
+	want := c.spec.DesiredState.Replicas
+	hash := api.TemplateHash(&c.spec.DesiredState.TaskTemplate)
+	got := 0
+	for name, n := range c.nodes {
+		for _, task := range n.fake.Tasks() {
+			if !task.Active() {
+				continue
+			}
+			got++
+			if task.Labels[api.LabelTemplateHash] != hash {
+				c.t.Fatalf("%s on %s runs template %s after the history, want %s", task.Name, name, task.Labels[api.LabelTemplateHash], hash)
+			}
+			if sel := c.spec.DesiredState.NodeSelector; sel != nil && sel["zone"] != name {
+				c.t.Fatalf("%s on %s, which does not match %v", task.Name, name, sel)
+			}
+		}
+	}
+	if got != want {
+		c.t.Fatalf("%d live after the history, want %d", got, want)
+	}
+}

@@ -1,0 +1,105 @@
+package agent
+
+// This file tells a crash loop from a container that simply stopped: a
+// container that dies less than crashMinRun after it started is a crash,
+// and every crash doubles the delay before the controller's next create,
+// from 100ms up to a minute, as Docker's own restart policy does. Ten
+// seconds of running clears it. Everything here is pure: a crashHistory is
+// a value, and each function returns the next one.
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+const (
+	crashMinRun       = 10 * time.Second
+	crashBackoffStart = 100 * time.Millisecond
+	crashBackoffMax   = time.Minute
+)
+
+// crashHistory is a controller's recent crashes.
+type crashHistory struct {
+	backoff backoff
+	// counted holds the dead containers already counted, so that a dead
+	// container kept for inspection counts once.
+	counted map[string]bool
+	last    *crash
+}
+
+// crash describes the latest crash of a controller, for its status.
+type crash struct {
+	name     string
+	exitCode int
+	ranFor   time.Duration
+	at       time.Time
+}
+
+// observe counts the dead containers not seen before and returns the next
+// history and the new crashes. A container that ran for crashMinRun or
+// more clears the history.
+func (h crashHistory) observe(dead []api.Task) (crashHistory, []crash) {
+	counted := make(map[string]bool, len(dead))
+	var crashes []crash
+	for _, t := range dead {
+		counted[t.ID] = true
+		if h.counted[t.ID] || t.FinishedAt.IsZero() || t.StartedAt.IsZero() {
+			continue // counted already, or never started: not a crash
+		}
+		ran := t.FinishedAt.Sub(t.StartedAt)
+		if ran >= crashMinRun {
+			h.backoff, h.last = backoff{}, nil
+			continue
+		}
+		cr := crash{name: t.Name, exitCode: t.ExitCode, ranFor: ran, at: t.FinishedAt}
+		h.backoff = h.backoff.failed(t.FinishedAt, crashBackoffStart, crashBackoffMax)
+		h.last = &cr
+		crashes = append(crashes, cr)
+	}
+	h.counted = counted // forget containers that are gone
+	return h, crashes
+}
+
+// settle clears the history once a container started after the last crash
+// has run for crashMinRun. It also returns how long until it could clear
+// (0 when there is nothing to clear or it just cleared).
+func (h crashHistory) settle(active []api.Task, now time.Time) (crashHistory, time.Duration) {
+	if h.last == nil {
+		return h, 0
+	}
+	var next time.Duration
+	for _, t := range active {
+		started := t.StartedAt
+		if started.IsZero() {
+			started = t.Created
+		}
+		if t.State != api.StateRunning || started.Before(h.last.at) {
+			continue
+		}
+		ran := now.Sub(started)
+		if ran >= crashMinRun {
+			h.backoff, h.last = backoff{}, nil
+			return h, 0
+		}
+		if wait := crashMinRun - ran; next == 0 || wait < next {
+			next = wait
+		}
+	}
+	return h, next
+}
+
+// condition returns the CrashLoop condition, or nil when not crash looping.
+func (h crashHistory) condition(now time.Time) *api.Condition {
+	if h.last == nil {
+		return nil
+	}
+	return &api.Condition{
+		Type:   api.ConditionCrashLoop,
+		Reason: "BackOff",
+		Message: fmt.Sprintf("container %s exited with code %d after %s; %d crashes in a row; next start in %s",
+			h.last.name, h.last.exitCode, h.last.ranFor.Round(time.Millisecond), h.backoff.steps,
+			h.backoff.wait(now).Round(time.Millisecond)),
+	}
+}

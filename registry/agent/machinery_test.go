@@ -1,0 +1,540 @@
+package agent
+
+// Tests of the machinery that keeps the manager safe under failure:
+// backoffs, crash loops, in-flight tracking, readiness and events.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
+	"github.com/replication-manager/replication-manager/taskcontrol"
+)
+
+func TestBackoffGrowsToItsCap(t *testing.T) {
+	var b backoff
+	at := time.Unix(1000, 0)
+	var got []time.Duration
+	for range 5 {
+		b = b.failed(at, time.Second, 5*time.Second)
+		got = append(got, b.delay)
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second}
+	if !slices.Equal(got, want) {
+		t.Errorf("delays = %v, want %v", got, want)
+	}
+	if w := b.wait(at.Add(2 * time.Second)); w != 3*time.Second {
+		t.Errorf("wait 2s after the last failure = %s, want 3s", w)
+	}
+	if b.steps != 5 {
+		t.Errorf("steps = %d, want 5", b.steps)
+	}
+	if w := (backoff{}).wait(at); w != 0 {
+		t.Errorf("wait of a clear backoff = %s, want 0", w)
+	}
+}
+
+func TestMissingImageCostsNoCreateCall(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 100))
+	var missing atomic.Bool
+	missing.Store(true)
+	h.fake.ImageErr = func(image string) error {
+		if missing.Load() {
+			return fmt.Errorf("%w: %s", taskcontrol.ErrImageNotFound, image)
+		}
+		return nil
+	}
+
+	// a sync every 100ms for a minute: far more often than any real
+	// trigger, so that only the backoff limits the calls
+	for range 600 {
+		_ = h.sync(t, "web")
+		h.clock.Advance(100 * time.Millisecond)
+	}
+	if c := h.fake.Counts(); c.Create != 0 || c.Image > 10 {
+		t.Errorf("%d create and %d image calls in a minute for a missing image, want 0 and at most 10", c.Create, c.Image)
+	}
+	c := h.status(t, "web").FindCondition(api.ConditionReplicaFailure)
+	if c == nil || c.Message != "node a: create web-1: no such image: demo-task:latest" {
+		t.Fatalf("ReplicaFailure = %+v, want the missing image named", c)
+	}
+
+	// the image appears: the next attempt creates every replica and the
+	// backoff resets
+	missing.Store(false)
+	h.clock.Advance(createBackoffMax)
+	for range 5 {
+		if err := h.sync(t, "web"); err != nil {
+			t.Fatalf("sync after the image appeared: %v", err)
+		}
+	}
+	if got := h.fake.Len(); got != 100 {
+		t.Errorf("%d containers, want 100", got)
+	}
+	if s := h.rm.states.get("web").createBackoff.steps; s != 0 {
+		t.Errorf("create backoff steps = %d after success, want 0", s)
+	}
+	if c := h.status(t, "web").FindCondition(api.ConditionReplicaFailure); c != nil {
+		t.Errorf("ReplicaFailure still set after success: %+v", c)
+	}
+}
+
+func TestFailingCreatesCostOneBurstThenAHandfulPerMinute(t *testing.T) {
+	h := newHarness(t, Options{BurstReplicas: 20})
+	h.setSpec(newController("web", 100))
+	h.fake.CreateErr = func(api.TaskSpec) error { return errors.New("invalid reference format") }
+
+	for range 600 {
+		_ = h.sync(t, "web")
+		h.clock.Advance(100 * time.Millisecond)
+	}
+	// the first batch is the burst (the image exists, nothing failed yet);
+	// after it, one probe per backoff step
+	if got := len(h.fake.Creates()); got > 20+10 {
+		t.Errorf("%d create calls in a minute of failing creates, want at most one burst (20) and 10 more", got)
+	}
+}
+
+// crashAll makes every running container of the fake exit with code after
+// running for ran.
+func crashAll(h *harness, ran time.Duration, code int) {
+	h.clock.Advance(ran)
+	for _, task := range h.fake.Tasks() {
+		if task.State == api.StateRunning {
+			h.fake.SetState(task.ID, api.StateExited, code)
+		}
+	}
+}
+
+func TestCrashLoopBacksOffAndSaysWhy(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 5))
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+
+	// every container dies a second after it starts, for a minute
+	for range 600 {
+		crashAll(h, 100*time.Millisecond, 3)
+		_ = h.sync(t, "web")
+	}
+	creates := len(h.fake.Creates())
+	if creates > 25 {
+		t.Errorf("%d creates in a minute of crash loop with 5 replicas, want a bounded handful (<= 25)", creates)
+	}
+	t.Logf("creates in a minute of crash loop: %d", creates)
+	c := h.status(t, "web").FindCondition(api.ConditionCrashLoop)
+	if c == nil || !strings.Contains(c.Message, "exited with code 3") {
+		t.Fatalf("CrashLoop condition = %+v, want one naming exit code 3", c)
+	}
+	var dead int
+	for _, task := range h.fake.Tasks() {
+		if !task.Active() {
+			dead++
+		}
+	}
+	if dead > 1 {
+		t.Errorf("%d dead containers kept, want at most 1", dead)
+	}
+}
+
+func TestCrashLoopClearsAfterTenSecondsOfRunning(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 1))
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	crashAll(h, time.Second, 1)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if h.status(t, "web").FindCondition(api.ConditionCrashLoop) == nil {
+		t.Fatal("no CrashLoop condition after a crash")
+	}
+	h.clock.Advance(crashBackoffStart)
+	if err := h.sync(t, "web"); err != nil { // the replacement starts
+		t.Fatal(err)
+	}
+	h.clock.Advance(crashMinRun)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if c := h.status(t, "web").FindCondition(api.ConditionCrashLoop); c != nil {
+		t.Errorf("CrashLoop still set after 10s of running: %+v", c)
+	}
+	if s := h.rm.states.get("web").crash.backoff.steps; s != 0 {
+		t.Errorf("crash backoff steps = %d, want 0", s)
+	}
+}
+
+// laggingTasks serves lists that are as old as when they started: onList
+// runs between taking the snapshot and returning it.
+type laggingTasks struct {
+	*taskcontrol.Fake
+	onList func()
+}
+
+func (l *laggingTasks) ListTasks(ctx context.Context, selector map[string]string) ([]api.Task, error) {
+	tasks, err := l.Fake.ListTasks(ctx, selector)
+	if l.onList != nil {
+		hook := l.onList
+		l.onList = nil
+		hook()
+	}
+	return tasks, err
+}
+
+func TestInFlightCreatesAreNotRepeatedWhenTheListLags(t *testing.T) {
+	h := newHarness(t, Options{})
+	lag := &laggingTasks{Fake: h.fake}
+	h.rm.taskControl = lag
+	ctx := t.Context()
+	h.setSpec(newController("web", 3))
+	if err := h.rm.relistTasks(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// a list starts, a sync creates 3 containers, then the stale list (0
+	// containers) lands in the cache
+	lag.onList = func() {
+		if err := h.step(ctx, "web"); err != nil {
+			t.Errorf("sync during the list: %v", err)
+		}
+	}
+	if err := h.rm.relistTasks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.step(ctx, "web"); err != nil {
+		t.Fatal(err)
+	}
+	validateSyncReplication(t, h.fake, 3, 0)
+}
+
+func TestDeletedContainersAreNotDeletedTwiceWhenTheListLags(t *testing.T) {
+	h := newHarness(t, Options{})
+	lag := &laggingTasks{Fake: h.fake}
+	h.rm.taskControl = lag
+	ctx := t.Context()
+	h.setSpec(newController("web", 5))
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	h.fake.Reset()
+
+	h.setSpec(newController("web", 3))
+	lag.onList = func() {
+		if err := h.step(ctx, "web"); err != nil {
+			t.Errorf("sync during the list: %v", err)
+		}
+	}
+	if err := h.rm.relistTasks(ctx); err != nil { // stale: still 5
+		t.Fatal(err)
+	}
+	if err := h.step(ctx, "web"); err != nil {
+		t.Fatal(err)
+	}
+	validateSyncReplication(t, h.fake, 0, 2)
+	if n := h.fake.Len(); n != 3 {
+		t.Errorf("%d containers, want 3", n)
+	}
+}
+
+func TestReadinessFollowsHealthAndMinReadySeconds(t *testing.T) {
+	h := newHarness(t, Options{})
+	rc := newController("web", 2)
+	rc.DesiredState.MinReadySeconds = 30
+	h.setSpec(rc)
+	id1 := h.addTask(t, "web", 1, api.StateRunning)
+	id2 := h.addTask(t, "web", 2, api.StateRunning)
+	h.fake.SetHealth(id1, api.HealthStarting)
+	h.fake.SetHealth(id2, api.HealthHealthy)
+
+	check := func(ready, available int) {
+		t.Helper()
+		if err := h.sync(t, "web"); err != nil {
+			t.Fatal(err)
+		}
+		st := h.status(t, "web")
+		if st.Replicas != 2 || st.ReadyReplicas != ready || st.AvailableReplicas != available {
+			t.Errorf("replicas/ready/available = %d/%d/%d, want 2/%d/%d", st.Replicas, st.ReadyReplicas, st.AvailableReplicas, ready, available)
+		}
+	}
+	check(1, 0) // one healthy, but not for 30s yet
+	h.clock.Advance(31 * time.Second)
+	check(1, 1)
+	h.fake.SetHealth(id1, api.HealthHealthy)
+	check(2, 2)
+	h.fake.SetHealth(id2, api.HealthUnhealthy)
+	check(1, 1)
+}
+
+func TestSyncRecordsEventsInEtcd(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 2))
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	h.fake.CreateErr = func(api.TaskSpec) error { return errors.New("daemon refused") }
+	h.setSpec(newController("web", 3))
+	_ = h.sync(t, "web")
+
+	var events []api.Event
+	testpoll.Until(t, waitTimeout, "two events written", func() bool { // written off the sync's path
+		var err error
+		events, err = h.store.ListEvents(t.Context(), "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(events) >= 2
+	})
+	var reasons []string
+	for _, ev := range events {
+		reasons = append(reasons, ev.Reason)
+	}
+	if want := []string{"Created", "FailedCreate"}; !slices.Equal(reasons, want) {
+		t.Fatalf("event reasons = %v, want %v", reasons, want)
+	}
+	if !strings.Contains(events[0].Message, "web-1, web-2") || !strings.Contains(events[1].Message, "daemon refused") {
+		t.Errorf("event messages = %q, %q", events[0].Message, events[1].Message)
+	}
+}
+
+func TestDeadContainerIsReplacedFromItsEventWithoutResync(t *testing.T) {
+	h := newHarness(t, Options{SyncPeriod: time.Hour}) // no resync in this test
+	h.rm.now = time.Now
+	h.fake.Now = time.Now
+	h.run(t)
+	h.create(t, newController("web", 2))
+	h.waitForNames(t, "web-1", "web-2")
+
+	var victim string
+	for _, task := range h.fake.Tasks() {
+		if task.Name == "web-1" {
+			victim = task.ID
+		}
+	}
+	h.fake.SetState(victim, api.StateExited, 137)
+	testpoll.Until(t, waitTimeout, "web-1 replaced", func() bool {
+		for _, task := range h.fake.Tasks() {
+			if task.Name == "web-1" && task.ID != victim && task.State == api.StateRunning {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func TestCreatedButNotStartedContainerHoldsItsSlotUntilAbandoned(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 1))
+	// another manager is between its create and its start
+	pendingID := h.addTask(t, "web", 1, api.StateCreated)
+
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	validateSyncReplication(t, h.fake, 0, 0)
+
+	// still not started long after: abandoned, so replaced
+	h.clock.Advance(pendingGrace + time.Second)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.fake.Creates(); !slices.Equal(got, []string{"web-1"}) {
+		t.Errorf("creates = %v, want [web-1] in the abandoned container's slot", got)
+	}
+	// it never ran, so there is nothing to keep it for
+	if got := h.fake.Deletes(); !slices.Equal(got, []string{pendingID}) {
+		t.Errorf("deletes = %v, want the abandoned container removed", got)
+	}
+	if n := h.fake.Len(); n != 1 {
+		t.Errorf("%d containers, want only the new web-1", n)
+	}
+}
+
+func TestStaleInspectOfACreatedContainerIsIgnored(t *testing.T) {
+	c := newTaskCache()
+	labels := map[string]string{api.LabelController: "web"}
+	c.replace(nil, c.startList(), time.Now())
+	c.created(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateRunning})
+	if c.observe(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateCreated}) {
+		t.Error("an inspect from before the start replaced the running container")
+	}
+	tasks, _ := c.list("web")
+	if len(tasks) != 1 || tasks[0].State != api.StateRunning {
+		t.Errorf("cache = %+v, want web-1 running", tasks)
+	}
+}
+
+func TestAPanickingSyncIsRecoveredAndRetried(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 1))
+	if err := h.rm.relistTasks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	h.fake.CreateErr = func(api.TaskSpec) error { panic("boom") }
+
+	h.assign(t, "web")
+	err := h.rm.syncRecovering(t.Context(), "web")
+	if err == nil || !strings.Contains(err.Error(), "panic: boom") {
+		t.Fatalf("syncRecovering = %v, want the panic as an error", err)
+	}
+	h.fake.CreateErr = nil
+	if err := h.rm.syncRecovering(t.Context(), "web"); err != nil {
+		t.Errorf("the sync after a panic = %v, want it to work", err)
+	}
+}
+
+func TestContainerBeingRemovedByDockerIsLeftAloneButHoldsItsSlot(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 2))
+	removing := h.addTask(t, "web", 1, api.StateRemoving)
+
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	// web-1's name is still taken, and web-3 would be outside 1..replicas
+	if got := h.fake.Creates(); !slices.Equal(got, []string{"web-2"}) {
+		t.Errorf("creates = %v, want [web-2]", got)
+	}
+	if c := h.fake.Counts(); c.Delete+c.Rename != 0 {
+		t.Errorf("calls %+v, want no delete or rename of a container Docker is removing", c)
+	}
+
+	// Docker finishes the removal: slot 1 is filled
+	if err := h.fake.DeleteTask(t.Context(), removing); err != nil {
+		t.Fatal(err)
+	}
+	h.fake.Reset()
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.fake.Creates(); !slices.Equal(got, []string{"web-1"}) {
+		t.Errorf("creates after the removal = %v, want [web-1]", got)
+	}
+}
+
+func TestProvenTemplateSkipsSlowStartUntilItFails(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(newController("web", 1))
+	if err := h.sync(t, "web"); err != nil { // proves the template
+		t.Fatal(err)
+	}
+	var failing atomic.Bool
+	var inFlight, most atomic.Int64
+	h.fake.CreateErr = func(spec api.TaskSpec) error {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(20 * time.Millisecond) // let the batch overlap
+		if failing.Load() {
+			return errors.New("daemon refused")
+		}
+		return nil
+	}
+
+	h.setSpec(newController("web", 9))
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := most.Load(); got != 8 {
+		t.Errorf("at most %d creates at once for a proven template, want all 8 in one batch", got)
+	}
+
+	// a failure makes it unproven: the next attempt probes with one
+	failing.Store(true)
+	h.setSpec(newController("web", 20))
+	_ = h.sync(t, "web") // 11 at once, all fail
+	h.fake.Reset()
+	h.clock.Advance(createBackoffMax)
+	_ = h.sync(t, "web")
+	if got := len(h.fake.Creates()); got != 1 {
+		t.Errorf("%d creates after a failure, want 1: slow start again", got)
+	}
+}
+
+func TestResyncOfManyControllersCostsOneDockerList(t *testing.T) {
+	h := newHarness(t, Options{})
+	for i := range 100 {
+		rc := newController(fmt.Sprintf("app%d", i), 2)
+		h.setSpec(rc)
+	}
+	ctx := t.Context()
+	if err := h.rm.relistTasks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range h.rm.specs.ids() { // converge first
+		if err := h.step(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drain(h)
+	h.fake.Reset()
+
+	done := make(chan error, 1)
+	go func() { done <- h.rm.Resync(ctx) }()
+	var queued []string
+	for len(queued) < 100 { // a worker's loop: the resync feeds as we drain
+		id, _ := h.rm.queue.Get()
+		if err := h.step(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		h.rm.finished(id)
+		queued = append(queued, id)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(queued) != 100 {
+		t.Errorf("resync queued %d controllers, want 100", len(queued))
+	}
+	c := h.fake.Counts()
+	if c.List != 1 || c.Inspect+c.Create+c.Delete+c.Rename != 0 {
+		t.Errorf("Docker calls of a steady-state resync of 100 controllers = %+v, want exactly 1 list", c)
+	}
+	t.Logf("Docker list calls per resync with 100 controllers: %d", c.List)
+}
+
+func TestAnEventDuringAResyncWaitsBehindABoundedBacklog(t *testing.T) {
+	h := newHarness(t, Options{})
+	for i := range 300 {
+		h.setSpec(newController(fmt.Sprintf("app%d", i), 1))
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if err := h.rm.relistTasks(ctx); err != nil { // the start-up list, done
+		t.Fatal(err)
+	}
+	drain(h)
+	done := make(chan error, 1)
+	go func() { done <- h.rm.Resync(ctx) }()
+	backlog := h.rm.backgroundBacklog() // no worker runs: one per idle worker, and one
+	testpoll.Until(t, waitTimeout, "the resync backlog to fill", func() bool { return h.rm.queue.Len() >= backlog })
+
+	h.rm.queue.Add("from-an-event")
+	ahead := 0
+	for {
+		id, _ := h.rm.queue.Get()
+		h.rm.finished(id)
+		if id == "from-an-event" {
+			break
+		}
+		ahead++
+	}
+	if ahead > backlog {
+		t.Errorf("the event's controller waited behind %d others, want at most %d", ahead, backlog)
+	}
+	cancel() // the rest of the resync is not needed
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}

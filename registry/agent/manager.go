@@ -1,0 +1,374 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+)
+
+// Options tune an Agent. Zero values take the defaults.
+type Options struct {
+	// SyncPeriod is how often every controller is synced even without an
+	// event: the safety net, not the main path.
+	SyncPeriod time.Duration
+	// Workers is how many controllers sync in parallel.
+	Workers int
+	// BurstReplicas caps the creates (and deletes) of one sync.
+	BurstReplicas int
+	// MaxReplicas is the highest replica count a spec may ask for.
+	MaxReplicas int
+	// EtcdTimeout bounds every etcd call of a sync (a status, an event),
+	// so that etcd being away never holds a controller.
+	EtcdTimeout time.Duration
+	// DrainTimeout is how long syncs in progress may go on after Run's
+	// context ends, so that a create is not cut between create and start.
+	DrainTimeout time.Duration
+	// RevisionHistoryLimit is how many recorded templates are kept per
+	// controller.
+	RevisionHistoryLimit int
+	// Policy says which security-sensitive template fields are allowed.
+	Policy api.SecurityPolicy
+	// Node is the node this manager acts for: it runs the slots the
+	// leader assigns to it and reports on them. Required.
+	Node NodeOptions
+	// Registerer receives the manager's metrics; nil registers nowhere.
+	Registerer prometheus.Registerer
+}
+
+// Defaults for Options.
+const (
+	DefaultWorkers       = 5
+	DefaultBurstReplicas = 50
+	DefaultDrainTimeout  = 10 * time.Second
+)
+
+func (o Options) withDefaults() Options {
+	if o.SyncPeriod <= 0 {
+		o.SyncPeriod = registry.DefaultSyncPeriod
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.BurstReplicas <= 0 {
+		o.BurstReplicas = DefaultBurstReplicas
+	}
+	if o.MaxReplicas <= 0 {
+		o.MaxReplicas = api.DefaultMaxReplicas
+	}
+	if o.RevisionHistoryLimit <= 0 {
+		o.RevisionHistoryLimit = registry.DefaultRevisionHistoryLimit
+	}
+	if o.EtcdTimeout <= 0 {
+		o.EtcdTimeout = registry.DefaultEtcdTimeout
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = DefaultDrainTimeout
+	}
+	return o
+}
+
+// Agent keeps the containers of this node's assigned slots running on
+// its engine. Specs and assignments come from etcd lists and watches into
+// caches; every change queues the controller's id; workers take ids off
+// the queue and sync the controller's slots on this node, one controller
+// at a time, retrying failures with per-controller exponential backoff.
+type Agent struct {
+	store       *registry.Store
+	taskControl TaskControlInterface
+	logger      *slog.Logger
+	opts        Options
+	metrics     *metrics
+
+	specs *specCache
+	tasks *taskCache
+	// queue never hands one key to two workers at once (client-go's
+	// workqueue keeps a key out of Get while it is processing), so a
+	// controller is synced by one goroutine at a time without a lock of
+	// its own, and its record in states is that goroutine's.
+	queue  workqueue.TypedRateLimitingInterface[string]
+	states states
+	events *eventRecorder
+	// drained gets a signal (coalesced, never blocking) each time a worker
+	// finishes a sync, so that the second lane feeds the queue as it
+	// drains.
+	drained    chan struct{}
+	background *feeder
+	// busy counts the workers syncing a controller now.
+	busy atomic.Int32
+	// relistMu runs one container list at a time.
+	relistMu sync.Mutex
+	// slots are the slots assigned to this node.
+	slots *nodeSlots
+
+	// registryID is this registry's id (docs/CONTRACT.md, Containers), read or
+	// made once by Run before anything syncs; sharedID is the same, for
+	// readers outside Run (RegistryID).
+	registryID string
+	sharedID   atomic.Pointer[string]
+	// published holds the last status written per controller id
+	// (*api.ReplicationControllerStatus, never changed once stored), for
+	// readers outside the workers (view.go).
+	published sync.Map
+
+	// now is the clock; tests replace it.
+	now func() time.Time
+}
+
+// New builds a manager; Run starts it.
+func New(store *registry.Store, taskControl TaskControlInterface, logger *slog.Logger, opts Options) *Agent {
+	opts = opts.withDefaults()
+	m := newMetrics(opts.Registerer)
+	limiter := workqueue.NewTypedMaxOfRateLimiter(
+		// per controller: 5ms doubling to about five minutes
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 5*time.Minute),
+		// overall: 20 retries a second, bursts of 200
+		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(20), 200)},
+	)
+	rm := &Agent{
+		store:       store,
+		taskControl: m.instrument(taskControl),
+		logger:      logger,
+		opts:        opts,
+		metrics:     m,
+		specs:       newSpecCache(),
+		tasks:       newTaskCache(),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "controllers", MetricsProvider: m.queue}),
+		drained:    make(chan struct{}, 1),
+		background: newFeeder(),
+		now:        time.Now,
+	}
+	rm.slots = newNodeSlots(store, opts.Node.Name, rm.queue.Add, func(id string) { rm.later(id) }, logger.Warn)
+	rm.events = newEventRecorder(store, func() time.Time { return rm.now() }, opts.EtcdTimeout, m.eventsDropped, logger)
+	return rm
+}
+
+// Run watches etcd and syncs controllers until ctx ends. Syncs in progress
+// then get DrainTimeout to finish; containers are left running. Run returns
+// nil after a stop through ctx, and the error that ended it otherwise: etcd
+// refusing this manager's credentials (permission denied, authentication
+// failed), which no retry can fix. While etcd or Docker are merely away,
+// it keeps trying.
+func (rm *Agent) Run(ctx context.Context) error {
+	// Work in progress runs on its own context, cancelled only after the
+	// drain timeout, so that stopping never cuts a create in half.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	runCtx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	if err := rm.prepare(runCtx); err != nil {
+		return registry.UnlessStopped(ctx, err)
+	}
+
+	var watchers, workers sync.WaitGroup
+	eventsCtx, stopEvents := context.WithCancel(workCtx)
+	defer stopEvents()
+	watchers.Go(func() { rm.events.run(eventsCtx) })
+	watchers.Go(func() {
+		if err := rm.watchSpecs(runCtx); err != nil {
+			fail(err)
+		}
+	})
+	watchers.Go(func() { rm.watchTasks(runCtx) })
+	watchers.Go(func() { rm.feed(runCtx) })
+	watchers.Go(func() {
+		if err := rm.store.Mirror(runCtx, rm.store.AssignmentsPrefix(), rm.slots, rm.logger.Warn); err != nil {
+			fail(err)
+		}
+	})
+	select {
+	case <-runCtx.Done():
+	case <-rm.listed(runCtx):
+		rm.queueOrphans()
+		for range rm.opts.Workers {
+			workers.Go(func() {
+				for rm.processNextWorkItem(workCtx) {
+				}
+			})
+		}
+		watchers.Go(func() { rm.synchronizeEvery(runCtx) })
+		<-runCtx.Done()
+	}
+
+	rm.logger.Info("stopping: finishing syncs in progress", "timeout", rm.opts.DrainTimeout)
+	timer := time.AfterFunc(rm.opts.DrainTimeout, cancelWork)
+	defer timer.Stop()
+	rm.queue.ShutDown() // workers finish the sync in hand, then stop
+	workers.Wait()
+	stopEvents() // events the last syncs queued are flushed first
+	watchers.Wait()
+	return registry.UnlessStopped(ctx, context.Cause(runCtx))
+}
+
+// listed is closed once the specs and the assignments are listed, or ctx
+// ends.
+func (rm *Agent) listed(ctx context.Context) <-chan struct{} {
+	both := make(chan struct{})
+	go func() {
+		defer close(both)
+		for _, ch := range []<-chan struct{}{rm.specs.listedCh, rm.slots.listed} {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return both
+}
+
+// prepare reads this registry's id, making it if this is the first
+// manager, and this node's reports, retrying while etcd is away. It fails
+// when ctx ends or etcd refuses the manager for good.
+func (rm *Agent) prepare(ctx context.Context) error {
+	return registry.RetryEtcd(ctx, rm.logger, "reading the registry from etcd failed; retrying", func() error {
+		return rm.readRegistry(ctx)
+	})
+}
+
+func (rm *Agent) readRegistry(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
+	defer cancel()
+	id, err := rm.store.RegistryID(ctx)
+	if err != nil {
+		return err
+	}
+	rm.sharedID.Store(&id)
+	reports, err := rm.readReports(ctx)
+	if err != nil {
+		return err
+	}
+	rm.registryID = id
+	rm.states.loadReports(reports)
+	for id, r := range reports {
+		st := r.Status
+		rm.published.Store(id, &st)
+	}
+	rm.logger.Info("registry read", "registry", id, "node", rm.opts.Node.Name, "reports", len(reports))
+	return nil
+}
+
+// RegistryID returns this registry's id once Run has read it, else "".
+func (rm *Agent) RegistryID() string {
+	if id := rm.sharedID.Load(); id != nil {
+		return *id
+	}
+	return ""
+}
+
+// Synced reports whether the first full list of specs is done, so that the
+// manager knows every controller; /readyz uses it.
+func (rm *Agent) Synced() bool { return rm.specs.isListed() }
+
+// queueOrphans queues controllers that have a record (a stored status) but
+// no spec: they were deleted while the manager was down, and their
+// containers must go. Containers of controllers this registry never
+// managed are not looked at.
+func (rm *Agent) queueOrphans() {
+	for _, id := range rm.states.ids() {
+		if _, exists, _ := rm.specs.get(id); !exists {
+			rm.queue.Add(id)
+		}
+	}
+}
+
+// synchronizeEvery calls Resync every sync period until ctx ends.
+func (rm *Agent) synchronizeEvery(ctx context.Context) {
+	ticker := time.NewTicker(rm.opts.SyncPeriod)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			if err := rm.Resync(ctx); err != nil {
+				rm.logger.Warn("resync could not list containers; syncing from the cache", "err", err)
+			}
+		}
+	}
+}
+
+// Resync lists the containers once, to catch events Docker dropped,
+// and queues every known controller (the 2014 periodic sync) in the second
+// lane (feeder.go), so that work an event brings does not wait behind it.
+// It returns once the last one is in the queue, or when ctx ends. Every
+// controller is queued even when the list fails.
+func (rm *Agent) Resync(ctx context.Context) error {
+	err := rm.relistTasks(ctx)
+	ids := rm.specs.ids()
+	rm.later(ids...)
+	select {
+	case <-ctx.Done():
+	case <-rm.background.drainedCh():
+		rm.logger.Debug("resync queued every controller", "count", len(ids))
+	}
+	return err
+}
+
+// processNextWorkItem syncs one controller off the queue. A failed sync is
+// logged here, once, and retried with backoff; a successful one resets the
+// controller's backoff. It returns false when the queue is shut down.
+func (rm *Agent) processNextWorkItem(ctx context.Context) bool {
+	id, quit := rm.queue.Get()
+	if quit {
+		return false
+	}
+	rm.busy.Add(1)
+	defer func() {
+		rm.busy.Add(-1)
+		rm.finished(id)
+	}()
+
+	err := rm.syncRecovering(ctx, id)
+	if err == nil {
+		rm.queue.Forget(id)
+		return true
+	}
+	retries := rm.queue.NumRequeues(id)
+	rm.logger.Error("sync failed; retrying with backoff", "controller", id, "retries", retries, "err", err)
+	rm.queue.AddRateLimited(id)
+	return true
+}
+
+// finished hands id back to the queue after its sync and tells the feeder
+// that there is room.
+func (rm *Agent) finished(id string) {
+	rm.queue.Done(id)
+	select {
+	case rm.drained <- struct{}{}:
+	default:
+	}
+}
+
+// syncRecovering runs one sync and turns a panic into an error, so that a
+// bug hit by one controller is retried with backoff and logged, and never
+// takes the daemon and every other controller down with it.
+func (rm *Agent) syncRecovering(ctx context.Context, id string) error {
+	err := recovered(func() error { return rm.syncSlots(ctx, id) })
+	if errors.Is(err, errPanic) {
+		rm.metrics.syncPanics.Inc()
+	}
+	return err
+}
+
+// errNotListed is returned by a sync that ran before the first list: it
+// cannot tell a deleted controller from one not yet seen.
+var errNotListed = errors.New("controllers not listed yet")
+
+func wrapSync(id string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("sync %s: %w", id, err)
+}

@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/replication-manager/replication-manager/internal/testpoll"
+)
+
+func TestMetricsMoveWhenASyncHappens(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h := newHarness(t, Options{Registerer: reg})
+	h.run(t)
+	h.create(t, newController("web", 3))
+	h.waitForNames(t, "web-1", "web-2", "web-3")
+
+	testpoll.Until(t, waitTimeout, "create calls and a finished sync counted", func() bool {
+		n, err := testutil.GatherAndCount(reg, "replication_manager_sync_duration_seconds")
+		return err == nil && n > 0 &&
+			testutil.ToFloat64(h.rm.metrics.dockerCalls.WithLabelValues("create", "success")) == 3
+	})
+	if got := testutil.ToFloat64(h.rm.metrics.containers.WithLabelValues("create", "success")); got != 3 {
+		t.Errorf("containers created = %v, want 3", got)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range families {
+		seen[f.GetName()] = true
+	}
+	for _, name := range []string{
+		"replication_manager_sync_duration_seconds",
+		"replication_manager_docker_calls_total",
+		"replication_manager_docker_call_duration_seconds",
+		"replication_manager_containers_total",
+		"workqueue_adds_total",
+		"workqueue_depth",
+		"workqueue_queue_duration_seconds",
+		"workqueue_work_duration_seconds",
+	} {
+		if !seen[name] {
+			t.Errorf("metric %s not exported", name)
+		}
+	}
+	if n, err := testutil.GatherAndCount(reg, "replication_manager_sync_duration_seconds"); err != nil || n == 0 {
+		t.Errorf("sync duration series = %d (%v), want some", n, err)
+	}
+	var sb strings.Builder
+	for _, f := range families {
+		if f.GetName() == "workqueue_adds_total" {
+			sb.WriteString(f.String())
+		}
+	}
+	if !strings.Contains(sb.String(), `value:"controllers"`) {
+		t.Errorf("workqueue_adds_total has no series for the controllers queue: %s", sb.String())
+	}
+}
+
+func TestManagersOfSuccessiveTermsShareTheirMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h := newHarness(t, Options{Registerer: reg})
+	second := h.newNodeManager(t, Options{Registerer: reg})
+	t.Cleanup(second.queue.ShutDown)
+	h.rm.metrics.containers.WithLabelValues("create", "success").Inc()
+	if got := testutil.ToFloat64(second.metrics.containers.WithLabelValues("create", "success")); got != 1 {
+		t.Errorf("second manager's counter = %v, want 1: the same series", got)
+	}
+}

@@ -1,0 +1,289 @@
+package agent
+
+// This file is what makes an Agent one node of several
+// (docs/CONTRACT.md, Nodes): it follows the assignments, keeps the slots the
+// leader gave this node and queues a controller when its share changes;
+// and instead of the controller's status, which the leader writes, it
+// writes the node's report on its share, under the node's lease.
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+)
+
+// NodeOptions make a manager act as one node of several.
+type NodeOptions struct {
+	// Name is the node's name, as registered under /registry/nodes/.
+	Name string
+	// Lease is the node's session lease; its reports live under it.
+	Lease clientv3.LeaseID
+}
+
+// nodeSlots are the slots assigned to this node, by controller: what the
+// node runs, and all it runs.
+type nodeSlots struct {
+	name string
+	mu   sync.Mutex
+	// slots holds, per controller, the assignments naming this node.
+	slots map[string]map[int]registry.SlotAssignment
+	// listed is closed once the first list of assignments is in.
+	listed   chan struct{}
+	isListed bool
+	// changed is called with each controller whose share changed, and
+	// rolled with one whose only change is the template of slots it runs
+	// already (a rollout step): that waits behind new work, in the queue's
+	// second lane.
+	changed, rolled func(id string)
+	store           *registry.Store
+	warn            func(msg string, args ...any)
+}
+
+func newNodeSlots(store *registry.Store, name string, changed, rolled func(string), warn func(string, ...any)) *nodeSlots {
+	return &nodeSlots{name: name, store: store, slots: map[string]map[int]registry.SlotAssignment{}, listed: make(chan struct{}),
+		changed: changed, rolled: rolled, warn: warn}
+}
+
+// of returns the slots assigned here to controller id: a copy, never nil.
+func (n *nodeSlots) of(id string) map[int]registry.SlotAssignment {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return maps.Clone(n.slots[id])
+}
+
+// decode returns the assignment of key k when it names this node.
+func (n *nodeSlots) decode(k registry.KV) (id string, slot int, a registry.SlotAssignment, mine bool) {
+	id, slot, a, _, err := n.store.DecodeAssignment(k)
+	if err != nil {
+		n.warn("assignment does not decode; ignored", "key", k.Key, "err", err)
+	}
+	return id, slot, a, err == nil && a.Node == n.name
+}
+
+func (n *nodeSlots) Reset(keys []registry.KV, _ int64) {
+	all := map[string]map[int]registry.SlotAssignment{}
+	for _, k := range keys {
+		if id, slot, a, mine := n.decode(k); mine {
+			if all[id] == nil {
+				all[id] = map[int]registry.SlotAssignment{}
+			}
+			all[id][slot] = a
+		}
+	}
+	n.mu.Lock()
+	var changed []string
+	for id := range all {
+		if !maps.Equal(all[id], n.slots[id]) {
+			changed = append(changed, id)
+		}
+	}
+	for id := range n.slots {
+		if _, ok := all[id]; !ok {
+			changed = append(changed, id)
+		}
+	}
+	n.slots = all
+	if !n.isListed {
+		n.isListed = true
+		close(n.listed)
+	}
+	n.mu.Unlock()
+	for _, id := range changed {
+		n.changed(id)
+	}
+}
+
+func (n *nodeSlots) Put(k registry.KV) {
+	id, slot, a, mine := n.decode(k)
+	if id == "" {
+		return
+	}
+	n.mu.Lock()
+	old, had := n.slots[id][slot]
+	switch {
+	case mine:
+		if n.slots[id] == nil {
+			n.slots[id] = map[int]registry.SlotAssignment{}
+		}
+		n.slots[id][slot] = a
+	case had:
+		n.dropLocked(id, slot)
+	}
+	n.mu.Unlock()
+	switch {
+	case mine && had && old.TemplateHash != a.TemplateHash:
+		n.rolled(id)
+	case mine || had:
+		n.changed(id)
+	}
+}
+
+func (n *nodeSlots) Del(key string, _ int64) {
+	id, slot, ok := n.store.ParseAssignmentKey(key)
+	if !ok {
+		return
+	}
+	n.mu.Lock()
+	_, had := n.slots[id][slot]
+	n.dropLocked(id, slot)
+	n.mu.Unlock()
+	if had {
+		n.changed(id)
+	}
+}
+
+func (n *nodeSlots) dropLocked(id string, slot int) {
+	delete(n.slots[id], slot)
+	if len(n.slots[id]) == 0 {
+		delete(n.slots, id)
+	}
+}
+
+// nodeReport is the report of this node's share of a controller, from
+// its status, its active containers and the slots it runs.
+func nodeReport(node string, st api.ReplicationControllerStatus, active []api.Task, blocked, slots []int) *api.NodeReport {
+	r := &api.NodeReport{Node: node, Status: st, Tasks: make([]api.ReportedTask, 0, len(active)), BlockedSlots: blocked, Slots: slots}
+	for _, t := range active {
+		r.Tasks = append(r.Tasks, reportedTask(t))
+	}
+	slices.SortFunc(r.Tasks, func(a, b api.ReportedTask) int { return strings.Compare(a.Name, b.Name) })
+	return r
+}
+
+// reportedTask is a container as a report lists it.
+func reportedTask(t api.Task) api.ReportedTask {
+	slot := slotOf(t)
+	if slot == noSlot {
+		slot = 0
+	}
+	return api.ReportedTask{
+		Name: t.Name, ID: t.ID, Slot: slot, Image: t.Image, State: t.State, Health: t.Health,
+		TemplateHash: t.Labels[api.LabelTemplateHash], Created: t.Created, StartedAt: t.StartedAt,
+	}
+}
+
+// runSlots are the slots a node reports as its own: those assigned to it
+// and those it still has a container of, in order.
+func runSlots(assigned map[int]registry.SlotAssignment, active []api.Task) []int {
+	out := make([]int, 0, len(assigned)+len(active))
+	for slot := range assigned {
+		out = append(out, slot)
+	}
+	for _, t := range active {
+		if slot := slotOf(t); slot != noSlot {
+			out = append(out, slot)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// sameTasks reports whether the report's tasks (sorted by name) are active,
+// as nodeReport would list them, without building a report.
+func sameTasks(reported []api.ReportedTask, active []api.Task) bool {
+	if len(reported) != len(active) {
+		return false
+	}
+	for _, t := range active {
+		i, found := slices.BinarySearchFunc(reported, t.Name, func(r api.ReportedTask, name string) int { return strings.Compare(r.Name, name) })
+		if !found || reported[i] != reportedTask(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// writeReport stores the node's report on a controller when it changed,
+// or removes it once the node has nothing of the controller left: a node
+// without a slot or a container of a controller does not report on it.
+func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active []api.Task, blocked []int, assigned map[int]registry.SlotAssignment) error {
+	node := rm.opts.Node
+	slots := runSlots(assigned, active)
+	empty := len(slots) == 0 && st.FindCondition(api.ConditionReplicaFailure) == nil
+	if empty && !record.reported {
+		record.status = &st
+		return nil
+	}
+	if prev := record.status; record.reported && !empty && prev != nil && api.SameStatus(*prev, st) &&
+		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && sameTasks(record.reportedTasks, active) {
+		return nil
+	}
+	r := nodeReport(node.Name, st, active, blocked, slots)
+	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
+	defer cancel()
+	if empty {
+		if err := rm.store.DeleteReport(ctx, st.ID, node.Name); err != nil {
+			return err
+		}
+		record.reported, record.reportedTasks, record.reportedBlocked, record.reportedSlots, record.status = false, nil, nil, nil, &st
+		rm.published.Delete(st.ID)
+		return nil
+	}
+	st.LastSyncTime = rm.now().UTC()
+	r.Status = st
+	if err := rm.store.PutReport(ctx, r, node.Lease, nil); err != nil {
+		return err
+	}
+	record.reported, record.reportedTasks, record.reportedBlocked, record.reportedSlots, record.status = true, r.Tasks, blocked, slots, &st
+	rm.published.Store(st.ID, &st)
+	return nil
+}
+
+// claimSlots writes the slots this node is about to create containers of
+// into its report before it does, in a transaction that checks each is
+// still assigned to it as it saw it; so the leader never gives a slot to
+// another node while this one may run it (docs/NODES.md). It returns the slots it may create: all of them, or
+// none when an assignment changed meanwhile (the watch brings it). The
+// claim goes into record, the state the sync leaves: a report that
+// fails after the creates must not make the node forget it.
+func (rm *Agent) claimSlots(ctx context.Context, id string, record *controllerState, creates []int, assigned map[int]registry.SlotAssignment, active []api.Task) (bool, error) {
+	var cmps []clientv3.Cmp
+	for _, slot := range creates {
+		if !slices.Contains(record.reportedSlots, slot) {
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(rm.store.AssignmentKey(id, slot)), "=", assigned[slot].Rev))
+		}
+	}
+	if len(cmps) == 0 {
+		return true, nil
+	}
+	st := api.ReplicationControllerStatus{ID: id, CreationTimestamp: rm.now().UTC()}
+	if record.status != nil {
+		st = *record.status
+	}
+	slots := runSlots(assigned, active)
+	r := nodeReport(rm.opts.Node.Name, st, active, record.reportedBlocked, slots)
+	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
+	defer cancel()
+	if err := rm.store.PutReport(ctx, r, rm.opts.Node.Lease, cmps); err != nil {
+		if errors.Is(err, registry.ErrReportRefused) {
+			return false, nil
+		}
+		return false, err
+	}
+	record.reported, record.reportedTasks, record.reportedSlots, record.status = true, r.Tasks, slots, &st
+	return true, nil
+}
+
+// readReports returns this node's reports by controller id, so that a
+// restarted node knows what it reported before.
+func (rm *Agent) readReports(ctx context.Context) (map[string]*api.NodeReport, error) {
+	all, err := rm.store.ListReports(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*api.NodeReport{}
+	for i := range all {
+		if all[i].Node == rm.opts.Node.Name {
+			out[all[i].Status.ID] = &all[i]
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,164 @@
+package agent
+
+// This file is the manager's memory of each controller: one record per
+// controller, holding everything a sync learns and the next sync needs
+// (backoffs, crash history, the proven template, slot conflicts, the last
+// status and the validation result). The worker holding the controller's
+// key in the work queue owns its record: the queue never hands one key to
+// two workers at once, so a record needs no lock of its own. The map of
+// records has one, for the goroutines that only ask whether a controller
+// is known (the watches, the orphan sweep).
+
+import (
+	"sync"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// controllerState is what the manager remembers of one controller between
+// syncs. plan reads it and returns the next one; apply records outcomes in
+// it. Maps in it are replaced, never changed in place, so a copy is safe.
+type controllerState struct {
+	// status is the last status written (or read at start); nil for none.
+	status *api.ReplicationControllerStatus
+	// validated is the validation result of one spec revision.
+	validated validation
+	// incarnation is the CreateRevision of the spec whose containers are
+	// on the host; a spec created again under the same id has a newer one.
+	incarnation int64
+
+	// createBackoff spaces out creates after a failed one (a missing
+	// image, a refusing daemon).
+	createBackoff backoff
+	crash         crashHistory
+	// proven is the template hash whose last creates all succeeded: its
+	// image is known to exist, so creates go out in one batch.
+	proven string
+	// conflicts holds the slots whose name a container outside the set
+	// holds, learned from a create that Docker refused with a conflict.
+	conflicts map[int]slotConflict
+	// rollout tracks the progress towards the current template.
+	rollout rolloutProgress
+	// reported says this node has a report on the controller in etcd, and
+	// reportedTasks, reportedBlocked and reportedSlots what it listed.
+	reported        bool
+	reportedTasks   []api.ReportedTask
+	reportedBlocked []int
+	reportedSlots   []int
+	// templates are the templates of the controller's history this node
+	// has read, by hash, for slots assigned an older revision.
+	templates map[string]*api.TaskTemplate
+}
+
+// validation is the result of validating one spec revision, and its
+// template hash.
+type validation struct {
+	rev  int64
+	err  error
+	hash string
+}
+
+// slotConflict is a container outside the controller's set that holds the
+// name of one of its slots.
+type slotConflict struct {
+	holder string // the container's name and what it is
+	seen   time.Time
+}
+
+// backoff is a delay that doubles on every failure, from an initial value
+// up to a cap, and is cleared by a success. It is a value: failed returns
+// the next one.
+type backoff struct {
+	delay time.Duration
+	until time.Time
+	steps int
+}
+
+// failed records a failure at time at.
+func (b backoff) failed(at time.Time, initial, limit time.Duration) backoff {
+	if b.delay == 0 {
+		b.delay = initial
+	} else {
+		b.delay = min(b.delay*2, limit)
+	}
+	b.steps++
+	b.until = at.Add(b.delay)
+	return b
+}
+
+// wait is how long to wait at time now; 0 means go.
+func (b backoff) wait(now time.Time) time.Duration {
+	if !now.Before(b.until) {
+		return 0
+	}
+	return b.until.Sub(now)
+}
+
+// A failed create waits 1s before the next, doubling to five minutes, so a
+// refusing daemon costs a handful of calls a minute, not thousands.
+const (
+	createBackoffStart = time.Second
+	createBackoffMax   = 5 * time.Minute
+)
+
+// states is the map of records, by controller id.
+type states struct {
+	mu      sync.Mutex
+	records map[string]*controllerState
+}
+
+// get returns the record of id, making an empty one if there is none. Only
+// the worker holding id's key may read or change the record it returns.
+func (s *states) get(id string) *controllerState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.records == nil {
+		s.records = make(map[string]*controllerState)
+	}
+	st, ok := s.records[id]
+	if !ok {
+		st = &controllerState{}
+		s.records[id] = st
+	}
+	return st
+}
+
+// known reports whether id has a record: this manager synced it, or found
+// its status at start.
+func (s *states) known(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.records[id]
+	return ok
+}
+
+// ids returns the controllers that have a record.
+func (s *states) ids() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.records))
+	for id := range s.records {
+		out = append(out, id)
+	}
+	return out
+}
+
+// loadReports installs what a node read at start: its own reports.
+func (s *states) loadReports(reports map[string]*api.NodeReport) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.records = make(map[string]*controllerState, len(reports))
+	for id, r := range reports {
+		st := r.Status
+		s.records[id] = &controllerState{status: &st, reported: true, reportedTasks: r.Tasks, reportedBlocked: r.BlockedSlots,
+			reportedSlots: r.Slots}
+	}
+}
+
+// forget drops everything known of a controller that is gone.
+func (s *states) forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.records, id)
+}

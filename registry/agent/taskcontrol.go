@@ -1,0 +1,34 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// TaskControlInterface is the set of side effects the manager needs from the
+// container runtime, kept as an interface so that the sync can be tested
+// with a fake (as in 2014). Implementations return errors wrapping
+// api.ErrTaskNameConflict and api.ErrTaskNotFound where those apply.
+type TaskControlInterface interface {
+	// ListTasks returns every container, in any state, whose labels contain
+	// every pair of selector; a value of api.AnyLabelValue matches any value
+	// of its key.
+	ListTasks(ctx context.Context, selector map[string]string) ([]api.Task, error)
+	// InspectTask returns one container with its start and finish times.
+	InspectTask(ctx context.Context, id string) (api.Task, error)
+	// CheckImage returns nil when image is on the host, else an error
+	// wrapping api.ErrImageNotFound; it is asked before the first create
+	// of a template.
+	CheckImage(ctx context.Context, image string) error
+	// CreateTask creates and starts one container.
+	CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error)
+	// RenameTask renames a container, to move a dead one out of its slot.
+	RenameTask(ctx context.Context, id, newName string) error
+	// DeleteTask stops a container with a timeout and removes it. A
+	// container that is already gone is not an error.
+	DeleteTask(ctx context.Context, id string) error
+	// Events streams changes to the containers that carry labelKey until
+	// ctx ends or the stream breaks; the error channel then says why.
+	Events(ctx context.Context, labelKey string) (<-chan api.TaskEvent, <-chan error)
+}

@@ -1,0 +1,494 @@
+package leader
+
+// This file is the dry run of `rcctl apply --dry-run` and `rcctl scale
+// --dry-run`: what the registry would do to a controller's containers,
+// container by container and node by node, if a spec were written. It
+// makes the leader's own decision (decide.Decide, on the input that
+// decisionInput builds for the leader too) from the would-be spec, the
+// assignments, the nodes' reports and the registered nodes as etcd holds
+// them; then it plays the nodes, each doing at once what it is assigned,
+// every container it creates available at once; then it decides again,
+// until nothing changes. The steps are what the nodes did, in order. Pure:
+// it reads its input and writes nothing anywhere, and it needs no Docker.
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/decide"
+)
+
+// DryRunInput is what a dry run is made from: a would-be spec and the
+// registry as etcd holds it.
+type DryRunInput struct {
+	// Spec is the would-be spec, valid (api.Validate), and Revision the
+	// ModRevision it would have once written: its current one when it is
+	// unchanged.
+	Spec     *api.ReplicationController
+	Revision int64
+	// Controllers are the stored specs (Store.ListControllers): the other
+	// controllers' slots take room and host ports on the nodes. The one of
+	// Spec's id is left out.
+	Controllers []registry.Spec
+	// Assignments are every controller's (Store.ListAssignments).
+	Assignments map[string]map[int]api.Assignment
+	// Reports are the nodes' reports on Spec's controller
+	// (Store.ListReports).
+	Reports []api.NodeReport
+	// Nodes are the registered nodes (Store.ListNodes). A node that holds
+	// assignments but is not registered counts as gone past the grace
+	// period, and its report as gone with its lease: the dry run shows
+	// where its slots go unless it comes back.
+	Nodes []api.Node
+	// MaxReplicas is the largest replicas a spec may ask for (0:
+	// api.DefaultMaxReplicas).
+	MaxReplicas int
+	Now         time.Time
+}
+
+// DryRunStep is one thing a node would do to a container.
+type DryRunStep struct {
+	// Action is "create", "remove", "replace" or "move".
+	Action string
+	// Container is the container's name: its slot's, <id>-<slot>, and
+	// Slot that slot's number.
+	Container string
+	Slot      int
+	// Node is the node that would do it; for a move, the node the
+	// container moves to, and From the node it leaves.
+	Node string
+	From string
+	// Detail says why, for people: "template a → b, stopped first",
+	// "scale-down to 3", "nodeSelector no longer matches node b", "node c
+	// is gone".
+	Detail string
+}
+
+// DryRunPlan is what a dry run found.
+type DryRunPlan struct {
+	// Steps are the containers the nodes would change, in order.
+	Steps []DryRunStep
+	// Unschedulable are the containers that no node could take once the
+	// rest is done, and Reason why (the leader's decision says).
+	Unschedulable []string
+	Reason        string
+	// Settled is false when the dry run stopped at its bound of rounds
+	// with the decision still changing: the steps are the first ones.
+	Settled bool
+}
+
+// dryRunRounds bounds the decisions of a dry run: a change converges in
+// a few per replica. dryRunWork bounds them too, over the slots each one
+// decides, so that a dry run of many replicas ends in seconds.
+const (
+	dryRunRounds = 10_000
+	dryRunWork   = 20_000_000
+)
+
+// dryRunLongAgo is how long before the simulated now a container the dry
+// run creates started: more than any minReadySeconds or monitorSeconds
+// (one day at most), so that it counts available at once.
+const dryRunLongAgo = 30 * 24 * time.Hour
+
+// DryRun returns what the registry would do to the containers of
+// in.Spec's controller if in.Spec were written. It errs only when the
+// leader would refuse the spec.
+func DryRun(in DryRunInput) (DryRunPlan, error) {
+	// a leader that only decodes specs (leadermirror.go), with the
+	// validation rcctl applies: its store has no client, and it never runs
+	leader := &ReplicationManager{store: registry.NewStore(nil, ""),
+		opts: Options{MaxReplicas: in.MaxReplicas, Policy: api.AllowAllPolicy()}.withDefaults()}
+	rc := in.Spec
+	sp, err := dryRunSpec(leader, rc, in.Revision)
+	if err != nil {
+		return DryRunPlan{}, err
+	}
+	switch {
+	case sp == nil:
+		return DryRunPlan{}, fmt.Errorf("controller %q: not a controller id", rc.ID)
+	case sp.invalid != nil:
+		return DryRunPlan{}, fmt.Errorf("controller %q is invalid: %w", rc.ID, sp.invalid)
+	}
+	d := &dryRun{
+		id: rc.ID, sp: sp, now: in.Now, rev: 1,
+		assigned: map[int]registry.SlotAssignment{}, reports: map[string]*api.NodeReport{},
+		nodes: map[string]*nodeState{}, others: map[string]*nodeLoad{},
+		why: map[int]leaving{}, moving: map[int]int{}, order: map[int]int{},
+	}
+	if cs := rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers; len(cs) > 0 {
+		d.image = cs[0].Image
+	}
+	for _, n := range in.Nodes {
+		d.nodes[n.Name] = &nodeState{node: n, alive: true}
+	}
+	specs := map[string]*schedSpec{}
+	for _, s := range in.Controllers {
+		if s.ID == rc.ID || s.Err != nil || s.Controller == nil {
+			continue // no spec: its slots hold no room, as the leader counts them
+		}
+		if other, err := dryRunSpec(leader, s.Controller, s.ModRevision); err == nil {
+			specs[s.ID] = other
+		}
+	}
+	for id, slots := range in.Assignments {
+		for slot, a := range slots {
+			if id == rc.ID {
+				d.assigned[slot] = registry.SlotAssignment{Assignment: a, Rev: d.rev}
+				continue
+			}
+			loadIn(d.others, a.Node).add(specs[id], 1)
+		}
+	}
+	for _, r := range in.Reports {
+		if d.nodes[r.Node] == nil {
+			continue // gone with the node's lease
+		}
+		r.Tasks = slices.Clone(r.Tasks)
+		d.reports[r.Node] = &r
+	}
+
+	var res decide.Result
+	var plan DryRunPlan
+	rounds := min(dryRunRounds, max(100, dryRunWork/max(1, len(d.assigned), rc.DesiredState.Replicas)))
+	for range rounds {
+		acted := d.nodesAct()
+		din := d.input()
+		res = decide.Decide(din)
+		if len(res.Changes) > 0 {
+			d.apply(din, res.Changes)
+			continue
+		}
+		if acted {
+			continue
+		}
+		if res.RecheckAfter > 0 {
+			// a container of etcd's becomes available later: then
+			d.now = d.now.Add(res.RecheckAfter)
+			continue
+		}
+		plan.Settled = true
+		break
+	}
+	plan.Steps = d.steps
+	for _, slot := range res.Unschedulable {
+		plan.Unschedulable = append(plan.Unschedulable, api.TaskName(rc.ID, slot))
+	}
+	plan.Reason = res.Reason
+	return plan, nil
+}
+
+// dryRunSpec is rc at revision rev as the leader sees it once stored.
+func dryRunSpec(leader *ReplicationManager, rc *api.ReplicationController, rev int64) (*schedSpec, error) {
+	data, err := api.Encode(rc)
+	if err != nil {
+		return nil, fmt.Errorf("controller %q: %w", rc.ID, err)
+	}
+	// nil for an id that is not a key's last segment
+	return leader.decodeSpec(registry.KV{Key: leader.store.ControllerKey(rc.ID), Value: data, ModRev: rev, CreateRev: rev}), nil
+}
+
+// dryRun is the simulated registry of one dry run.
+type dryRun struct {
+	id    string
+	sp    *schedSpec
+	image string
+	// assigned are the controller's assignments, and reports its nodes'
+	// reports, as the simulation leaves them.
+	assigned map[int]registry.SlotAssignment
+	reports  map[string]*api.NodeReport
+	// nodes are the registered ones; others what the other controllers'
+	// slots hold on each node.
+	nodes  map[string]*nodeState
+	others map[string]*nodeLoad
+	now    time.Time
+	// rev numbers the simulated assignment writes; seq the containers.
+	rev, seq int64
+	steps    []DryRunStep
+	// round are the steps of the nodes' current round, and toMove its
+	// containers removed to move.
+	round  []DryRunStep
+	toMove map[int]bool
+	// why are the slots the last decisions took off a node, and why.
+	why map[int]leaving
+	// moving are the steps of containers removed to move, by slot: the
+	// create that places the slot again makes the step a move.
+	moving map[int]int
+	// order is each slot's place in the last decision's changes, which
+	// orders the nodes' steps that follow it.
+	order map[int]int
+}
+
+// leaving is why a slot left node.
+type leaving struct {
+	node, reason string
+	// move: the slot is placed again elsewhere.
+	move bool
+}
+
+// input is the leader's decision input from the simulated registry.
+func (d *dryRun) input() decide.Input {
+	loads := make(map[string]*nodeLoad, len(d.others))
+	for name, l := range d.others {
+		c := *l
+		c.ports = maps.Clone(l.ports)
+		loads[name] = &c
+	}
+	for _, a := range d.assigned {
+		loadIn(loads, a.Node).add(d.sp, 1)
+	}
+	var view nodeView
+	for name, ns := range d.nodes {
+		view.set(name, ns, loads[name], time.Time{})
+	}
+	for _, a := range d.assigned {
+		if d.nodes[a.Node] == nil {
+			view.set(a.Node, nil, loads[a.Node], time.Time{}) // not registered: gone
+		}
+	}
+	reports := make(map[string]*leaderReport, len(d.reports))
+	for node, r := range d.reports {
+		reports[node] = newLeaderReport(d.id, r)
+	}
+	in, _ := decisionInput(decisionSource{id: d.id, spec: d.sp, assignments: d.assigned, reports: reports, now: d.now, grace: DefaultNodeGrace})
+	in.Nodes = view.forController(nil, d.sp, in.Assigned, loads)
+	return in
+}
+
+func loadIn(loads map[string]*nodeLoad, node string) *nodeLoad {
+	l := loads[node]
+	if l == nil {
+		l = &nodeLoad{}
+		loads[node] = l
+	}
+	return l
+}
+
+// apply writes a decision's changes, as the leader does, and notes why
+// each slot that leaves its node leaves it.
+func (d *dryRun) apply(in decide.Input, changes []decide.Change) {
+	clear(d.order)
+	for i, c := range changes {
+		d.order[c.Slot] = i
+		if c.Old.ModRev != 0 && (c.New == nil || c.New.Node != c.Old.Node) {
+			d.why[c.Slot] = leavingNode(in, c.Slot, c.Old.Node, c.New == nil)
+		}
+		if c.New == nil {
+			delete(d.assigned, c.Slot)
+			continue
+		}
+		d.rev++
+		d.assigned[c.Slot] = registry.SlotAssignment{Assignment: assignmentOf(*c.New), Rev: d.rev}
+	}
+}
+
+// leavingNode says why the decision took slot off node.
+func leavingNode(in decide.Input, slot int, node string, removed bool) leaving {
+	var n *decide.Node
+	for i := range in.Nodes {
+		if in.Nodes[i].Name == node {
+			n = &in.Nodes[i]
+		}
+	}
+	switch {
+	case n == nil || !n.Alive:
+		return leaving{node, "node " + node + " is gone", true}
+	case !selectorAllows(in.Controller.Selector, n.Labels):
+		return leaving{node, "nodeSelector no longer matches node " + node, true}
+	case in.Blocked[slot][node]:
+		return leaving{node, "its name is taken on node " + node + " by a container outside the set", true}
+	case removed:
+		return leaving{node, fmt.Sprintf("scale-down to %d", in.Controller.Replicas), false}
+	}
+	return leaving{node, "moved off node " + node, true}
+}
+
+// selectorAllows is decide's nodeSelector match: an empty one allows
+// every node.
+func selectorAllows(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// hashOf is the template an assignment runs (the node agent's hashOf, registry/agent/nodeplan.go).
+func (d *dryRun) hashOf(a registry.SlotAssignment) string {
+	if a.TemplateHash != "" {
+		return a.TemplateHash
+	}
+	return d.sp.hash
+}
+
+// nodesAct makes every registered node do at once what it is assigned,
+// and reports whether anything changed.
+func (d *dryRun) nodesAct() bool {
+	d.round, d.toMove = d.round[:0], map[int]bool{}
+	byNode := map[string]map[int]registry.SlotAssignment{}
+	for slot, a := range d.assigned {
+		if byNode[a.Node] == nil {
+			byNode[a.Node] = map[int]registry.SlotAssignment{}
+		}
+		byNode[a.Node][slot] = a
+	}
+	acted := false
+	for _, node := range slices.Sorted(maps.Keys(d.nodes)) {
+		if d.nodeActs(node, byNode[node]) {
+			acted = true
+		}
+	}
+	slices.SortStableFunc(d.round, func(a, b DryRunStep) int {
+		return cmp.Compare(d.rank(a), d.rank(b))
+	})
+	for _, s := range d.round {
+		if s.Action == "remove" && d.toMove[s.Slot] {
+			d.moving[s.Slot] = len(d.steps)
+		}
+		d.steps = append(d.steps, s)
+	}
+	return acted
+}
+
+// rank orders a round's steps as the decision ordered its changes.
+func (d *dryRun) rank(s DryRunStep) int {
+	if i, ok := d.order[s.Slot]; ok {
+		return i
+	}
+	return len(d.order)
+}
+
+// nodeActs makes node run exactly its assigned slots, mine, as registry/agent/nodeplan.go
+// does: it removes its containers of slots not assigned to it, replaces
+// those of another template (but not under OnDelete), and creates the
+// missing ones whose name is free there.
+func (d *dryRun) nodeActs(node string, mine map[int]registry.SlotAssignment) bool {
+	r := d.reports[node]
+	if r == nil {
+		r = &api.NodeReport{Node: node, Status: api.ReplicationControllerStatus{ID: d.id}}
+	}
+	tasks := slices.Clone(r.Tasks)
+	slices.SortStableFunc(tasks, func(a, b api.ReportedTask) int { return cmp.Compare(a.Slot, b.Slot) })
+	var kept []api.ReportedTask
+	has := map[int]bool{}
+	changed := false
+	for _, t := range tasks {
+		a, ok := mine[t.Slot]
+		named := t.Slot > 0 && t.Name == api.TaskName(d.id, t.Slot)
+		switch {
+		case !ok:
+			d.removed(node, t)
+		case !named || !liveState(t.State):
+			// an old container renamed out for a successor started
+			// first goes with that replace; one that is not live goes
+			// and is created again
+		case t.TemplateHash != d.hashOf(a) && !a.OnDelete:
+			how := "stopped first"
+			if a.StartFirst {
+				how = "started first"
+			}
+			d.round = append(d.round, DryRunStep{Action: "replace", Container: t.Name, Slot: t.Slot, Node: node,
+				Detail: fmt.Sprintf("template %s → %s, %s", t.TemplateHash, d.hashOf(a), how)})
+			kept = append(kept, d.newTask(t.Slot, a))
+			has[t.Slot] = true
+		default:
+			kept = append(kept, t)
+			has[t.Slot] = true
+			continue
+		}
+		changed = true
+	}
+	for _, slot := range slices.Sorted(maps.Keys(mine)) {
+		if has[slot] || slices.Contains(r.BlockedSlots, slot) {
+			continue // a container outside the set holds the name: the leader moves the slot
+		}
+		d.created(node, slot)
+		kept = append(kept, d.newTask(slot, mine[slot]))
+		changed = true
+	}
+	slots := slices.Sorted(maps.Keys(mine))
+	if !changed && slices.Equal(r.Slots, slots) {
+		return false
+	}
+	_, reported := d.reports[node]
+	if len(kept) == 0 && len(slots) == 0 && len(r.BlockedSlots) == 0 {
+		delete(d.reports, node) // a node with nothing of the controller does not report on it
+		return reported
+	}
+	nr := *r
+	nr.Tasks, nr.Slots = kept, slots
+	d.reports[node] = &nr
+	return true
+}
+
+// removed records node's removal of t.
+func (d *dryRun) removed(node string, t api.ReportedTask) {
+	if !liveState(t.State) {
+		return // nothing to stop
+	}
+	step := DryRunStep{Action: "remove", Container: t.Name, Slot: t.Slot, Node: node}
+	w, ok := d.why[t.Slot]
+	switch {
+	case ok && w.node == node:
+		step.Detail = w.reason
+		delete(d.why, t.Slot)
+		d.toMove[t.Slot] = w.move
+	case t.Slot <= 0 || t.Name != api.TaskName(d.id, t.Slot):
+		step.Detail = "not a slot's container"
+	default:
+		if a, assigned := d.assigned[t.Slot]; assigned {
+			step.Detail = "the slot is assigned to node " + a.Node
+		} else {
+			step.Detail = "the slot is not assigned"
+		}
+	}
+	d.round = append(d.round, step)
+}
+
+// created records node's create of slot: the end of a move when an
+// earlier round took the slot's container off another node to move it.
+func (d *dryRun) created(node string, slot int) {
+	if i, ok := d.moving[slot]; ok {
+		delete(d.moving, slot)
+		s := &d.steps[i]
+		if s.Node != node {
+			s.Action, s.From, s.Node = "move", s.Node, node
+			return
+		}
+	}
+	step := DryRunStep{Action: "create", Container: api.TaskName(d.id, slot), Slot: slot, Node: node}
+	if w, ok := d.why[slot]; ok && w.node != node {
+		step.Detail = w.reason
+		delete(d.why, slot)
+	}
+	d.round = append(d.round, step)
+}
+
+// newTask is the container a node creates for slot: running, ready, and
+// started long ago.
+func (d *dryRun) newTask(slot int, a registry.SlotAssignment) api.ReportedTask {
+	d.seq++
+	hash := d.hashOf(a)
+	image := ""
+	if hash == d.sp.hash {
+		image = d.image
+	}
+	started := d.now.Add(-dryRunLongAgo)
+	return api.ReportedTask{Name: api.TaskName(d.id, slot), ID: "dry-run-" + strconv.FormatInt(d.seq, 10), Slot: slot,
+		Image: image, State: api.StateRunning, TemplateHash: hash, Created: started, StartedAt: started}
+}
+
+// liveState is what decide counts live (reportedContainer).
+func liveState(state string) bool {
+	switch state {
+	case api.StateRunning, api.StatePaused, api.StateRestarting, api.StateCreated:
+		return true
+	}
+	return false
+}

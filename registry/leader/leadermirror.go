@@ -1,0 +1,468 @@
+package leader
+
+// This file is what the leader's mirrors do with each change: keep the
+// specs (validated once), the nodes, the assignments and the reports, keep
+// the nodes' loads in step with the assignments, and mark the controllers
+// a change concerns for a decision.
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/decide"
+)
+
+// mirroredPrefixes is how many prefixes targets returns.
+const mirroredPrefixes = 4
+
+// targets are the prefixes the scheduler mirrors.
+func (s *ReplicationManager) targets() map[string]registry.MirrorTarget {
+	return map[string]registry.MirrorTarget{
+		s.store.ControllersPrefix(): mirrorFuncs{onReset: s.resetSpecs, onPut: s.putSpec, onDel: s.delSpec},
+		s.store.NodesPrefix():       mirrorFuncs{onReset: s.resetNodes, onPut: s.putNode, onDel: s.delNode},
+		s.store.AssignmentsPrefix(): mirrorFuncs{onReset: s.resetAssignments, onPut: s.putAssignment, onDel: s.delAssignment},
+		s.store.ReportsPrefix():     mirrorFuncs{onReset: s.resetReports, onPut: s.putReport, onDel: s.delReport, onProgress: s.reportsProgress},
+	}
+}
+
+// mirrorFuncs is a mirrorTarget made of functions.
+type mirrorFuncs struct {
+	onReset    func([]registry.KV, int64)
+	onPut      func(registry.KV)
+	onDel      func(string, int64)
+	onProgress func(int64)
+}
+
+func (m mirrorFuncs) Reset(keys []registry.KV, rev int64) { m.onReset(keys, rev) }
+func (m mirrorFuncs) Put(k registry.KV)                   { m.onPut(k) }
+func (m mirrorFuncs) Del(key string, rev int64)           { m.onDel(key, rev) }
+func (m mirrorFuncs) progress(rev int64) {
+	if m.onProgress != nil {
+		m.onProgress(rev)
+	}
+}
+
+// listedLocked records that prefix is listed, and queues every controller
+// once the last one is: the first decisions.
+func (s *ReplicationManager) listedLocked(prefix string) {
+	if s.listed[prefix] {
+		return
+	}
+	s.listed[prefix] = true
+	if s.readyLocked() {
+		ids := slices.Collect(maps.Keys(s.specs))
+		for id := range s.assignments {
+			ids = append(ids, id)
+		}
+		for id := range s.reports {
+			ids = append(ids, id)
+		}
+		for id := range s.records {
+			ids = append(ids, id) // a status left of a controller deleted meanwhile
+		}
+		s.queue.add(ids...)
+	}
+}
+
+// markLocked queues ids for a decision, once the mirrors are listed.
+func (s *ReplicationManager) markLocked(ids ...string) {
+	if s.readyLocked() {
+		s.queue.add(ids...)
+	}
+}
+
+// markReportLocked queues id in the lane of reports, once the mirrors
+// are listed.
+func (s *ReplicationManager) markReportLocked(id string) {
+	if s.readyLocked() {
+		s.queue.report(id)
+	}
+}
+
+// markNodeLocked queues, after node changed (came, went, or changed its
+// labels or capacity), the controllers that may decide otherwise for it:
+// those with a slot on it, and those with slots no node could take.
+func (s *ReplicationManager) markNodeLocked(node string) {
+	if !s.readyLocked() {
+		return
+	}
+	for id := range s.loadLocked(node).ids {
+		s.queue.add(id)
+	}
+	for id := range s.wanting {
+		s.queue.add(id)
+	}
+}
+
+// markNodeGoneLocked queues, after node went, the controllers with a
+// slot on it, once its grace is over: until then a decision has nothing
+// to change for it, and at 1,000 slots deciding them twice doubled the
+// time the slots took to move. The wanting ones gain no room.
+func (s *ReplicationManager) markNodeGoneLocked(node string) {
+	if !s.readyLocked() {
+		return
+	}
+	ids := slices.Collect(maps.Keys(s.loadLocked(node).ids))
+	time.AfterFunc(s.opts.NodeGrace, func() { s.queue.add(ids...) })
+}
+
+func (s *ReplicationManager) resetSpecs(keys []registry.KV, _ int64) {
+	specs := make(map[string]*schedSpec, len(keys))
+	for _, k := range keys {
+		if sp := s.decodeSpec(k); sp != nil {
+			specs[sp.spec.ID] = sp
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.specs
+	for id := range old {
+		s.loadOfLocked(id, -1)
+	}
+	s.specs = specs
+	for id := range specs {
+		s.loadOfLocked(id, 1)
+	}
+	for id, sp := range specs {
+		if o := old[id]; o == nil || o.spec.ModRevision != sp.spec.ModRevision {
+			s.markLocked(id)
+		}
+	}
+	for id := range old {
+		if specs[id] == nil {
+			s.markLocked(id)
+		}
+	}
+	s.listedLocked(s.store.ControllersPrefix())
+}
+
+func (s *ReplicationManager) putSpec(k registry.KV) {
+	sp := s.decodeSpec(k)
+	if sp == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loadOfLocked(sp.spec.ID, -1)
+	s.specs[sp.spec.ID] = sp
+	s.loadOfLocked(sp.spec.ID, 1)
+	s.markLocked(sp.spec.ID)
+}
+
+func (s *ReplicationManager) delSpec(key string, _ int64) {
+	if !s.store.IsControllerKey(key) {
+		return
+	}
+	id := strings.TrimPrefix(key, s.store.ControllersPrefix())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loadOfLocked(id, -1)
+	delete(s.specs, id)
+	s.loadOfLocked(id, 1) // what its slots still hold: nothing, without a spec
+	s.markLocked(id)
+}
+
+// decodeSpec decodes and validates a spec key; nil for a key that is not a
+// controller.
+func (s *ReplicationManager) decodeSpec(k registry.KV) *schedSpec {
+	if !s.store.IsControllerKey(k.Key) {
+		return nil
+	}
+	spec := s.store.DecodeSpec(k.Key, k.Value, k.ModRev, k.CreateRev)
+	sp := &schedSpec{spec: spec, ctl: decide.Controller{ID: spec.ID, Frozen: true}}
+	switch {
+	case spec.Err != nil:
+		sp.invalid = spec.Err
+	default:
+		sp.invalid = api.Validate(spec.Controller, api.ValidateOptions{Key: spec.ID, MaxReplicas: s.opts.MaxReplicas, Policy: s.opts.Policy})
+	}
+	if sp.invalid != nil {
+		return sp
+	}
+	ds := &spec.Controller.DesiredState
+	sp.hash = api.TemplateHash(&ds.TaskTemplate)
+	strategy := ds.Strategy()
+	surge, unavailable := strategy.Bounds(ds.Replicas)
+	sp.ctl = decide.Controller{
+		ID: spec.ID, Replicas: ds.Replicas, Revision: spec.ModRevision, Hash: sp.hash,
+		Selector: ds.NodeSelector, Ports: hostPorts(&ds.TaskTemplate), Reserve: reserveOf(&ds.TaskTemplate),
+		OnDelete: strategy.Type == api.OnDelete, Paused: ds.Paused,
+		Surge: surge, Unavailable: unavailable, AvailableAfter: ds.AvailableAfter(),
+		MinReady: time.Duration(ds.MinReadySeconds) * time.Second,
+	}
+	return sp
+}
+
+func (s *ReplicationManager) resetNodes(keys []registry.KV, _ int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if n := s.decodeNode(k); n != nil {
+			seen[n.Name] = true
+			s.setNodeLocked(n)
+		}
+	}
+	for name, n := range s.nodes {
+		if !seen[name] && n.alive {
+			n.alive, n.goneSince = false, s.now()
+		}
+		s.syncViewLocked(name)
+		s.markNodeLocked(name)
+	}
+	s.listedLocked(s.store.NodesPrefix())
+}
+
+func (s *ReplicationManager) putNode(k registry.KV) {
+	n := s.decodeNode(k)
+	if n == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.nodes[n.Name]
+	if !ok || !old.alive {
+		s.logger.Info("node registered", "node", n.Name, "labels", api.FormatLabels(n.Labels), "engine", n.EngineID)
+	}
+	s.setNodeLocked(n)
+	if !ok || !old.alive || !maps.Equal(old.node.Labels, n.Labels) || old.node.Capacity != n.Capacity {
+		s.markNodeLocked(n.Name)
+	}
+}
+
+// setNodeLocked records n as registered, in the view too.
+func (s *ReplicationManager) setNodeLocked(n *api.Node) {
+	s.nodes[n.Name] = &nodeState{node: *n, alive: true}
+	s.syncViewLocked(n.Name)
+}
+
+func (s *ReplicationManager) delNode(key string, _ int64) {
+	name := strings.TrimPrefix(key, s.store.NodesPrefix())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n, ok := s.nodes[name]; ok && n.alive {
+		n.alive, n.goneSince = false, s.now()
+		s.logger.Warn("node gone; its slots move if it is not back within the grace period", "node", name, "grace", s.opts.NodeGrace)
+		s.syncViewLocked(name)
+		s.markNodeGoneLocked(name)
+	}
+}
+
+func (s *ReplicationManager) decodeNode(k registry.KV) *api.Node {
+	name := strings.TrimPrefix(k.Key, s.store.NodesPrefix())
+	var n api.Node
+	if err := json.Unmarshal(k.Value, &n); err != nil || n.Name != name {
+		s.logger.Warn("node registration does not decode, or names another node; ignored", "key", k.Key, "err", err)
+		return nil
+	}
+	return &n
+}
+
+func (s *ReplicationManager) resetAssignments(keys []registry.KV, _ int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, slots := range s.assignments {
+		for slot := range slots {
+			s.setAssignmentLocked(id, slot, nil)
+		}
+	}
+	for _, k := range keys {
+		if id, slot, a := s.decodeAssignment(k); a != nil {
+			s.setAssignmentLocked(id, slot, a)
+		}
+	}
+	s.listedLocked(s.store.AssignmentsPrefix())
+}
+
+func (s *ReplicationManager) putAssignment(k registry.KV) {
+	id, slot, a := s.decodeAssignment(k)
+	if a == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur, ok := s.assignments[id][slot]; ok && cur.Rev >= k.ModRev {
+		return // the echo of this leader's own write, applied already
+	}
+	s.setAssignmentLocked(id, slot, a)
+	s.markLocked(id)
+}
+
+func (s *ReplicationManager) delAssignment(key string, rev int64) {
+	id, slot, ok := s.store.ParseAssignmentKey(key)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.assignments[id][slot]
+	if !ok || cur.Rev > rev {
+		return // applied already
+	}
+	s.setAssignmentLocked(id, slot, nil)
+	s.markLocked(id)
+}
+
+// decodeAssignment decodes an assignment key; a nil assignment for one
+// that is not one or does not decode, with a warning.
+func (s *ReplicationManager) decodeAssignment(k registry.KV) (string, int, *registry.SlotAssignment) {
+	id, slot, a, ok, err := s.store.DecodeAssignment(k)
+	if err != nil {
+		s.logger.Warn("assignment does not decode; ignored", "key", k.Key, "err", err)
+	}
+	if !ok || err != nil {
+		return "", 0, nil
+	}
+	return id, slot, &a
+}
+
+// setAssignmentLocked replaces slot's assignment of id (nil removes it)
+// and keeps the loads in step.
+func (s *ReplicationManager) setAssignmentLocked(id string, slot int, a *registry.SlotAssignment) {
+	if cur, ok := s.assignments[id][slot]; ok {
+		s.addLoadLocked(cur.Node, s.specs[id], -1)
+		s.loadLocked(cur.Node).hold(id, -1)
+	}
+	if a == nil {
+		delete(s.assignments[id], slot)
+		if len(s.assignments[id]) == 0 {
+			delete(s.assignments, id)
+		}
+		return
+	}
+	if s.assignments[id] == nil {
+		s.assignments[id] = map[int]registry.SlotAssignment{}
+	}
+	s.assignments[id][slot] = *a
+	s.addLoadLocked(a.Node, s.specs[id], 1)
+	s.loadLocked(a.Node).hold(id, 1)
+}
+
+// loadOfLocked adds (sign 1) or takes away (-1) what the slots of id hold
+// on their nodes under its current spec: around a spec change.
+func (s *ReplicationManager) loadOfLocked(id string, sign int) {
+	for _, a := range s.assignments[id] {
+		s.addLoadLocked(a.Node, s.specs[id], sign)
+	}
+}
+
+// addLoadLocked counts one slot of a controller with spec sp on node
+// (sign 1), or one less (-1), in its load and in the view.
+func (s *ReplicationManager) addLoadLocked(node string, sp *schedSpec, sign int) {
+	s.loadLocked(node).add(sp, sign)
+	s.syncViewLocked(node)
+}
+
+// syncViewLocked makes node's entry in the view what the mirrors say.
+func (s *ReplicationManager) syncViewLocked(node string) {
+	s.view.set(node, s.nodes[node], s.loads[node], s.started)
+}
+
+func (s *ReplicationManager) loadLocked(node string) *nodeLoad {
+	l := s.loads[node]
+	if l == nil {
+		l = &nodeLoad{}
+		s.loads[node] = l
+	}
+	return l
+}
+
+func (s *ReplicationManager) resetReports(keys []registry.KV, rev int64) {
+	all := map[string]map[string]*leaderReport{}
+	for _, k := range keys {
+		if id, r := s.decodeReport(k); r != nil {
+			if all[id] == nil {
+				all[id] = map[string]*leaderReport{}
+			}
+			all[id][r.report.Node] = r
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, byNode := range s.reports {
+		for node := range byNode {
+			s.loadLocked(node).containers -= len(byNode[node].containers)
+		}
+		if all[id] == nil {
+			s.markReportLocked(id)
+		}
+	}
+	for id, byNode := range all {
+		for node, r := range byNode {
+			s.loadLocked(node).containers += len(r.containers)
+		}
+		s.markReportLocked(id)
+	}
+	s.reports = all
+	s.reportsRev = max(s.reportsRev, rev)
+	s.listedLocked(s.store.ReportsPrefix())
+}
+
+func (s *ReplicationManager) putReport(k registry.KV) {
+	id, r := s.decodeReport(k)
+	if r == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reports[id] == nil {
+		s.reports[id] = map[string]*leaderReport{}
+	}
+	node := r.report.Node
+	if old := s.reports[id][node]; old != nil {
+		s.loadLocked(node).containers -= len(old.containers)
+	}
+	s.reports[id][node] = r
+	s.loadLocked(node).containers += len(r.containers)
+	s.reportsRev = max(s.reportsRev, k.ModRev)
+	s.markReportLocked(id)
+}
+
+func (s *ReplicationManager) delReport(key string, rev int64) {
+	id, node, ok := s.store.ParseReportKey(key)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.reports[id][node]; old != nil {
+		s.loadLocked(node).containers -= len(old.containers)
+	}
+	delete(s.reports[id], node)
+	if len(s.reports[id]) == 0 {
+		delete(s.reports, id)
+	}
+	s.reportsRev = max(s.reportsRev, rev)
+	s.markReportLocked(id)
+}
+
+// reportsProgress records that the reports are as of rev, and queues the
+// controllers whose slots waited for that.
+func (s *ReplicationManager) reportsProgress(rev int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reportsRev = max(s.reportsRev, rev)
+	for id := range s.releasing {
+		for _, rel := range s.records[id].released {
+			if rel.Rev <= rev {
+				s.markLocked(id)
+				break
+			}
+		}
+	}
+}
+
+func (s *ReplicationManager) decodeReport(k registry.KV) (string, *leaderReport) {
+	id, node, ok := s.store.ParseReportKey(k.Key)
+	var r api.NodeReport
+	if !ok || json.Unmarshal(k.Value, &r) != nil || r.Node != node || r.Status.ID != id {
+		s.logger.Warn("node report does not decode, or names another key; ignored", "key", k.Key)
+		return "", nil
+	}
+	return id, newLeaderReport(id, &r)
+}

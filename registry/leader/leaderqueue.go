@@ -1,0 +1,158 @@
+package leader
+
+// This file is the leader's work queue of controller ids, with three
+// lanes served in order, a lane only when those before it are empty:
+//
+//  1. changes that may move a slot: a spec, an assignment, a node, a
+//     recheck a decision asked for;
+//  2. reports, which mostly change a status;
+//  3. the periodic pass over every controller.
+//
+// So a change never waits behind the fleet, and while many controllers
+// are being placed (a leader's first pass, a node gone), the reports that
+// come back meanwhile wait, and a controller's ten reports make one
+// decision and one status write instead of ten. When the first lane is
+// empty, as it is almost always, a report is decided at once.
+//
+// An id is in the queue at most once, in the first lane it was put in,
+// and never handed to two workers at once: one marked while a worker has
+// it is handed out again once the worker is done.
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// lane is a lane of the queue; a lower one is served first.
+type lane int
+
+const (
+	laneChange lane = iota
+	laneReport
+	lanePeriodic
+	lanes
+)
+
+type laneQueue struct {
+	mu sync.Mutex
+	// ids are the lanes' ids in order; an id queued in a lane before is
+	// skipped where its entry is no longer its lane.
+	ids [lanes][]string
+	// queued are the queued ids and their lane.
+	queued     map[string]lane
+	processing map[string]bool
+	// again are ids marked while a worker had them, and their lane.
+	again  map[string]lane
+	wake   chan struct{}
+	closed bool
+}
+
+func newLaneQueue() *laneQueue {
+	return &laneQueue{queued: map[string]lane{}, processing: map[string]bool{},
+		again: map[string]lane{}, wake: make(chan struct{}, 1)}
+}
+
+// add puts ids in the lane of changes.
+func (q *laneQueue) add(ids ...string) { q.put(laneChange, ids) }
+
+// report puts ids in the lane of reports.
+func (q *laneQueue) report(ids ...string) { q.put(laneReport, ids) }
+
+// later puts ids in the periodic lane.
+func (q *laneQueue) later(ids ...string) { q.put(lanePeriodic, ids) }
+
+func (q *laneQueue) put(l lane, ids []string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, id := range ids {
+		if q.processing[id] {
+			if cur, ok := q.again[id]; !ok || l < cur {
+				q.again[id] = l
+			}
+			continue
+		}
+		if cur, ok := q.queued[id]; !ok || l < cur {
+			// promoted: its entry in the later lane is skipped when popped
+			q.queued[id] = l
+			q.ids[l] = append(q.ids[l], id)
+		}
+	}
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// after adds id to the lane of changes after d.
+func (q *laneQueue) after(id string, d time.Duration) {
+	time.AfterFunc(d, func() { q.add(id) })
+}
+
+// pop returns the next id, waiting for one; false once the queue is
+// closed or ctx ends.
+func (q *laneQueue) pop(ctx context.Context) (string, bool) {
+	for {
+		q.mu.Lock()
+		if q.closed {
+			q.mu.Unlock()
+			return "", false
+		}
+		if id, ok := q.takeLocked(); ok {
+			q.mu.Unlock()
+			return id, true
+		}
+		q.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return "", false
+		case <-q.wake:
+		}
+	}
+}
+
+func (q *laneQueue) takeLocked() (string, bool) {
+	for l := range lanes {
+		for len(q.ids[l]) > 0 {
+			id := q.ids[l][0]
+			q.ids[l] = q.ids[l][1:]
+			if cur, ok := q.queued[id]; !ok || cur != l {
+				continue // taken from an earlier lane already
+			}
+			delete(q.queued, id)
+			q.processing[id] = true
+			if len(q.queued) > 0 {
+				select { // let another worker in
+				case q.wake <- struct{}{}:
+				default:
+				}
+			}
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// done hands id back after a worker's decision; an id marked meanwhile
+// goes in again.
+func (q *laneQueue) done(id string) {
+	q.mu.Lock()
+	delete(q.processing, id)
+	l, again := q.again[id]
+	delete(q.again, id)
+	q.mu.Unlock()
+	if again {
+		q.put(l, []string{id})
+	}
+}
+
+// close makes every pop return false.
+func (q *laneQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}

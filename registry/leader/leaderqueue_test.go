@@ -1,0 +1,73 @@
+package leader
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+// popAll pops what the queue holds now, handing each id back at once.
+func popAll(t *testing.T, q *laneQueue) []string {
+	t.Helper()
+	var out []string
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+		id, ok := q.pop(ctx)
+		cancel()
+		if !ok {
+			return out
+		}
+		out = append(out, id)
+		q.done(id)
+	}
+}
+
+func TestLaneQueueServesChangesThenReportsThenThePeriodicPass(t *testing.T) {
+	q := newLaneQueue()
+	q.later("p1", "p2")
+	q.report("r1", "r2")
+	q.add("c1")
+	q.report("r3")
+	q.add("c2")
+	got := popAll(t, q)
+	want := []string{"c1", "c2", "r1", "r2", "r3", "p1", "p2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("popped %v, want %v", got, want)
+	}
+}
+
+func TestLaneQueueHoldsAnIDOnceInItsFirstLane(t *testing.T) {
+	q := newLaneQueue()
+	q.later("a", "b")
+	q.report("a")
+	q.add("b")
+	q.report("b") // already in the lane of changes: stays there
+	got := popAll(t, q)
+	if want := []string{"b", "a"}; !slices.Equal(got, want) {
+		t.Errorf("popped %v, want %v (each once, promoted)", got, want)
+	}
+}
+
+func TestLaneQueueHandsAnIDMarkedWhileAWorkerHasItOutAgainAfter(t *testing.T) {
+	q := newLaneQueue()
+	q.later("a")
+	id, ok := q.pop(t.Context())
+	if !ok || id != "a" {
+		t.Fatalf("pop = %q, %v", id, ok)
+	}
+	q.report("a")
+	q.add("a") // the best lane wins
+	q.later("b")
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	if id, _ := q.pop(ctx); id != "b" {
+		t.Fatalf("pop while a worker has a = %q, want b", id)
+	}
+	q.done("b")
+	q.later("c")
+	q.done("a")
+	if got, want := popAll(t, q), []string{"a", "c"}; !slices.Equal(got, want) {
+		t.Errorf("popped %v, want %v: a back in the lane of changes, before c", got, want)
+	}
+}

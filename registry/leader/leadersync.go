@@ -1,0 +1,459 @@
+package leader
+
+// This file is one decision of the leader over one controller: gather
+// what decide needs from the mirrors (the spec, the assignments, every
+// node's report, and the nodes with what the other controllers' slots
+// take there), decide, then write the assignments that changed, the
+// status when it changed and a new template into the history, in one
+// guarded transaction (registry/leaderstore.go).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/decide"
+)
+
+// nodeLoad is what the assigned slots hold on one node.
+type nodeLoad struct {
+	slots int
+	used  decide.Resources
+	// ports counts the slots publishing each host port.
+	ports map[string]int
+	// containers counts the containers the node reports.
+	containers int
+	// ids counts the slots of each controller assigned to the node.
+	ids map[string]int
+}
+
+// hold counts one slot of controller id on the node (n 1) or one less
+// (-1).
+func (l *nodeLoad) hold(id string, n int) {
+	if l.ids == nil {
+		l.ids = map[string]int{}
+	}
+	l.ids[id] += n
+	if l.ids[id] <= 0 {
+		delete(l.ids, id)
+	}
+}
+
+// add counts one slot (sign 1) of a controller with spec sp, or takes it
+// away (-1); a slot of a controller without a valid spec holds no room.
+func (l *nodeLoad) add(sp *schedSpec, sign int) {
+	l.slots += sign
+	if sp == nil || sp.invalid != nil {
+		return
+	}
+	l.used.Memory += int64(sign) * sp.ctl.Reserve.Memory
+	l.used.CPU += int64(sign) * sp.ctl.Reserve.CPU
+	for _, p := range sp.ctl.Ports {
+		if l.ports == nil {
+			l.ports = map[string]int{}
+		}
+		l.ports[p] += sign
+	}
+}
+
+// syncReplicationController decides controller id once and writes the outcome.
+func (s *ReplicationManager) syncReplicationController(ctx context.Context, id string) error {
+	s.mu.Lock()
+	if !s.readyLocked() {
+		s.mu.Unlock()
+		return nil // the first lists queue everything again
+	}
+	in, sp, reports := s.inputLocked(id)
+	rec := s.recordLocked(id)
+	s.mu.Unlock()
+
+	if sp == nil && len(in.Assigned) == 0 && len(reports) == 0 {
+		return s.forget(ctx, id, rec)
+	}
+	// the workers gather their inputs in parallel, then decide one at a
+	// time, under the mirrors' lock, each from the loads the decisions
+	// before it left (their placements assumed), and write in parallel
+	// again, as the Kubernetes scheduler schedules one pod at a time and
+	// binds many. A decision is tens of microseconds; taking the lock once
+	// for it, rather than around each of its parts, is what lets 1,000 of
+	// them go by in as many tens of milliseconds.
+	s.mu.Lock()
+	s.viewBuf = s.view.forController(s.viewBuf, sp, in.Assigned, s.loads)
+	in.Nodes = s.viewBuf
+	res := decide.Decide(in)
+	w := registry.LeaderWrite{ID: id}
+	for _, c := range res.Changes {
+		ch := registry.AssignChange{ID: id, Slot: c.Slot, OldRev: c.Old.ModRev}
+		if c.New != nil {
+			next := assignmentOf(*c.New)
+			ch.Next = &next
+		}
+		w.Changes = append(w.Changes, ch)
+	}
+	if len(res.Unschedulable) > 0 {
+		s.wanting[id] = true // a node that comes or changes may take them
+	} else {
+		delete(s.wanting, id)
+	}
+	s.assumeLocked(sp, in.Assigned, w.Changes, 1)
+	s.mu.Unlock()
+	firstRecord := false
+	if sp != nil && sp.invalid == nil && rec.recorded != sp.hash {
+		w.Revision = &api.Revision{Revision: sp.spec.ModRevision, FirstSeen: s.now().UTC(), TemplateHash: sp.hash,
+			TaskTemplate: sp.spec.Controller.DesiredState.TaskTemplate}
+		firstRecord = rec.recorded == ""
+	}
+	st := s.status(id, sp, reports, res, rec.status)
+	if st != nil {
+		w.Status = st
+	}
+	if len(w.Changes) == 0 && w.Status == nil && w.Revision == nil {
+		s.scheduleRecheck(id, rec, res.RecheckAfter)
+		return nil
+	}
+
+	rev, err := s.commit(ctx, w)
+	s.mu.Lock()
+	s.assumeLocked(sp, in.Assigned, w.Changes, -1)
+	if errors.Is(err, registry.ErrNotLeader) || rev == 0 && err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if !errors.Is(err, registry.ErrAssignmentConflict) {
+		s.appliedLocked(id, in.Assigned, w.Changes, rev, rec)
+	}
+	if w.Status != nil {
+		rec.status = w.Status
+	}
+	if w.Revision != nil {
+		rec.recorded = sp.hash
+	}
+	s.mu.Unlock()
+	if res.Steps > 0 {
+		s.logger.Info("rollout step", "controller", id, "revision", in.Controller.Revision, "slots", res.Steps)
+	}
+	if len(w.Changes) > 0 {
+		s.logger.Debug("assignments written", "controller", id, "changes", len(w.Changes))
+	}
+	if errors.Is(err, registry.ErrAssignmentConflict) {
+		// the watch brings what changed, and a decision with it
+		s.logger.Info("assignments changed under a decision; deciding again", "controller", id)
+		return nil
+	}
+	s.scheduleRecheck(id, rec, res.RecheckAfter)
+	if w.Revision != nil && !firstRecord {
+		return s.pruneHistory(ctx, id)
+	}
+	return nil
+}
+
+// commit writes w: in a batch with other controllers' writes while Run
+// runs, alone otherwise (and when it is too large for a batch).
+func (s *ReplicationManager) commit(ctx context.Context, w registry.LeaderWrite) (int64, error) {
+	var bw *registry.BatchedWrite
+	if s.writes != nil {
+		bw = s.store.Prepare(w)
+	}
+	if bw == nil || !bw.Batchable() {
+		ctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
+		defer cancel()
+		return s.store.CommitLeader(ctx, s.opts.Guard, w)
+	}
+	select {
+	case s.writes <- bw:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	r := <-bw.Done // the batcher answers every write it took, within EtcdTimeout
+	return r.Rev, r.Err
+}
+
+// assumeLocked counts in the loads (sign 1) the slots that changes place
+// on a node, from the decision until its write is applied or has failed
+// (-1 takes them back), so that the decisions made meanwhile see them, as
+// the Kubernetes scheduler assumes a pod bound before its binding is
+// written. Without it, the decisions made while hundreds of writes are in
+// flight place their slots on the same least loaded nodes.
+func (s *ReplicationManager) assumeLocked(sp *schedSpec, before map[int]decide.Assignment, changes []registry.AssignChange, sign int) {
+	for _, c := range changes {
+		if old, ok := before[c.Slot]; c.Next != nil && (!ok || old.Node != c.Next.Node) {
+			s.addLoadLocked(c.Next.Node, sp, sign)
+		}
+	}
+}
+
+// appliedLocked applies written changes to the mirror at once, so that the
+// next decision compares the right revisions, and records the slots taken
+// off a node.
+func (s *ReplicationManager) appliedLocked(id string, before map[int]decide.Assignment, changes []registry.AssignChange, rev int64, rec *leaderRecord) {
+	for _, c := range changes {
+		if old, ok := before[c.Slot]; ok && (c.Next == nil || c.Next.Node != old.Node) {
+			if rec.released == nil {
+				rec.released = map[int]decide.Release{}
+			}
+			rec.released[c.Slot] = decide.Release{Node: old.Node, Rev: rev}
+		}
+		if c.Next == nil {
+			if cur, ok := s.assignments[id][c.Slot]; ok && cur.Rev <= rev {
+				s.setAssignmentLocked(id, c.Slot, nil)
+			}
+			continue
+		}
+		if cur, ok := s.assignments[id][c.Slot]; !ok || cur.Rev < rev {
+			s.setAssignmentLocked(id, c.Slot, &registry.SlotAssignment{Assignment: *c.Next, Rev: rev})
+		}
+	}
+	if s.pruneReleasedLocked(id, rec) {
+		s.requestProgress()
+	}
+}
+
+// pruneReleasedLocked forgets the slots taken off a node that the reports
+// show applied, and reports whether some are left.
+func (s *ReplicationManager) pruneReleasedLocked(id string, rec *leaderRecord) bool {
+	for slot, rel := range rec.released {
+		if rel.Rev <= s.reportsRev {
+			delete(rec.released, slot)
+		}
+	}
+	if len(rec.released) == 0 {
+		delete(s.releasing, id)
+		return false
+	}
+	s.releasing[id] = true
+	return true
+}
+
+// requestProgress asks etcd to tell the watches where they are, so that
+// slots taken off a node wait for the reports only as long as they must.
+// One request is in flight at a time, and it asks again once done when
+// more were wanted meanwhile: a node gone with 1,000 slots wants 1,000.
+func (s *ReplicationManager) requestProgress() {
+	if s.progressWanted.Add(1) > 1 {
+		return // the request in flight asks again
+	}
+	go func() {
+		for {
+			wanted := s.progressWanted.Load()
+			ctx, cancel := context.WithTimeout(context.Background(), s.opts.EtcdTimeout)
+			_ = s.store.Client().RequestProgress(ctx) // best effort: any report moves it too
+			cancel()
+			if s.progressWanted.CompareAndSwap(wanted, 0) {
+				return
+			}
+		}
+	}()
+}
+
+// scheduleRecheck decides id again after d (0: no need).
+func (s *ReplicationManager) scheduleRecheck(id string, rec *leaderRecord, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	at := s.now().Add(d)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !rec.recheck.IsZero() && rec.recheck.After(s.now()) && !rec.recheck.After(at) {
+		return // an earlier one is due
+	}
+	rec.recheck = at
+	s.queue.after(id, d)
+}
+
+// inputLocked gathers the decision's input but its nodes, which the
+// decision takes from the view once its turn comes; s.mu is held.
+func (s *ReplicationManager) inputLocked(id string) (decide.Input, *schedSpec, []*api.NodeReport) {
+	sp := s.specs[id]
+	src := decisionSource{id: id, spec: sp, assignments: s.assignments[id], reports: s.reports[id],
+		reportsRev: s.reportsRev, now: s.now(), grace: s.opts.NodeGrace}
+	if rec := s.records[id]; rec != nil && s.pruneReleasedLocked(id, rec) {
+		src.released = rec.released
+	}
+	in, reports := decisionInput(src)
+	return in, sp, reports
+}
+
+// decisionSource is what one decision of controller id is made from: the
+// leader's mirrors (inputLocked), or a dry run's simulation of them
+// (dryrun.go).
+type decisionSource struct {
+	id string
+	// spec is nil when the spec is gone.
+	spec *schedSpec
+	// assignments and reports (by node) are the controller's.
+	assignments map[int]registry.SlotAssignment
+	reports     map[string]*leaderReport
+	reportsRev  int64
+	released    map[int]decide.Release
+	// nodes are the nodes in name order, with what the other controllers'
+	// slots hold on each (nodeView.forController); the leader's decision
+	// sets them later.
+	nodes []decide.Node
+	now   time.Time
+	grace time.Duration
+}
+
+// decisionInput turns src into decide's input, and returns the reports in
+// node order with it. Pure: it changes nothing in src.
+func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
+	id, sp := src.id, src.spec
+	in := decide.Input{Assigned: make(map[int]decide.Assignment, len(src.assignments)), Reports: make(map[string]decide.Report, len(src.reports)),
+		ReportsRevision: src.reportsRev, Now: src.now, Grace: src.grace, Nodes: src.nodes}
+	in.Controller = decide.Controller{ID: id, Gone: true}
+	if sp != nil {
+		in.Controller = sp.ctl
+	}
+	for slot, a := range src.assignments {
+		in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: a.Revision, Hash: a.TemplateHash,
+			OnDelete: a.OnDelete, StartFirst: a.StartFirst, ModRev: a.Rev}
+		if a.TemplateHash == "" && sp != nil { // written before assignments carried a template: the current one
+			in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: sp.spec.ModRevision, Hash: sp.hash, ModRev: a.Rev}
+		}
+	}
+	var reports []*api.NodeReport
+	for _, node := range slices.Sorted(maps.Keys(src.reports)) {
+		r := src.reports[node]
+		reports = append(reports, &r.report)
+		in.Reports[node] = decide.Report{Slots: r.slots} // decide only reads it
+		in.Containers = append(in.Containers, r.containers...)
+		for _, slot := range r.blocked {
+			if in.Blocked == nil {
+				in.Blocked = map[int]map[string]bool{}
+			}
+			if in.Blocked[slot] == nil {
+				in.Blocked[slot] = map[string]bool{}
+			}
+			in.Blocked[slot][node] = true
+		}
+	}
+	if len(src.released) > 0 {
+		in.Released = maps.Clone(src.released)
+	}
+	return in, reports
+}
+
+// assignmentOf is the assignment the leader writes for a.
+func assignmentOf(a decide.Assignment) api.Assignment {
+	return api.Assignment{Node: a.Node, Revision: a.Revision, TemplateHash: a.Hash, OnDelete: a.OnDelete, StartFirst: a.StartFirst}
+}
+
+// reportedContainer is a reported container as decide counts it. A
+// container listed since the node started has no start time yet (a list
+// does not tell it): its creation time stands in, as in the node's own
+// count.
+func reportedContainer(id, node string, t api.ReportedTask) decide.Container {
+	started := t.StartedAt
+	if started.IsZero() {
+		started = t.Created
+	}
+	live := false
+	switch t.State {
+	case api.StateRunning, api.StatePaused, api.StateRestarting, api.StateCreated:
+		live = true
+	}
+	return decide.Container{
+		Node: node, Slot: t.Slot, Named: api.IsTaskName(t.Name, id, t.Slot), Hash: t.TemplateHash,
+		Live: live, Ready: t.State == api.StateRunning && (t.Health == api.HealthNone || t.Health == api.HealthHealthy),
+		StartedAt: started,
+	}
+}
+
+// status merges the controller's status from the reports; nil when the
+// last one written still holds.
+func (s *ReplicationManager) status(id string, sp *schedSpec, reports []*api.NodeReport, res decide.Result, last *api.ReplicationControllerStatus) *api.ReplicationControllerStatus {
+	if sp == nil {
+		return nil // gone: the status goes with its last container
+	}
+	in := mergeInput{id: id, invalid: sp.invalid, undecodable: sp.spec.Err != nil, revision: sp.spec.ModRevision,
+		reports: reports, last: last, now: s.now()}
+	if sp.invalid == nil {
+		in.spec = sp.spec.Controller
+	}
+	if len(res.Unschedulable) > 0 {
+		in.unschedulable = &unschedulable{slots: res.Unschedulable, reason: res.Reason}
+	}
+	st := mergeStatus(in)
+	if last != nil && api.SameStatus(*last, st) {
+		return nil
+	}
+	st.LastSyncTime = in.now.UTC()
+	return &st
+}
+
+// forget removes the status and history of a controller that is gone
+// with its last assignment and report.
+func (s *ReplicationManager) forget(ctx context.Context, id string, rec *leaderRecord) error {
+	s.mu.Lock()
+	delete(s.wanting, id)
+	s.mu.Unlock()
+	if rec.status == nil && rec.recorded == "" {
+		s.mu.Lock()
+		delete(s.records, id)
+		delete(s.releasing, id)
+		s.mu.Unlock()
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
+	defer cancel()
+	if _, err := s.store.CommitLeader(ctx, s.opts.Guard, registry.LeaderWrite{ID: id, Forget: true}); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.records, id)
+	delete(s.releasing, id)
+	s.mu.Unlock()
+	s.logger.Info("controller gone: status and history removed", "controller", id)
+	return nil
+}
+
+// pruneHistory keeps the newest RevisionHistoryLimit templates of id.
+func (s *ReplicationManager) pruneHistory(ctx context.Context, id string) error {
+	revs, err := s.store.ListRevisions(ctx, id)
+	if err != nil {
+		return err
+	}
+	extra := len(revs) - s.opts.RevisionHistoryLimit
+	if extra <= 0 {
+		return nil
+	}
+	w := registry.LeaderWrite{ID: id}
+	for _, r := range revs[:extra] {
+		w.Prune = append(w.Prune, r.Revision)
+	}
+	_, err = s.store.CommitLeader(ctx, s.opts.Guard, w)
+	return err
+}
+
+// hostPorts returns the host ports a template publishes, as "8080/TCP".
+func hostPorts(t *api.TaskTemplate) []string {
+	var out []string
+	for _, c := range t.DesiredState.Manifest.Containers {
+		for _, p := range c.Ports {
+			if p.HostPort > 0 {
+				proto := strings.ToUpper(p.Protocol)
+				if proto == "" {
+					proto = "TCP"
+				}
+				out = append(out, fmt.Sprintf("%d/%s", p.HostPort, proto))
+			}
+		}
+	}
+	return out
+}
+
+// reserveOf is what a task of template t reserves on its node: the sums
+// of its containers' memory and CPU shares.
+func reserveOf(t *api.TaskTemplate) decide.Resources {
+	var r decide.Resources
+	for _, c := range t.DesiredState.Manifest.Containers {
+		r.Memory += c.Memory
+		r.CPU += c.CPU
+	}
+	return r
+}

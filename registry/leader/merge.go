@@ -1,0 +1,137 @@
+package leader
+
+// This file is how the leader makes one status of a controller out of the
+// reports of every node that runs part of it (docs/CONTRACT.md, Nodes). It is
+// pure: counts are summed, a node's failure is named with its node, the
+// slots no node can take are reported as Unschedulable, and the rollout's
+// Progressing condition is decided over all nodes.
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// unschedulable is why some slots of a controller have no node.
+type unschedulable struct {
+	slots  []int
+	reason string
+}
+
+// mergeInput is what one controller's status is made from.
+type mergeInput struct {
+	id string
+	// spec is the valid spec; nil when it is invalid (invalid says why)
+	// or gone.
+	spec        *api.ReplicationController
+	invalid     error
+	undecodable bool
+	revision    int64
+	// reports are the nodes' reports, in node order.
+	reports []*api.NodeReport
+	// unschedulable are the slots no node can take; nil for none.
+	unschedulable *unschedulable
+	last          *api.ReplicationControllerStatus
+	now           time.Time
+}
+
+// mergeStatus returns the controller's status over all nodes.
+func mergeStatus(in mergeInput) api.ReplicationControllerStatus {
+	now := in.now.UTC()
+	st := api.ReplicationControllerStatus{ID: in.id, CreationTimestamp: now}
+	var conds []api.Condition
+	if in.last != nil {
+		st.CreationTimestamp = in.last.CreationTimestamp
+		conds = in.last.Conditions
+	}
+	st.ObservedRevision = in.revision
+	for _, r := range in.reports {
+		s := r.Status
+		st.Replicas += s.Replicas
+		st.ReadyReplicas += s.ReadyReplicas
+		st.AvailableReplicas += s.AvailableReplicas
+		st.UpdatedReplicas += s.UpdatedReplicas
+	}
+	if in.invalid != nil {
+		// nothing happens to the containers: the counts are the nodes'
+		// last, and the other conditions stay as they were
+		reason := api.ReasonInvalidSpec
+		if in.undecodable {
+			reason = api.ReasonUndecodable
+		}
+		st.Conditions = api.SetCondition(conds, api.Condition{Type: api.ConditionInvalidSpec, Reason: reason, Message: in.invalid.Error()}, now)
+		return st
+	}
+	conds = api.ClearCondition(conds, api.ConditionInvalidSpec)
+
+	var failures, crashes []string
+	failureReason, crashReason := "", ""
+	progressFailed := false
+	for _, r := range in.reports {
+		s := r.Status
+		// the status reflects the spec once every node has acted on it
+		st.ObservedRevision = min(st.ObservedRevision, s.ObservedRevision)
+		if c := s.FindCondition(api.ConditionReplicaFailure); c != nil {
+			failures = append(failures, fmt.Sprintf("node %s: %s", r.Node, c.Message))
+			failureReason = cmp.Or(failureReason, c.Reason)
+		}
+		if c := s.FindCondition(api.ConditionCrashLoop); c != nil {
+			crashes = append(crashes, fmt.Sprintf("node %s: %s", r.Node, c.Message))
+			crashReason = cmp.Or(crashReason, c.Reason)
+		}
+		if c := s.FindCondition(api.ConditionProgressing); c != nil && c.Reason == api.ReasonProgressDeadlineExceeded {
+			progressFailed = true
+		}
+	}
+	if u := in.unschedulable; u != nil && len(u.slots) > 0 {
+		// first: it is the leader's own finding, and the likeliest cause
+		failures = append([]string{fmt.Sprintf("slot(s) %s fit no node: %s", joinInts(u.slots), u.reason)}, failures...)
+		failureReason = api.ReasonUnschedulable
+	}
+	if len(failures) > 0 {
+		conds = api.SetCondition(conds, api.Condition{Type: api.ConditionReplicaFailure, Reason: failureReason, Message: strings.Join(failures, "; ")}, now)
+	} else {
+		conds = api.ClearCondition(conds, api.ConditionReplicaFailure)
+	}
+	if len(crashes) > 0 {
+		conds = api.SetCondition(conds, api.Condition{Type: api.ConditionCrashLoop, Reason: crashReason, Message: strings.Join(crashes, "; ")}, now)
+	} else {
+		conds = api.ClearCondition(conds, api.ConditionCrashLoop)
+	}
+	if in.spec != nil {
+		conds = api.SetCondition(conds, mergedProgress(in.spec, st, progressFailed), now)
+	}
+	st.Conditions = conds
+	return st
+}
+
+// mergedProgress is the Progressing condition over all nodes: failed when
+// a node's rollout passed its deadline, complete when every replica runs
+// the current template and is available, rolling otherwise.
+func mergedProgress(rc *api.ReplicationController, st api.ReplicationControllerStatus, failed bool) api.Condition {
+	ds := &rc.DesiredState
+	message := fmt.Sprintf("%d of %d updated, %d available", st.UpdatedReplicas, ds.Replicas, st.AvailableReplicas)
+	switch {
+	case failed:
+		return api.Condition{Type: api.ConditionProgressing, Status: "False", Reason: api.ReasonProgressDeadlineExceeded,
+			Message: message + "; a node's rollout made no progress within its deadline"}
+	case st.UpdatedReplicas == ds.Replicas && st.Replicas == ds.Replicas && st.AvailableReplicas >= ds.Replicas:
+		return api.Condition{Type: api.ConditionProgressing, Status: "True", Reason: api.ReasonRolloutComplete, Message: message}
+	case ds.Strategy().Type == api.OnDelete:
+		message += "; OnDelete: outdated containers are replaced only when they go"
+	case ds.Paused:
+		message += "; paused"
+	}
+	return api.Condition{Type: api.ConditionProgressing, Status: "True", Reason: api.ReasonRollingUpdate, Message: message}
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,83 @@
+package leader
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/demospec"
+)
+
+// share is a node's report on web: replicas, ready, available and updated
+// counts at a spec revision, with extra conditions.
+func share(node string, n, ready, available, updated int, rev int64, conds ...api.Condition) *api.NodeReport {
+	return &api.NodeReport{Node: node, Status: api.ReplicationControllerStatus{
+		ID: "web", Replicas: n, ReadyReplicas: ready, AvailableReplicas: available, UpdatedReplicas: updated,
+		ObservedRevision: rev, Conditions: conds,
+	}}
+}
+
+func TestMergeStatus(t *testing.T) {
+	spec := demospec.Controller("web", "demo-task:latest", 4, nil)
+	base := mergeInput{id: "web", spec: spec, revision: 30, now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+
+	t.Run("counts are summed over the nodes", func(t *testing.T) {
+		in := base
+		in.reports = []*api.NodeReport{share("a", 2, 2, 2, 2, 30), share("b", 2, 2, 1, 2, 30)}
+		st := mergeStatus(in)
+		if st.Replicas != 4 || st.ReadyReplicas != 4 || st.AvailableReplicas != 3 || st.UpdatedReplicas != 4 || st.ObservedRevision != 30 {
+			t.Errorf("status %+v, want 4/4/3/4 at revision 30", st)
+		}
+		if c := st.FindCondition(api.ConditionProgressing); c == nil || c.Reason != api.ReasonRollingUpdate {
+			t.Errorf("Progressing %+v, want RollingUpdate: one replica is not available yet", c)
+		}
+	})
+	t.Run("the spec is observed once every node has acted on it", func(t *testing.T) {
+		in := base
+		in.reports = []*api.NodeReport{share("a", 2, 2, 2, 2, 30), share("b", 2, 2, 2, 2, 25)}
+		if st := mergeStatus(in); st.ObservedRevision != 25 {
+			t.Errorf("observedRevision %d, want b's 25", st.ObservedRevision)
+		}
+	})
+	t.Run("a node's failure is named with its node, after the slots that fit nowhere", func(t *testing.T) {
+		in := base
+		in.reports = []*api.NodeReport{share("a", 2, 2, 2, 2, 30,
+			api.Condition{Type: api.ConditionReplicaFailure, Status: "True", Reason: api.ReasonCreateFailed, Message: "create web-2: refused"})}
+		in.unschedulable = &unschedulable{slots: []int{3, 4}, reason: "no node matches nodeSelector zone=c (2 node(s) registered)"}
+		st := mergeStatus(in)
+		c := st.FindCondition(api.ConditionReplicaFailure)
+		if c == nil || c.Reason != api.ReasonUnschedulable ||
+			c.Message != "slot(s) 3, 4 fit no node: no node matches nodeSelector zone=c (2 node(s) registered); node a: create web-2: refused" {
+			t.Errorf("ReplicaFailure %+v", c)
+		}
+	})
+	t.Run("a rollout past its deadline on one node fails the controller's", func(t *testing.T) {
+		in := base
+		in.reports = []*api.NodeReport{share("a", 2, 2, 2, 2, 30),
+			share("b", 2, 1, 1, 1, 30, api.Condition{Type: api.ConditionProgressing, Status: "False", Reason: api.ReasonProgressDeadlineExceeded})}
+		st := mergeStatus(in)
+		if c := st.FindCondition(api.ConditionProgressing); c == nil || c.Status != "False" || c.Reason != api.ReasonProgressDeadlineExceeded {
+			t.Errorf("Progressing %+v, want False, ProgressDeadlineExceeded", c)
+		}
+	})
+	t.Run("complete when every replica runs the template and is available", func(t *testing.T) {
+		in := base
+		in.reports = []*api.NodeReport{share("a", 2, 2, 2, 2, 30), share("b", 2, 2, 2, 2, 30)}
+		st := mergeStatus(in)
+		if c := st.FindCondition(api.ConditionProgressing); c == nil || c.Reason != api.ReasonRolloutComplete || c.Message != "4 of 4 updated, 4 available" {
+			t.Errorf("Progressing %+v, want RolloutComplete, 4 of 4", c)
+		}
+	})
+	t.Run("an invalid spec keeps the counts and says why", func(t *testing.T) {
+		in := base
+		in.spec, in.invalid = nil, errors.New("desiredState.replicas: must be between 0 and 1000, got -1")
+		in.reports = []*api.NodeReport{share("a", 2, 2, 2, 2, 20)}
+		st := mergeStatus(in)
+		c := st.FindCondition(api.ConditionInvalidSpec)
+		if st.Replicas != 2 || c == nil || !strings.Contains(c.Message, "desiredState.replicas") || st.ObservedRevision != 30 {
+			t.Errorf("status %+v, want 2 replicas kept, InvalidSpec naming the field, at revision 30", st)
+		}
+	})
+}

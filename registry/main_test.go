@@ -1,0 +1,33 @@
+package registry
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/internal/etcdtest"
+)
+
+// One embedded etcd serves the package's tests; each takes a key prefix
+// of its own.
+var etcdServer *etcdtest.Server
+
+func TestMain(m *testing.M) {
+	srv, err := etcdtest.New("")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start embedded etcd:", err)
+		os.Exit(1)
+	}
+	etcdServer = srv
+	code := m.Run()
+	srv.Close()
+	os.Exit(code)
+}
+
+// testClient returns a client of the package's embedded etcd.
+func testClient(tb testing.TB) *clientv3.Client {
+	tb.Helper()
+	return etcdServer.Client(tb)
+}
