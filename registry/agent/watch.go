@@ -62,8 +62,11 @@ func (m *specMirror) Del(key string, rev int64) {
 	}
 }
 
+// The mirror tells a specMirror of its restarts, which it counts.
+var _ registry.RestartTarget = (*specMirror)(nil)
+
 // restarted counts a restart of the watch, by why it stopped.
-func (m *specMirror) restarted(err error) {
+func (m *specMirror) Restarted(err error) {
 	m.rm.metrics.watchRestarts.WithLabelValues(registry.WatchRestartReason(err)).Inc()
 }
 

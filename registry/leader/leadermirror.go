@@ -38,10 +38,13 @@ type mirrorFuncs struct {
 	onProgress func(int64)
 }
 
+// The reports' mirror is told the revision its watch has reached.
+var _ registry.ProgressTarget = mirrorFuncs{}
+
 func (m mirrorFuncs) Reset(keys []registry.KV, rev int64) { m.onReset(keys, rev) }
 func (m mirrorFuncs) Put(k registry.KV)                   { m.onPut(k) }
 func (m mirrorFuncs) Del(key string, rev int64)           { m.onDel(key, rev) }
-func (m mirrorFuncs) progress(rev int64) {
+func (m mirrorFuncs) Progress(rev int64) {
 	if m.onProgress != nil {
 		m.onProgress(rev)
 	}
