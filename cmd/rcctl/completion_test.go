@@ -142,7 +142,7 @@ func TestCompletionOffersCommandsAndOutputFormats(t *testing.T) {
 	}
 
 	words, directive := complete(t, "get", "-o", "")
-	if want := []string{"wide", "json", "yaml"}; !slices.Equal(words, want) || directive != noFileComp {
+	if want := []string{"wide", "json", "yaml", "name", "jsonpath="}; !slices.Equal(words, want) || directive != noFileComp {
 		t.Errorf("get -o offers %q, %q; want %q, %q", words, directive, want, noFileComp)
 	}
 }
