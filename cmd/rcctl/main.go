@@ -139,9 +139,9 @@ func (c *cli) rootCommand() *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// An argument that is not a subcommand reaches the root.
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return unknownCommand(args[0])
+				return unknownCommand(cmd, args[0])
 			}
 			return nil
 		},
@@ -234,7 +234,7 @@ func (c *cli) helpCommand(root *cobra.Command) *cobra.Command {
 				return usageErrorf("%v (see rcctl help)", err)
 			}
 			if target == root && len(args) > 0 {
-				return unknownCommand(args[0])
+				return unknownCommand(root, args[0])
 			}
 			target.InitDefaultHelpFlag() // so that its -h shows, as with "rcctl CMD -h"
 			return target.Help()
@@ -242,8 +242,10 @@ func (c *cli) helpCommand(root *cobra.Command) *cobra.Command {
 	}
 }
 
-func unknownCommand(name string) error {
-	return usageErrorf("unknown command %q (see rcctl help)", name)
+// unknownCommand is the error for name, which is not a command of the
+// root, with cobra's suggestions (suggest.go).
+func unknownCommand(root *cobra.Command, name string) error {
+	return unknownCommandOf(root, name, "rcctl help")
 }
 
 // flagError is the error for a flag cobra could not parse.
@@ -251,7 +253,7 @@ func flagError(cmd *cobra.Command, err error) error {
 	if !cmd.HasParent() {
 		if cmd.Flags().NArg() > 0 {
 			// "rcctl frobnicate --bogus": the command is the first mistake
-			return unknownCommand(cmd.Flags().Arg(0))
+			return unknownCommand(cmd, cmd.Flags().Arg(0))
 		}
 		return usageErrorf("%v (see rcctl help)", err)
 	}
