@@ -1,5 +1,5 @@
 // Command rcctl reads and writes replication controller specs in etcd, with
-// kubectl habits: apply, get, describe, scale, rollout, delete, the 2014
+// kubectl habits: apply, get, describe, logs, scale, rollout, delete, the 2014
 // run, and nodes, the Docker engines the managers act for.
 //
 // This file holds main, run and the command tree, built on cobra as
@@ -54,6 +54,7 @@ func newCLI(stdin io.Reader, stdout, stderr io.Writer) *cli {
 		stdout:     stdout,
 		stderr:     stderr,
 		dialDocker: dialDocker,
+		dialLogs:   dialLogs,
 		leaseTTL:   leaseTTL,
 		now:        time.Now,
 		getenv:     os.Getenv,
@@ -69,6 +70,9 @@ type cli struct {
 	opts           globalOptions
 	// dialDocker opens the Docker side that describe lists containers from.
 	dialDocker func(host string) (taskLister, func(), error)
+	// dialLogs opens the Docker side that logs reads containers' output
+	// from.
+	dialLogs func(host string) (logSource, func(), error)
 	// leaseTTL asks etcd for the seconds a lease has left (-1: gone).
 	leaseTTL func(ctx context.Context, cn *conn, lease clientv3.LeaseID) (int64, error)
 	// now is the clock ages are measured against.
@@ -102,6 +106,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.applyCommand(),
 		c.getCommand(),
 		c.describeCommand(),
+		c.logsCommand(),
 		c.scaleCommand(),
 		c.rolloutCommand(),
 		c.deleteCommand(),

@@ -12,7 +12,7 @@ func TestAMistypedCommandGetsCobrasSuggestions(t *testing.T) {
 	}{
 		{[]string{"gte"}, `unknown command "gte"; did you mean "get"? (see rcctl help)`},
 		{[]string{"descrbe", "web"}, `unknown command "descrbe"; did you mean "describe"? (see rcctl help)`},
-		{[]string{"nods", "--bogus"}, `unknown command "nods"; did you mean "nodes"? (see rcctl help)`},
+		{[]string{"nods", "--bogus"}, `unknown command "nods"; did you mean "logs" or "nodes"? (see rcctl help)`},
 		{[]string{"help", "scael"}, `unknown command "scael"; did you mean "scale"? (see rcctl help)`},
 		{[]string{"undo", "web"}, `unknown command "undo"; did you mean "rollout"? (see rcctl help)`},
 		{[]string{"rollout", "stats", "web"}, `rollout: unknown command "stats"; did you mean "status"? (see rcctl rollout -h)`},
