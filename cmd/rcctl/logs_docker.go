@@ -69,7 +69,7 @@ func (d dockerLogs) ListTasks(ctx context.Context, selector map[string]string) (
 		if len(c.Names) > 0 {
 			name = strings.TrimPrefix(c.Names[0], "/")
 		}
-		tasks = append(tasks, api.Task{ID: c.ID, Name: name, Labels: c.Labels, Image: c.Image, State: string(c.State)})
+		tasks = append(tasks, api.Task{ID: c.ID, Name: name, Labels: c.Labels, Image: c.Image, State: c.State})
 	}
 	return tasks, nil
 }

@@ -33,7 +33,7 @@ func TestLogsReadsTheLocalDockerEngine(t *testing.T) {
 	id := "logs-" + strings.ToLower(labels[dockertest.TestLabel][:12])
 	e := newTestEnv(t)
 	e.create(newController(id, 2))
-	ctx := context.Background()
+	ctx := t.Context()
 
 	start := func(slot int, cmd ...string) {
 		l := dockertest.WithLabels(t, map[string]string{api.LabelController: id, api.LabelSlot: fmt.Sprint(slot)})

@@ -65,7 +65,7 @@ func TestLogsPrintsTheLocalContainersAndSaysWhereTheOthersRun(t *testing.T) {
 	e.report(lease, "b", "web", reported("web", 2, e.now))
 	other := localTask("web", 2)
 	other.Labels[api.LabelRegistry] = "another-registry" // not ours: left alone
-	if _, err := e.client.Put(context.Background(), e.store.RegistryIDKey(), "this-registry"); err != nil {
+	if _, err := e.client.Put(t.Context(), e.store.RegistryIDKey(), "this-registry"); err != nil {
 		t.Fatal(err)
 	}
 	src := &fakeLogs{

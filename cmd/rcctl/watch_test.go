@@ -81,7 +81,7 @@ func TestGetWatchPrintsARowPerChangeUntilInterrupted(t *testing.T) {
 	e.create(newController("api", 1))
 	spec := e.get("web")
 	spec.Controller.DesiredState.Replicas = 5
-	if _, err := e.store.UpdateController(context.Background(), spec.Controller, spec.ModRevision); err != nil {
+	if _, err := e.store.UpdateController(t.Context(), spec.Controller, spec.ModRevision); err != nil {
 		t.Fatal(err)
 	}
 	awaitLines(t, out,
@@ -90,7 +90,7 @@ func TestGetWatchPrintsARowPerChangeUntilInterrupted(t *testing.T) {
 		"web 3 1 0 0 60m demo-task:latest",
 		"api 1 <none> <none> <none> <unknown> demo-task:latest",
 		"web 5 1 0 0 60m demo-task:latest")
-	if err := e.store.DeleteController(context.Background(), "web"); err != nil {
+	if err := e.store.DeleteController(t.Context(), "web"); err != nil {
 		t.Fatal(err)
 	}
 	awaitLines(t, out,
@@ -132,7 +132,7 @@ func TestGetWatchOfOneControllerWithSelectorAndFormats(t *testing.T) {
 	awaitLines(t, out, "controller/api")
 	spec := e.get("api")
 	spec.Controller.Labels = map[string]string{"name": "api2"}
-	if _, err := e.store.UpdateController(context.Background(), spec.Controller, spec.ModRevision); err != nil {
+	if _, err := e.store.UpdateController(t.Context(), spec.Controller, spec.ModRevision); err != nil {
 		t.Fatal(err)
 	}
 	awaitLines(t, out, "controller/api", "controller/api")
