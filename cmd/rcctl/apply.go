@@ -1,6 +1,6 @@
 package main
 
-// apply writes specs from a file or stdin: it creates a controller that does
+// apply writes specs from files, directories or stdin (applyinput.go): it creates a controller that does
 // not exist and replaces one that does, but only if nobody changed it since
 // it was read (a ModRevision compare), so that it never overwrites someone
 // else's edit. Every spec is decoded and validated before anything is
@@ -22,63 +22,61 @@ import (
 )
 
 func (c *cli) applyCommand() *cobra.Command {
-	var filename string
+	var filenames []string
 	var dryRun bool
 	var wait waitFlags
 	cmd := &cobra.Command{
-		Use:   "apply -f FILE|-",
-		Short: "create or update controllers from a JSON or YAML file",
+		Use:   "apply -f FILE|DIR|- [-f ...]",
+		Short: "create or update controllers from JSON or YAML files",
 		Long: `Apply creates the controller if it does not exist and replaces its spec if it
-does. The spec is validated first; an invalid spec writes nothing. If someone
-changes the controller between apply's read and its write, nothing is written.
-The file holds one controller, or {"items": [...]} as printed by 'rcctl get -o json',
-each item as strictly decoded as one controller; at most 256 KiB in all.
+does. Every spec is validated first; if any is invalid, nothing is written. If
+someone changes a controller between apply's read and its write, it is not
+written. A spec that is as stored is reported unchanged and not written.
+
+-f may be given several times. Each is a file, - for stdin, or a directory,
+whose .json, .yaml and .yml files are read in name order (not those of its
+subdirectories). A file holds one JSON document, or YAML documents separated by
+--- lines; each document is one controller, or {"items": [...]} as printed by
+'rcctl get -o json', each item as strictly decoded as one controller. The
+"currentState" that 'rcctl get -o json|yaml' prints beside a spec is ignored.
+Each file may be at most 256 KiB, and each controller may appear once.
+
 With --wait it then shows progress until every replica is ready or --timeout passes.
 With --dry-run it validates, then prints what the registry would do to each
 container if the spec were written (created, replaced, moved, removed), and
 on which node, as the leader would decide it from the assignments, the nodes
 and their reports in etcd; it writes nothing and needs no Docker.`,
-		ValidArgsFunction: cobra.NoFileCompletions, // the file is -f's
+		ValidArgsFunction: cobra.NoFileCompletions, // the files are -f's
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if filename == "" {
-				return usageErrorf("apply: -f FILE or -f - is required")
+			if len(filenames) == 0 {
+				return usageErrorf("apply: -f FILE, -f DIR or -f - is required")
 			}
 			if len(args) > 0 {
-				return usageErrorf("apply: unexpected arguments %q (the spec comes from -f)", args)
+				return usageErrorf("apply: unexpected arguments %q (the specs come from -f)", args)
 			}
 			if dryRun && *wait.wait {
 				return usageErrorf("apply: --dry-run writes nothing to wait for; drop --wait")
 			}
-			return c.apply(cmd.Context(), filename, dryRun, wait)
+			return c.apply(cmd.Context(), filenames, dryRun, wait)
 		},
 	}
-	cmd.Flags().StringVarP(&filename, "filename", "f", "", "file with the controller spec, JSON or YAML; - reads stdin")
+	cmd.Flags().StringArrayVarP(&filenames, "filename", "f", nil, "file or directory with controller specs, JSON or YAML; - reads stdin; may be repeated")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, dryRunHelp)
 	wait = addWaitFlags(cmd.Flags())
 	return cmd
 }
 
-func (c *cli) apply(ctx context.Context, filename string, dryRun bool, wait waitFlags) error {
-	data, err := c.readInput(filename)
+func (c *cli) apply(ctx context.Context, filenames []string, dryRun bool, wait waitFlags) error {
+	docs, err := c.readApplyDocs(filenames)
 	if err != nil {
 		return err
 	}
-	source := filename
-	if source == "-" {
-		source = "stdin"
-	}
-	rcs, err := decodeApply(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w (nothing written)", source, err)
-	}
-	for i, rc := range rcs {
-		if err := c.validate(rc, rc.ID); err != nil {
-			what := fmt.Sprintf("controller %q", rc.ID)
-			if len(rcs) > 1 {
-				what = fmt.Sprintf("items[%d] (%s)", i, what)
-			}
-			return fmt.Errorf("%s: %s is invalid (nothing written): %w", source, what, err)
+	rcs := make([]*api.ReplicationController, len(docs))
+	for i, d := range docs {
+		if err := c.validate(d.rc, d.rc.ID); err != nil {
+			return fmt.Errorf("%s: controller %q is invalid (nothing written): %w", d.source, d.rc.ID, err)
 		}
+		rcs[i] = d.rc
 	}
 
 	cn, err := c.connect(ctx)
@@ -238,7 +236,7 @@ func decodeApply(data []byte) ([]*api.ReplicationController, error) {
 		}
 		rcs := make([]*api.ReplicationController, 0, len(items))
 		for i, item := range items {
-			rc, err := api.Decode(item)
+			rc, err := decodeController(item)
 			if err != nil {
 				return nil, fmt.Errorf("items[%d]: %w", i, err)
 			}
@@ -246,7 +244,7 @@ func decodeApply(data []byte) ([]*api.ReplicationController, error) {
 		}
 		return rcs, nil
 	}
-	rc, err := api.Decode(data)
+	rc, err := decodeController(data)
 	if err != nil {
 		return nil, err
 	}

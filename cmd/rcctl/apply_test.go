@@ -209,7 +209,7 @@ func TestApplyOfListValidatesEveryItemBeforeWriting(t *testing.T) {
 
 	r := e.run(list, "apply", "-f", "-")
 
-	assertFails(t, r, `items[1] (controller "api")`, "desiredState.replicas", "nothing written")
+	assertFails(t, r, `stdin, items[1]: controller "api" is invalid`, "desiredState.replicas", "nothing written")
 	if after := e.revision(); after != before {
 		t.Errorf("etcd revision moved from %d to %d: part of an invalid list was written", before, after)
 	}

@@ -137,12 +137,12 @@ func TestCompletionOffersCommandsAndOutputFormats(t *testing.T) {
 		name, _, _ := strings.Cut(w, "\t")
 		names = append(names, name)
 	}
-	if want := []string{"apply", "get", "describe", "scale", "rollout", "delete", "run", "nodes", "version", "completion", "help"}; !slices.Equal(names, want) {
+	if want := []string{"apply", "get", "describe", "logs", "scale", "rollout", "delete", "run", "nodes", "version", "completion", "help"}; !slices.Equal(names, want) {
 		t.Errorf("commands offered %q, want %q", names, want)
 	}
 
 	words, directive := complete(t, "get", "-o", "")
-	if want := []string{"wide", "json", "yaml"}; !slices.Equal(words, want) || directive != noFileComp {
+	if want := []string{"wide", "json", "yaml", "name", "jsonpath="}; !slices.Equal(words, want) || directive != noFileComp {
 		t.Errorf("get -o offers %q, %q; want %q, %q", words, directive, want, noFileComp)
 	}
 }

@@ -115,14 +115,29 @@ func TestGetUnknownControllerFails(t *testing.T) {
 	assertFails(t, r, `controller "nope" not found`)
 }
 
-func TestGetJSONPrintsSpecAsStored(t *testing.T) {
+func TestGetJSONPrintsSpecAsStoredAndTheStatusUnderCurrentState(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	withStatus(t, e)
 
-	r := e.run("", "get", "web", "-o", "json")
+	// api has no status: the spec as stored, nothing more
+	assertStdout(t, e.run("", "get", "api", "-o", "json"), encode(t, e.get("api").Controller))
 
-	assertStdout(t, r, encode(t, newController("web", 3)))
+	r := e.run("", "get", "web", "-o", "json")
+	assertOK(t, r)
+	spec := strings.TrimSuffix(encode(t, newController("web", 3)), "\n}\n")
+	if !strings.HasPrefix(r.stdout, spec) {
+		t.Fatalf("stdout:\n%s\nwant the spec as stored first:\n%s", r.stdout, spec)
+	}
+	var doc struct {
+		CurrentState *api.ReplicationControllerStatus `json:"currentState"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if st := doc.CurrentState; st == nil || st.ReadyReplicas != 2 || st.Replicas != 3 || len(st.Conditions) != 2 {
+		t.Errorf("currentState %+v, want the stored status (3 replicas, 2 ready, 2 conditions)", st)
+	}
 }
 
 func TestGetJSONRoundTripsThroughApply(t *testing.T) {

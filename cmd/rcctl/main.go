@@ -1,5 +1,5 @@
 // Command rcctl reads and writes replication controller specs in etcd, with
-// kubectl habits: apply, get, describe, scale, rollout, delete, the 2014
+// kubectl habits: apply, get, describe, logs, scale, rollout, delete, the 2014
 // run, and nodes, the Docker engines the managers act for.
 //
 // This file holds main, run and the command tree, built on cobra as
@@ -54,6 +54,7 @@ func newCLI(stdin io.Reader, stdout, stderr io.Writer) *cli {
 		stdout:     stdout,
 		stderr:     stderr,
 		dialDocker: dialDocker,
+		dialLogs:   dialLogs,
 		leaseTTL:   leaseTTL,
 		now:        time.Now,
 		getenv:     os.Getenv,
@@ -69,6 +70,9 @@ type cli struct {
 	opts           globalOptions
 	// dialDocker opens the Docker side that describe lists containers from.
 	dialDocker func(host string) (taskLister, func(), error)
+	// dialLogs opens the Docker side that logs reads containers' output
+	// from.
+	dialLogs func(host string) (logSource, func(), error)
 	// leaseTTL asks etcd for the seconds a lease has left (-1: gone).
 	leaseTTL func(ctx context.Context, cn *conn, lease clientv3.LeaseID) (int64, error)
 	// now is the clock ages are measured against.
@@ -102,6 +106,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.applyCommand(),
 		c.getCommand(),
 		c.describeCommand(),
+		c.logsCommand(),
 		c.scaleCommand(),
 		c.rolloutCommand(),
 		c.deleteCommand(),
@@ -139,9 +144,9 @@ func (c *cli) rootCommand() *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// An argument that is not a subcommand reaches the root.
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return unknownCommand(args[0])
+				return unknownCommand(cmd, args[0])
 			}
 			return nil
 		},
@@ -234,7 +239,7 @@ func (c *cli) helpCommand(root *cobra.Command) *cobra.Command {
 				return usageErrorf("%v (see rcctl help)", err)
 			}
 			if target == root && len(args) > 0 {
-				return unknownCommand(args[0])
+				return unknownCommand(root, args[0])
 			}
 			target.InitDefaultHelpFlag() // so that its -h shows, as with "rcctl CMD -h"
 			return target.Help()
@@ -242,8 +247,10 @@ func (c *cli) helpCommand(root *cobra.Command) *cobra.Command {
 	}
 }
 
-func unknownCommand(name string) error {
-	return usageErrorf("unknown command %q (see rcctl help)", name)
+// unknownCommand is the error for name, which is not a command of the
+// root, with cobra's suggestions (suggest.go).
+func unknownCommand(root *cobra.Command, name string) error {
+	return unknownCommandOf(root, name, "rcctl help")
 }
 
 // flagError is the error for a flag cobra could not parse.
@@ -251,7 +258,7 @@ func flagError(cmd *cobra.Command, err error) error {
 	if !cmd.HasParent() {
 		if cmd.Flags().NArg() > 0 {
 			// "rcctl frobnicate --bogus": the command is the first mistake
-			return unknownCommand(cmd.Flags().Arg(0))
+			return unknownCommand(cmd, cmd.Flags().Arg(0))
 		}
 		return usageErrorf("%v (see rcctl help)", err)
 	}

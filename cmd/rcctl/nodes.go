@@ -28,7 +28,7 @@ import (
 )
 
 // nodesOutputFormats are the values of nodes -o.
-var nodesOutputFormats = []string{"wide", "json"}
+var nodesOutputFormats = []string{outputWide, outputJSON, outputYAML, outputName, outputJSONPath}
 
 // The STATUS of a node.
 const (
@@ -37,9 +37,9 @@ const (
 )
 
 func (c *cli) nodesCommand() *cobra.Command {
-	var output string
+	var outputFlag string
 	cmd := &cobra.Command{
-		Use:   "nodes [-o wide|json]",
+		Use:   "nodes [-o wide|json|yaml|name|jsonpath=TEMPLATE]",
 		Short: "list the nodes (Docker engines), their leases and containers",
 		Long: `Nodes lists the Docker engines the managers act for, one row per node.
 
@@ -56,20 +56,22 @@ and memory, and the manager acting for the node.
 registration as the manager wrote it (name, labels, capacity {cpus, memory},
 engineID, manager, lease, registeredAt; only the name for a NotReady node),
 and "status": {"state": "Ready"|"NotReady", "containers": N, "assigned": N,
-"leaseTTLSeconds": N}, leaseTTLSeconds only when etcd told it.`,
+"leaseTTLSeconds": N}, leaseTTLSeconds only when etcd told it. -o yaml prints
+the same as YAML, -o jsonpath=TEMPLATE through a kubectl JSONPath template
+(-o jsonpath='{.items[*].name}'), and -o name prints node/NAME per node.`,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "" && !slices.Contains(nodesOutputFormats, output) {
-				return usageErrorf("nodes: unknown output format %q (want wide or json)", output)
+			out, err := parseOutput("nodes", outputFlag, nodesOutputFormats)
+			if err != nil {
+				return err
 			}
 			if len(args) > 0 {
 				return usageErrorf("nodes: takes no arguments, got %d", len(args))
 			}
-			return c.nodes(cmd.Context(), output)
+			return c.nodes(cmd.Context(), out)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: wide or json (default: a table)")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(nodesOutputFormats, cobra.ShellCompDirectiveNoFileComp))
+	addOutputFlag(cmd, &outputFlag, nodesOutputFormats)
 	return cmd
 }
 
@@ -92,7 +94,7 @@ func (v *nodeView) state() string {
 	return nodeNotReady
 }
 
-func (c *cli) nodes(ctx context.Context, output string) error {
+func (c *cli) nodes(ctx context.Context, out output) error {
 	cn, err := c.connect(ctx)
 	if err != nil {
 		return err
@@ -102,14 +104,20 @@ func (c *cli) nodes(ctx context.Context, output string) error {
 	if err != nil {
 		return err
 	}
-	if output == "json" {
-		return c.printNodesJSON(views)
+	switch {
+	case out.document():
+		return c.printNodesDocument(views, out)
+	case out.format == outputName:
+		for _, v := range views {
+			fmt.Fprintln(c.stdout, "node/"+v.name)
+		}
+		return nil
 	}
 	if len(views) == 0 {
 		fmt.Fprintln(c.stderr, "No nodes found.")
 		return nil
 	}
-	c.printNodes(c.stdout, views, output == "wide")
+	c.printNodes(c.stdout, views, out.format == outputWide)
 	return nil
 }
 
@@ -257,7 +265,8 @@ type nodeItemStatus struct {
 	LeaseTTLSeconds *int64 `json:"leaseTTLSeconds,omitempty"`
 }
 
-func (c *cli) printNodesJSON(views []*nodeView) error {
+// printNodesDocument prints {"items": [...]} in the document format.
+func (c *cli) printNodesDocument(views []*nodeView, out output) error {
 	items := make([]nodeItem, 0, len(views))
 	for _, v := range views {
 		item := nodeItem{Name: v.name, Node: v.node, Status: nodeItemStatus{State: v.state(), Containers: v.containers, Assigned: v.assigned}}
@@ -272,8 +281,7 @@ func (c *cli) printNodesJSON(views []*nodeView) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.stdout.Write(data)
-	return err
+	return out.writeDocument(c.stdout, data)
 }
 
 // nodeCounts is how many containers of each controller each node reports:

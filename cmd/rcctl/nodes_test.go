@@ -323,7 +323,7 @@ func TestNodesWithNoNodesSaysSoOnStderr(t *testing.T) {
 
 func TestNodesUsageMistakesExitTwo(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"nodes", "-o", "yaml"}, {"nodes", "a"}, {"nodes", "--bogus"}} {
+	for _, args := range [][]string{{"nodes", "-o", "xml"}, {"nodes", "-o", "jsonpath"}, {"nodes", "-o", "jsonpath={.items["}, {"nodes", "-o", "json=x"}, {"nodes", "a"}, {"nodes", "--bogus"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			r := runOffline(t, args...)
 			if r.err == nil || exitCode(r.err) != 2 {
@@ -336,7 +336,7 @@ func TestNodesUsageMistakesExitTwo(t *testing.T) {
 func TestCompletionOfNodesOffersItsOutputFormats(t *testing.T) {
 	t.Parallel()
 	words, directive := complete(t, "nodes", "-o", "")
-	if want := []string{"wide", "json"}; !slices.Equal(words, want) || directive != noFileComp {
+	if want := []string{"wide", "json", "yaml", "name", "jsonpath="}; !slices.Equal(words, want) || directive != noFileComp {
 		t.Errorf("nodes -o offers %q, %q; want %q, %q", words, directive, want, noFileComp)
 	}
 	if words, directive := complete(t, "nodes", ""); len(words) != 0 || directive != noFileComp {

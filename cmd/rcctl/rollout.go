@@ -44,8 +44,11 @@ recorded, rollout undo writes an earlier one back into the spec, and rollout
 pause and resume stop the steps and let them go on.`,
 		// a wrong or missing subcommand reaches the parent: a usage error,
 		// not cobra's help and success
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
+				if hint := didYouMean(cmd, args[0]); hint != "" {
+					return unknownCommandOf(cmd, args[0], "rcctl rollout -h")
+				}
 				return usageErrorf("rollout: unknown command %q (want %s; see rcctl rollout -h)", args[0], list)
 			}
 			return nil
@@ -54,6 +57,8 @@ pause and resume stop the steps and let them go on.`,
 			return usageErrorf("rollout: name a command: %s (see rcctl rollout -h)", list)
 		},
 		ValidArgsFunction: cobra.NoFileCompletions,
+		// "rcctl undo" suggests rollout
+		SuggestFor: names,
 	}
 	cmd.AddCommand(subs...)
 	return cmd

@@ -21,23 +21,39 @@ import (
 	"github.com/replication-manager/replication-manager/registry"
 )
 
+// historyOutputFormats are the values of rollout history -o.
+var historyOutputFormats = []string{outputJSON, outputYAML, outputName, outputJSONPath}
+
 func (c *cli) rolloutHistoryCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "history ID",
+	var outputFlag string
+	cmd := &cobra.Command{
+		Use:   "history ID [-o json|yaml|name|jsonpath=TEMPLATE]",
 		Short: "list the templates a controller ran",
 		Long: `Rollout history lists the task templates the manager recorded for the
 controller, oldest first: the spec revision that brought each, when the manager
 first acted on it, its image, and a * on the one the spec asks for now. The
-manager keeps the newest --revision-history-limit (default 10).`,
+manager keeps the newest --revision-history-limit (default 10).
+
+-o json prints {"items": [...]}, oldest first, each the revision as the
+manager recorded it (revision, firstSeen, templateHash, taskTemplate) and
+"current": true on the current one; -o yaml the same as YAML, -o
+jsonpath=TEMPLATE through a kubectl JSONPath template, and -o name
+revision/N per revision.`,
 		Args:              oneID("history"),
 		ValidArgsFunction: c.completeID,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.rolloutHistory(cmd.Context(), args[0])
+			out, err := parseOutput("rollout history", outputFlag, historyOutputFormats)
+			if err != nil {
+				return err
+			}
+			return c.rolloutHistory(cmd.Context(), args[0], out)
 		},
 	}
+	addOutputFlag(cmd, &outputFlag, historyOutputFormats)
+	return cmd
 }
 
-func (c *cli) rolloutHistory(ctx context.Context, id string) error {
+func (c *cli) rolloutHistory(ctx context.Context, id string, out output) error {
 	cn, err := c.connect(ctx)
 	if err != nil {
 		return err
@@ -53,12 +69,43 @@ func (c *cli) rolloutHistory(ctx context.Context, id string) error {
 	} else {
 		hash = api.TemplateHash(&spec.Controller.DesiredState.TaskTemplate)
 	}
+	switch {
+	case out.document():
+		return c.printHistoryDocument(revs, hash, out)
+	case out.format == outputName:
+		for _, r := range revs {
+			fmt.Fprintf(c.stdout, "revision/%d\n", r.Revision)
+		}
+		return nil
+	}
 	if len(revs) == 0 {
 		fmt.Fprintf(c.stderr, "No revisions recorded for %s (the manager records a template when it first acts on it).\n", id)
 		return nil
 	}
 	printRevisions(c.stdout, "", revs, hash)
 	return nil
+}
+
+// historyItem is one revision of rollout history -o json.
+type historyItem struct {
+	api.Revision
+	Current bool `json:"current"`
+}
+
+// printHistoryDocument prints {"items": [...]} in the document format.
+func (c *cli) printHistoryDocument(revs []api.Revision, hash string, out output) error {
+	current := currentRevision(revs, hash)
+	items := make([]historyItem, len(revs))
+	for i, r := range revs {
+		items[i] = historyItem{Revision: r, Current: i == current}
+	}
+	data, err := ctlview.EncodeJSON(struct {
+		Items []historyItem `json:"items"`
+	}{items})
+	if err != nil {
+		return err
+	}
+	return out.writeDocument(c.stdout, data)
 }
 
 // readHistory reads the spec of id and its recorded revisions.
