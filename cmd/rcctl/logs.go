@@ -144,7 +144,7 @@ func (c *cli) localContainers(ctx context.Context, src logSource, id string, slo
 	}
 	var ours []api.Task
 	for _, t := range tasks {
-		if registry.OfRegistry(registryID, t.Labels) {
+		if api.OfRegistry(registryID, t.Labels) {
 			ours = append(ours, t)
 		}
 	}
