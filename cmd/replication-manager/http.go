@@ -20,6 +20,30 @@ import (
 // check is one readiness condition; nil means ready.
 type check func(ctx context.Context) error
 
+// checkError is a check's failure: what is wrong, in words that /readyz's
+// summary line gives, and the error that tells why, for its own line.
+type checkError struct {
+	what string
+	err  error
+}
+
+func (e *checkError) Error() string {
+	if e.err == nil {
+		return e.what
+	}
+	return e.what + ": " + e.err.Error()
+}
+
+func (e *checkError) Unwrap() error { return e.err }
+
+// shortReason is what /readyz's summary line says of a failed check.
+func shortReason(err error) string {
+	if ce, ok := errors.AsType[*checkError](err); ok {
+		return ce.what
+	}
+	return err.Error()
+}
+
 // newHTTPHandler serves /metrics, /livez (the process is up), /readyz (every
 // check passes: one line per check in name order, then "ok", or "not
 // ready:" and what failed, with 503), /healthz (an alias of /readyz, for the 2014 habit) and,
@@ -42,7 +66,7 @@ func newHTTPHandler(gatherer prometheus.Gatherer, checks map[string]check, page 
 		var failed []string
 		for _, name := range names {
 			if err := checks[name](ctx); err != nil {
-				failed = append(failed, err.Error())
+				failed = append(failed, shortReason(err))
 				fmt.Fprintf(&body, "[-] %s: %v\n", name, err)
 			} else {
 				fmt.Fprintf(&body, "[+] %s\n", name)

@@ -65,16 +65,16 @@ func readinessChecks(s *startup, opts *options, endpoints []string, docker taskC
 		"etcd": func(ctx context.Context) error {
 			parts := s.etcd.Load()
 			if parts == nil {
-				return fmt.Errorf("etcd at %s is not connected yet", etcdAt)
+				return &checkError{what: fmt.Sprintf("etcd at %s is not connected yet", etcdAt)}
 			}
 			if err := pingEtcd(ctx, parts.client, parts.store.ControllersPrefix(), 2*time.Second); err != nil {
-				return fmt.Errorf("etcd at %s does not answer: %w", etcdAt, err)
+				return &checkError{what: fmt.Sprintf("etcd at %s does not answer", etcdAt), err: err}
 			}
 			return nil
 		},
 		"docker": func(ctx context.Context) error {
 			if err := docker.Ping(ctx); err != nil {
-				return fmt.Errorf("Docker at %s does not answer: %w", dockerAddress(opts), cmp.Or(errors.Unwrap(err), err))
+				return &checkError{what: fmt.Sprintf("Docker at %s does not answer", dockerAddress(opts)), err: cmp.Or(errors.Unwrap(err), err)}
 			}
 			return nil
 		},

@@ -204,11 +204,11 @@ type statusPage struct {
 	// empty.
 	cluster clusterView
 	logger  *slog.Logger
-	now    func() time.Time
-	list   *template.Template
-	detail *template.Template
-	nodes  *template.Template
-	events *template.Template
+	now     func() time.Time
+	list    *template.Template
+	detail  *template.Template
+	nodes   *template.Template
+	events  *template.Template
 	// missing is the page of an unknown controller, or of an error.
 	missing *template.Template
 	assets  map[string]asset
@@ -304,8 +304,10 @@ func (p *statusPage) serveListJSON(w http.ResponseWriter, r *http.Request) {
 	for i, v := range views {
 		items[i] = controllerItem(v)
 	}
-	p.writeDocument(w, r, p.manager(o), func(m ctlview.Manager) any {
-		return listDocument{List: ctlview.List{Manager: m, Items: items}, Page: newListPage(m, views)}
+	m := p.manager(o)
+	page := newListPage(m, views)
+	p.writeDocument(w, r, m, func(m ctlview.Manager) any {
+		return listDocument{List: ctlview.List{Manager: m, Items: items}, Page: page}
 	})
 }
 
@@ -322,8 +324,9 @@ func (p *statusPage) serveDetailJSON(w http.ResponseWriter, r *http.Request) {
 		p.writeJSON(w, r, http.StatusNotFound, jsonError{Error: fmt.Sprintf("controller %q not found", id)})
 		return
 	}
+	page := newDetailPage(m, item)
 	p.writeDocument(w, r, m, func(m ctlview.Manager) any {
-		return oneDocument{One: ctlview.One{Manager: m, Item: item}, Page: newDetailPage(m, item)}
+		return oneDocument{One: ctlview.One{Manager: m, Item: item}, Page: page}
 	})
 }
 

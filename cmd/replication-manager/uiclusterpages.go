@@ -54,8 +54,9 @@ func (p *statusPage) serveNodesJSON(w http.ResponseWriter, r *http.Request) {
 		p.failJSON(w, r, err)
 		return
 	}
+	page := newNodesPage(m, d)
 	p.writeDocument(w, r, m, func(m ctlview.Manager) any {
-		return nodesDocument{Manager: m, Page: newNodesPage(m, d)}
+		return nodesDocument{Manager: m, Page: page}
 	})
 }
 
@@ -80,7 +81,8 @@ func (p *statusPage) serveEventsJSON(w http.ResponseWriter, r *http.Request) {
 		p.failJSON(w, r, err)
 		return
 	}
+	page := newEventsPage(m, events)
 	p.writeDocument(w, r, m, func(m ctlview.Manager) any {
-		return eventsDocument{Manager: m, Page: newEventsPage(m, events)}
+		return eventsDocument{Manager: m, Page: page}
 	})
 }

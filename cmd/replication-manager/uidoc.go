@@ -56,7 +56,9 @@ var zeroTimeField = []byte(`"time": "0001-01-01T00:00:00Z"`)
 
 // writeDocument answers with the document build makes for m: 304 when the
 // request's If-None-Match names its ETag, else the document with m's
-// clock in it.
+// clock in it. build puts the manager it is given in the document, and
+// nothing else that depends on it (the page's strings are made from m
+// before, ages included).
 func (p *statusPage) writeDocument(w http.ResponseWriter, r *http.Request, m ctlview.Manager, build func(ctlview.Manager) any) {
 	zero := m
 	zero.Time = time.Time{}
