@@ -80,8 +80,11 @@ func readinessChecks(s *startup, opts *options, endpoints []string, docker taskC
 		},
 		"controllers-listed": func(ctx context.Context) error {
 			r := s.roles.Load()
+			if r == nil && s.etcd.Load() == nil {
+				return errors.New("the manager has not started: it waits for etcd")
+			}
 			if r == nil {
-				return errors.New("the manager has not started: it waits for etcd and Docker")
+				return errors.New("the manager has not started: it waits for Docker to answer docker info")
 			}
 			if rm := r.agent.current.Load(); rm != nil && rm.Synced() {
 				return nil

@@ -82,7 +82,7 @@ func newNodesPage(m ctlview.Manager, d nodeData) nodesPage {
 		}
 		page.Nodes.Rows = append(page.Nodes.Rows, tableRow{Key: name, Class: class, Cells: []cell{
 			{Text: name}, {Text: status}, {Text: labels}, {Text: cpus}, {Text: memory}, {Text: reservedCPU}, {Text: reservedMemory},
-			{Text: strconv.Itoa(d.assigned[name])}, {Text: strconv.Itoa(d.containers[name])}, {Text: lease}, {Text: age, Class: "age"},
+			{Text: strconv.Itoa(d.assigned[name])}, {Text: strconv.Itoa(d.containers[name])}, {Text: lease, Class: "age"}, {Text: age, Class: "age"},
 		}})
 	}
 	total := len(page.Nodes.Rows)
@@ -97,7 +97,8 @@ func newNodesPage(m ctlview.Manager, d nodeData) nodesPage {
 }
 
 // leaseText is the LEASE cell: the lease id in hex, and the seconds it has
-// left when etcd told them.
+// left when etcd told them (the cell is marked "age": it changes with the
+// clock).
 func leaseText(lease string, ttl map[string]int64, name string) string {
 	if lease == "" {
 		return ctlview.None
