@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,8 +20,33 @@ import (
 // check is one readiness condition; nil means ready.
 type check func(ctx context.Context) error
 
+// checkError is a check's failure: what is wrong, in words that /readyz's
+// summary line gives, and the error that tells why, for its own line.
+type checkError struct {
+	what string
+	err  error
+}
+
+func (e *checkError) Error() string {
+	if e.err == nil {
+		return e.what
+	}
+	return e.what + ": " + e.err.Error()
+}
+
+func (e *checkError) Unwrap() error { return e.err }
+
+// shortReason is what /readyz's summary line says of a failed check.
+func shortReason(err error) string {
+	if ce, ok := errors.AsType[*checkError](err); ok {
+		return ce.what
+	}
+	return err.Error()
+}
+
 // newHTTPHandler serves /metrics, /livez (the process is up), /readyz (every
-// check passes), /healthz (an alias of /readyz, for the 2014 habit) and,
+// check passes: one line per check in name order, then "ok", or "not
+// ready:" and what failed, with 503), /healthz (an alias of /readyz, for the 2014 habit) and,
 // when page is not nil, the status page (ui.go). Every endpoint is
 // read-only: a method other than GET or HEAD gets 405.
 func newHTTPHandler(gatherer prometheus.Gatherer, checks map[string]check, page *statusPage) http.Handler {
@@ -31,23 +58,27 @@ func newHTTPHandler(gatherer prometheus.Gatherer, checks map[string]check, page 
 	mux.HandleFunc("/livez", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = fmt.Fprintln(w, "ok")
 	})
+	names := slices.Sorted(maps.Keys(checks))
 	ready := func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		failed := false
-		body := ""
-		for name, c := range checks {
-			if err := c(ctx); err != nil {
-				failed = true
-				body += fmt.Sprintf("[-] %s: %v\n", name, err)
+		var body strings.Builder
+		var failed []string
+		for _, name := range names {
+			if err := checks[name](ctx); err != nil {
+				failed = append(failed, shortReason(err))
+				fmt.Fprintf(&body, "[-] %s: %v\n", name, err)
 			} else {
-				body += fmt.Sprintf("[+] %s\n", name)
+				fmt.Fprintf(&body, "[+] %s\n", name)
 			}
 		}
-		if failed {
+		if len(failed) > 0 {
 			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(&body, "not ready: %s\n", strings.Join(failed, "; "))
+		} else {
+			body.WriteString("ok\n")
 		}
-		_, _ = fmt.Fprint(w, body) // the client may have gone
+		_, _ = fmt.Fprint(w, body.String()) // the client may have gone
 	}
 	mux.HandleFunc("/readyz", ready)
 	mux.HandleFunc("/healthz", ready)

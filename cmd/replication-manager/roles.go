@@ -24,6 +24,8 @@ type roles struct {
 	agent *nodeAgent
 	node  *campaign
 	lead  *campaign
+	// nodes holds the leader of the term in progress.
+	nodes *nodeCollector
 }
 
 // newRoles wires the roles of a manager of engine; its metrics go to reg.
@@ -58,7 +60,7 @@ func newRoles(client *clientv3.Client, store *registry.Store, opts *options, doc
 		Policy: opts.policy(), RevisionHistoryLimit: opts.RevisionHistoryLimit, Workers: leaderWorkers(opts.Workers),
 	}
 	r := &roles{
-		agent: agent,
+		agent: agent, nodes: nodes,
 		node: &campaign{
 			client: client, logger: logger, identity: opts.LeaderElectIdentity, ttl: opts.LeaderElectLeaseDuration,
 			what: "act for node " + engine.Name, work: agent.term, onLead: gaugeOf(isActing),

@@ -28,13 +28,48 @@ type taskControl interface {
 // together and runs them until ctx ends. It returns nil after a clean stop.
 // Containers are left running when it returns. Every step of the stop has
 // a deadline, also when etcd does not answer (stop.go has the sum).
+//
+// The HTTP endpoints come first, before anything that can block (startup.go):
+// /livez answers at once, and /readyz says what the daemon waits for.
 func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskControl) error {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	state := &startup{}
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	errc := make(chan error, 2)
+	running := 0
+	// every return below first stops and waits for what has been started
+	wait := func(firstErr error) error {
+		stop()
+		for ; running > 0; running-- {
+			if err := <-errc; err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+		return firstErr
+	}
+	if opts.MetricsBindAddress != "" && opts.MetricsBindAddress != "0" {
+		ln, err := net.Listen("tcp", opts.MetricsBindAddress)
+		if err != nil {
+			return fmt.Errorf("--metrics-bind-address: %w", err)
+		}
+		page := newStatusPage(startingSource{state: state, leaderElect: opts.LeaderElect}, logger, time.Now)
+		page.cluster = clusterSource{state: state}
+		handler := newHTTPHandler(reg, readinessChecks(state, opts, opts.EtcdServers, docker), page)
+		handler = checkHost(handler, allowedHosts(opts.MetricsBindAddress, ln.Addr(), opts.HTTPAllowedHosts), logger)
+		running++
+		go func() { errc <- serveHTTP(runCtx, ln, handler) }()
+		logger.Info("serving metrics, health and the status page", "address", ln.Addr().String(), "page", "http://"+ln.Addr().String()+"/")
+	}
+
 	endpoints := opts.EtcdServers
 	if len(endpoints) == 0 {
 		etcdLog := newEtcdLogger(logger)
 		etcd, eps, err := startEmbeddedEtcd(ctx, opts, logger, etcdLog)
 		if err != nil {
-			return unlessDone(ctx, err)
+			return wait(unlessDone(ctx, err))
 		}
 		defer func() {
 			etcdLog.Quiet() // etcd logs its own clean stop as errors
@@ -45,12 +80,14 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 	clientLog := newEtcdLogger(logger)
 	client, err := newEtcdClient(ctx, opts, endpoints, clientLog.Zap())
 	if err != nil {
-		return err
+		return wait(err)
 	}
 	defer func() {
 		clientLog.Quiet() // the client warns about calls cut short by the stop
 		_ = client.Close()
 	}()
+	store := registry.NewStore(client, opts.RegistryPrefix)
+	state.etcd.Store(&etcdParts{client: client, store: store})
 
 	if risk := dockerTransportRisk(opts.dockerHost()); risk != "" {
 		// only reached with --docker-allow-insecure-tcp: Validate refuses it otherwise
@@ -63,48 +100,13 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 	}
 	cancel()
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	store := registry.NewStore(client, opts.RegistryPrefix)
 	engine, err := nodeEngine(ctx, opts, docker, logger)
 	if err != nil {
-		return unlessDone(ctx, err)
+		return wait(unlessDone(ctx, err))
 	}
 	r := newRoles(client, store, opts, docker, logger, engine, reg)
-	agent, nodeRole := r.agent, r.node
-	agent.stopWait = drainTimeout(opts.ShutdownGracePeriod) + managerStopSlack
-
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	errc := make(chan error, 2)
-	running := 0
-	if opts.MetricsBindAddress != "" && opts.MetricsBindAddress != "0" {
-		ln, err := net.Listen("tcp", opts.MetricsBindAddress)
-		if err != nil {
-			return fmt.Errorf("--metrics-bind-address: %w", err)
-		}
-		handler := newHTTPHandler(reg, map[string]check{
-			"etcd": func(ctx context.Context) error {
-				return pingEtcd(ctx, client, store.ControllersPrefix(), 2*time.Second)
-			},
-			"docker": docker.Ping,
-			"controllers-listed": func(ctx context.Context) error {
-				if rm := agent.current.Load(); rm != nil && rm.Synced() {
-					return nil
-				}
-				if nodeRole.standsBy(ctx) {
-					return nil // another manager acts for this node: ready to take over
-				}
-				// starting: campaigning, or acting for the node before its
-				// manager has listed
-				return fmt.Errorf("first list of controllers not done")
-			},
-		}, newStatusPage(daemonSource{current: agent.current.Load, store: store, leaderElect: opts.LeaderElect}, logger, time.Now))
-		handler = checkHost(handler, allowedHosts(opts.MetricsBindAddress, ln.Addr(), opts.HTTPAllowedHosts), logger)
-		running++
-		go func() { errc <- serveHTTP(runCtx, ln, handler) }()
-		logger.Info("serving metrics, health and the status page", "address", ln.Addr().String(), "page", "http://"+ln.Addr().String()+"/")
-	}
+	r.agent.stopWait = drainTimeout(opts.ShutdownGracePeriod) + managerStopSlack
+	state.roles.Store(r)
 
 	running++
 	go func() { errc <- r.run(runCtx) }()

@@ -67,6 +67,8 @@ type origin struct{ role, source string }
 
 // viewSource is where the status page reads controllers from.
 type viewSource interface {
+	// Origin says which manager answers and where its data comes from.
+	Origin() origin
 	// Controllers returns every controller, by id.
 	Controllers(ctx context.Context) (origin, []registry.ControllerView, error)
 	// Controller returns one controller; false when there is none of that id.
@@ -97,6 +99,11 @@ func (s daemonSource) manager() (*agent.Agent, origin) {
 		return nil, origin{ctlview.RoleStarting, ctlview.SourceEtcd}
 	}
 	return nil, origin{ctlview.RoleStandby, ctlview.SourceEtcd}
+}
+
+func (s daemonSource) Origin() origin {
+	_, o := s.manager()
+	return o
 }
 
 func (s daemonSource) Controllers(ctx context.Context) (origin, []registry.ControllerView, error) {
@@ -194,10 +201,15 @@ func etcdView(spec registry.Spec, st *api.ReplicationControllerStatus) registry.
 // statusPage serves the pages, their JSON and their assets.
 type statusPage struct {
 	source viewSource
-	logger *slog.Logger
-	now    func() time.Time
-	list   *template.Template
-	detail *template.Template
+	// cluster feeds the nodes view and the event feed; nil serves them
+	// empty.
+	cluster clusterView
+	logger  *slog.Logger
+	now     func() time.Time
+	list    *template.Template
+	detail  *template.Template
+	nodes   *template.Template
+	events  *template.Template
 	// missing is the page of an unknown controller, or of an error.
 	missing *template.Template
 	assets  map[string]asset
@@ -214,12 +226,14 @@ type asset struct {
 // errors of requests that fail.
 func newStatusPage(source viewSource, logger *slog.Logger, now func() time.Time) *statusPage {
 	parse := func(page string) *template.Template {
-		return template.Must(template.New("layout.html").Funcs(templateFuncs).ParseFS(uiFiles, "ui/layout.html", "ui/"+page))
+		return template.Must(template.New("layout.html").Funcs(templateFuncs).ParseFS(uiFiles, "ui/layout.html", "ui/blocks.html", "ui/"+page))
 	}
 	p := &statusPage{
 		source: source, logger: logger, now: now,
 		list:    parse("list.html"),
 		detail:  parse("detail.html"),
+		nodes:   parse("nodes.html"),
+		events:  parse("events.html"),
 		missing: parse("missing.html"),
 		assets:  make(map[string]asset),
 	}
@@ -244,6 +258,10 @@ func (p *statusPage) register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /controllers/{id}", p.serveDetail)
 	mux.HandleFunc("GET /api/v1/controllers", p.serveListJSON)
 	mux.HandleFunc("GET /api/v1/controllers/{id}", p.serveDetailJSON)
+	mux.HandleFunc("GET /nodes", p.serveNodes)
+	mux.HandleFunc("GET /api/v1/nodes", p.serveNodesJSON)
+	mux.HandleFunc("GET /events", p.serveEvents)
+	mux.HandleFunc("GET /api/v1/events", p.serveEventsJSON)
 	mux.HandleFunc("GET /ui/{name}", p.serveAsset)
 }
 
@@ -283,11 +301,15 @@ func (p *statusPage) serveListJSON(w http.ResponseWriter, r *http.Request) {
 		p.failJSON(w, r, err)
 		return
 	}
-	doc := ctlview.List{Manager: p.manager(o), Items: make([]ctlview.Controller, len(views))}
+	items := make([]ctlview.Controller, len(views))
 	for i, v := range views {
-		doc.Items[i] = controllerItem(v)
+		items[i] = controllerItem(v)
 	}
-	p.writeJSON(w, r, http.StatusOK, doc)
+	m := p.manager(o)
+	page := newListPage(m, views)
+	p.writeDocument(w, r, m, func(m ctlview.Manager) any {
+		return listDocument{List: ctlview.List{Manager: m, Items: items}, Page: page}
+	})
 }
 
 func (p *statusPage) serveDetailJSON(w http.ResponseWriter, r *http.Request) {
@@ -303,7 +325,10 @@ func (p *statusPage) serveDetailJSON(w http.ResponseWriter, r *http.Request) {
 		p.writeJSON(w, r, http.StatusNotFound, jsonError{Error: fmt.Sprintf("controller %q not found", id)})
 		return
 	}
-	p.writeJSON(w, r, http.StatusOK, ctlview.One{Manager: m, Item: item})
+	page := newDetailPage(m, item)
+	p.writeDocument(w, r, m, func(m ctlview.Manager) any {
+		return oneDocument{One: ctlview.One{Manager: m, Item: item}, Page: page}
+	})
 }
 
 // one reads a controller with its containers and its recent events.
@@ -383,11 +408,7 @@ func (p *statusPage) writeJSON(w http.ResponseWriter, r *http.Request, code int,
 		http.Error(w, "status page: encode failed", http.StatusInternalServerError)
 		return
 	}
-	securityHeaders(w)
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
-	// The JSON is not HTML-escaped (ctlview.EncodeJSON): the type and
-	// nosniff keep a browser from reading it as a page.
-	w.Header().Set("Content-Type", "application/json")
+	jsonHeaders(w)
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_, _ = w.Write(data)
@@ -408,13 +429,15 @@ func securityHeaders(w http.ResponseWriter) {
 // and events.
 func controllerItem(v registry.ControllerView) ctlview.Controller {
 	item := ctlview.Controller{ID: v.ID, Revision: v.Revision, Status: v.Status}
+	desired := -1
 	if v.SpecErr != nil || v.Spec == nil {
 		item.SpecError = ctlview.OneLine(cmp.Or(v.SpecErr, errors.New("no spec")))
 	} else {
 		item.Labels = v.Spec.Labels
 		item.DesiredState = ctlview.HideEnv(v.Spec.DesiredState)
+		desired = v.Spec.DesiredState.Replicas
 	}
-	item.State, item.Reasons = ctlview.Summarize(v.Status, v.SpecErr)
+	item.State, item.Reasons = ctlview.Glance(desired, v.Status, v.SpecErr)
 	return item
 }
 

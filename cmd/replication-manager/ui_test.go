@@ -36,6 +36,8 @@ type fakeSource struct {
 	err    error
 }
 
+func (f *fakeSource) Origin() origin { return f.origin }
+
 func (f *fakeSource) Controllers(context.Context) (origin, []registry.ControllerView, error) {
 	return f.origin, f.views, f.err
 }
@@ -155,13 +157,13 @@ func TestStatusPageListsEveryControllerAsRcctlGetDoes(t *testing.T) {
 	body := get(t, srv.URL+"/", http.StatusOK, "text/html")
 
 	assertContains(t, "the list", body,
-		"<th>NAME</th><th>DESIRED</th><th>CURRENT</th><th>READY</th><th>UP-TO-DATE</th><th>AVAILABLE</th><th>IMAGE</th><th>AGE</th>",
+		`<th scope="col">NAME</th><th scope="col">DESIRED</th><th scope="col">CURRENT</th><th scope="col">READY</th><th scope="col">UP-TO-DATE</th><th scope="col">AVAILABLE</th><th scope="col">IMAGE</th><th scope="col">AGE</th>`,
 		`<tr data-id="api" class="state-failing"><td><a href="/controllers/api">api</a></td><td>2</td><td>1</td><td>1</td><td>2</td><td>1</td><td>demo-task:latest</td><td class="age">3m10s</td>`,
 		`<span class="badge">failing</span> <span class="reasons">ReplicaFailure: CreateFailed</span>`,
 		`<tr data-id="new" class="state-pending"><td><a href="/controllers/new">new</a></td><td>1</td><td>&lt;none&gt;</td><td>&lt;none&gt;</td><td>&lt;none&gt;</td><td>&lt;none&gt;</td><td>demo-task:latest</td><td class="age">&lt;unknown&gt;</td>`,
 		`<tr data-id="web" class="state-rolling"><td><a href="/controllers/web">web</a></td><td>3</td><td>3</td><td>3</td><td>1</td><td>3</td>`,
 		`<span class="badge">rolling</span> <span class="reasons">Progressing: RollingUpdate</span>`,
-		`<p id="summary">3 controllers, 1 failing, 1 rolling</p>`,
+		`<p id="summary" aria-live="polite">3 controllers, 1 failing, 1 rolling</p>`,
 		`<body data-page="list" data-poll-ms="1500">`,
 		`<span id="role" class="role role-leader"`,
 		`<script src="/ui/status.js" defer></script>`,
@@ -187,20 +189,20 @@ func TestStatusPageShowsOneControllerAsRcctlDescribeDoes(t *testing.T) {
 	body := get(t, srv.URL+"/controllers/web", http.StatusOK, "text/html")
 
 	assertContains(t, "the page of web", body,
-		`<span id="title">web</span> <span id="state" class="badge state-ok">ok</span>`,
-		`<tr class="depth-0"><th>Labels:</th><td>name=web</td></tr>`,
-		`<tr class="depth-0"><th>Replicas:</th><td>2 desired</td></tr>`,
-		`<tr class="depth-0"><th>Strategy:</th><td>RollingUpdate (maxUnavailable 1, maxSurge 0)</td></tr>`,
-		`<tr class="depth-0"><th>Command:</th><td>/task --listen :8080</td></tr>`,
-		`<tr class="depth-0"><th>Ports:</th><td>8080/TCP (http)</td></tr>`,
-		`<tr class="depth-0"><th>Memory:</th><td>67108864 bytes (64MiB)</td></tr>`,
-		`<tr class="depth-0"><th>Revision:</th><td>7</td></tr>`,
-		`<th>Status:</th><td>2 current / 2 ready / 2 up to date / 2 available</td>`,
-		`<th>Observed:</th><td>revision 7 (up to date)</td>`,
-		`<th>Last sync:</th><td class="age">2026-11-29T09:59:59Z (1s ago)</td>`,
+		`<span id="title">web</span> <span id="state" class="badge state-ok" aria-live="polite">ok</span>`,
+		`<tr class="depth-0"><th scope="row">Labels:</th><td>name=web</td></tr>`,
+		`<tr class="depth-0"><th scope="row">Replicas:</th><td>2 desired</td></tr>`,
+		`<tr class="depth-0"><th scope="row">Strategy:</th><td>RollingUpdate (maxUnavailable 1, maxSurge 0)</td></tr>`,
+		`<tr class="depth-0"><th scope="row">Command:</th><td>/task --listen :8080</td></tr>`,
+		`<tr class="depth-0"><th scope="row">Ports:</th><td>8080/TCP (http)</td></tr>`,
+		`<tr class="depth-0"><th scope="row">Memory:</th><td>67108864 bytes (64MiB)</td></tr>`,
+		`<tr class="depth-0"><th scope="row">Revision:</th><td>7</td></tr>`,
+		`<th scope="row">Status:</th><td>2 current / 2 ready / 2 up to date / 2 available</td>`,
+		`<th scope="row">Observed:</th><td>revision 7 (up to date)</td>`,
+		`<th scope="row">Last sync:</th><td class="age">2026-11-29T09:59:59Z (1s ago)</td>`,
 		`<tr><td>Progressing</td><td>True</td><td>RolloutComplete</td><td>2 of 2 updated, 2 available</td><td class="age">30s</td></tr>`,
 		// by slot, with the node, and whether each is of the current template
-		`<th>NAME</th><th>NODE</th><th>SLOT</th><th>STATE</th><th>HEALTH</th><th>UP-TO-DATE</th><th>AGE</th>`,
+		`<th scope="col">NAME</th><th scope="col">NODE</th><th scope="col">SLOT</th><th scope="col">STATE</th><th scope="col">HEALTH</th><th scope="col">UP-TO-DATE</th><th scope="col">AGE</th>`,
 		`<tr><td>web-1</td><td>local</td><td>1</td><td>running</td><td>&lt;none&gt;</td><td>yes</td><td class="age">60s</td></tr>`+
 			`<tr class="not-ready"><td>web-2</td><td>local</td><td>2</td><td>exited</td><td>&lt;none&gt;</td><td>no</td><td class="age">60s</td></tr>`,
 		// the newest recentEvents, messages on one line
@@ -232,11 +234,11 @@ func TestStatusPageShowsEveryFieldAsText(t *testing.T) {
 		`<a href="/controllers/x%22%3E%3Cscript%3Ealert%283%29%3C%2Fscript%3E">x&#34;&gt;&lt;script&gt;alert(3)&lt;/script&gt;</a>`,
 		`<td>&#34;&gt;&lt;img src=x onerror=alert(2)&gt;</td>`)
 	assertContains(t, "the page of web", detail,
-		"<th>Labels:</th><td>name=web,tier="+escaped+"</td>",
+		"<th scope=\"row\">Labels:</th><td>name=web,tier="+escaped+"</td>",
 		"<td>&lt;b&gt;Bad&lt;/b&gt;</td><td>"+escaped+"</td>",
 		"<td>Warning</td><td>"+escaped+"</td><td>"+escaped+"</td>")
 	assertContains(t, "the page of the broken one", brokenPage,
-		"<th>Spec:</th><td>&lt;invalid: decode controller: "+escaped+"&gt;</td>")
+		"<th scope=\"row\">Spec:</th><td>&lt;invalid: decode controller: "+escaped+"&gt;</td>")
 
 	// the JSON is valid, and carries the values as they are
 	var doc ctlview.List
@@ -267,7 +269,7 @@ func TestStatusPageNeverShowsEnvironmentValues(t *testing.T) {
 		assertLacks(t, path, fetch(t, http.MethodGet, srv.URL+path).body, "s3cret-token-value", "demo-mode-value")
 	}
 	assertContains(t, "the page of web", get(t, srv.URL+"/controllers/web", http.StatusOK, "text/html"),
-		`<tr class="depth-0"><th>Environment:</th><td></td></tr><tr class="depth-1"><th>TOKEN:</th><td>&lt;hidden&gt;</td></tr><tr class="depth-1"><th>MODE:</th><td>&lt;hidden&gt;</td></tr>`)
+		`<tr class="depth-0"><th scope="row">Environment:</th><td></td></tr><tr class="depth-1"><th scope="row">TOKEN:</th><td>&lt;hidden&gt;</td></tr><tr class="depth-1"><th scope="row">MODE:</th><td>&lt;hidden&gt;</td></tr>`)
 	assertContains(t, "/api/v1/controllers/web", get(t, srv.URL+"/api/v1/controllers/web", http.StatusOK, "application/json"),
 		`"name": "TOKEN",`, `"value": "<hidden>"`)
 	if got := v.Spec.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Env[0].Value; got != "s3cret-token-value" {

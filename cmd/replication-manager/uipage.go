@@ -3,9 +3,10 @@ package main
 // This file builds what the status page's templates show, as plain
 // strings: the rows of `rcctl get` and the blocks of `rcctl describe`,
 // with rcctl's formats, which are ctlview's (ages as kubectl's, <none>,
-// <unknown>, <invalid>, environment values <hidden>). ui/status.js builds
-// the same from the JSON when it refreshes a page; the browser test
-// (e2e/statuspage_test.go) checks that both agree. Keep the two in step.
+// <unknown>, <invalid>, environment values <hidden>). The same structures
+// go into the page's JSON under "page" (uidoc.go), and ui/status.js only
+// places their strings: it formats nothing itself. The browser test
+// (e2e/statuspage_test.go) checks that both renderings agree.
 
 import (
 	"fmt"
@@ -22,12 +23,14 @@ import (
 // which manager answers and when, a notice when it is not the leader, and
 // how often the script polls.
 type head struct {
-	Page   string
-	Role   string
-	Source string
-	AsOf   string
-	Notice string
-	PollMS int64
+	Page   string `json:"page"`
+	Role   string `json:"role"`
+	Source string `json:"source"`
+	// AsOf is sent in the X-As-Of header, outside the JSON, so that the
+	// JSON's ETag holds while nothing else changes (uidoc.go).
+	AsOf   string `json:"-"`
+	Notice string `json:"notice"`
+	PollMS int64  `json:"-"`
 }
 
 func newHead(page string, m ctlview.Manager) head {
@@ -54,16 +57,24 @@ func roleNotice(role string) string {
 // listPage is / : every controller as `rcctl get` shows it.
 type listPage struct {
 	head
-	Summary string
-	Rows    []listRow
+	Summary string    `json:"summary"`
+	Rows    []listRow `json:"rows"`
 }
 
 // listRow is one controller's line.
 type listRow struct {
-	ID, Desired, Current, Ready, UpToDate, Available, Image, Age string
-	// State is ctlview's state at a glance; Reasons the conditions that
-	// make it so.
-	State, Reasons string
+	ID        string `json:"id"`
+	Desired   string `json:"desired"`
+	Current   string `json:"current"`
+	Ready     string `json:"ready"`
+	UpToDate  string `json:"upToDate"`
+	Available string `json:"available"`
+	Image     string `json:"image"`
+	Age       string `json:"age"`
+	// State is ctlview's state at a glance (Glance); Reasons what makes
+	// it so.
+	State   string `json:"state"`
+	Reasons string `json:"reasons"`
 }
 
 func newListPage(m ctlview.Manager, views []registry.ControllerView) listPage {
@@ -73,14 +84,16 @@ func newListPage(m ctlview.Manager, views []registry.ControllerView) listPage {
 		page.Rows[i] = newListRow(m.Time, v)
 		counts[page.Rows[i].State]++
 	}
-	page.Summary = summary(len(views), counts[ctlview.StateFailing], counts[ctlview.StateRolling])
+	page.Summary = summary(len(views), counts)
 	return page
 }
 
 func newListRow(now time.Time, v registry.ControllerView) listRow {
 	r := listRow{ID: v.ID, Desired: ctlview.Invalid, Image: ctlview.Invalid, Current: ctlview.None, Ready: ctlview.None, UpToDate: ctlview.None, Available: ctlview.None, Age: ctlview.Unknown}
+	desired := -1
 	if rc := v.Spec; v.SpecErr == nil && rc != nil {
-		r.Desired = strconv.Itoa(rc.DesiredState.Replicas)
+		desired = rc.DesiredState.Replicas
+		r.Desired = strconv.Itoa(desired)
 		r.Image = ctlview.Images(rc)
 	}
 	if st := v.Status; st != nil {
@@ -90,22 +103,22 @@ func newListRow(now time.Time, v registry.ControllerView) listRow {
 		r.Available = strconv.Itoa(st.AvailableReplicas)
 		r.Age = ctlview.Age(now, st.CreationTimestamp)
 	}
-	state, reasons := ctlview.Summarize(v.Status, v.SpecErr)
+	state, reasons := ctlview.Glance(desired, v.Status, v.SpecErr)
 	r.State, r.Reasons = state, strings.Join(reasons, ", ")
 	return r
 }
 
-// summary counts the controllers, and those that fail or roll.
-func summary(total, failing, rolling int) string {
+// summary counts the controllers, and those that fail, roll or are
+// degraded, by state.
+func summary(total int, byState map[string]int) string {
 	s := fmt.Sprintf("%d controllers", total)
 	if total == 1 {
 		s = "1 controller"
 	}
-	if failing > 0 {
-		s += fmt.Sprintf(", %d failing", failing)
-	}
-	if rolling > 0 {
-		s += fmt.Sprintf(", %d rolling", rolling)
+	for _, state := range []string{ctlview.StateFailing, ctlview.StateRolling, ctlview.StateDegraded} {
+		if n := byState[state]; n > 0 {
+			s += fmt.Sprintf(", %d %s", n, state)
+		}
 	}
 	return s
 }
@@ -114,34 +127,47 @@ func summary(total, failing, rolling int) string {
 // shows it.
 type detailPage struct {
 	head
-	ID, State, Reasons string
-	Spec, Status       []field
-	Conditions         table
-	Containers         table
-	Events             table
+	ID         string  `json:"id"`
+	State      string  `json:"state"`
+	Reasons    string  `json:"reasons"`
+	Spec       []field `json:"spec"`
+	Status     []field `json:"status"`
+	Conditions table   `json:"conditions"`
+	Containers table   `json:"containers"`
+	Events     table   `json:"events"`
 }
 
 // field is one "Label: value" line; Depth indents it under the one above.
 // Class "age" marks a value that changes with the clock.
 type field struct {
-	Label, Value, Class string
-	Depth               int
+	Label string `json:"label"`
+	Value string `json:"value"`
+	Class string `json:"class,omitempty"`
+	Depth int    `json:"depth"`
 }
 
 // table is a block of rows under a header; Empty is shown instead when
 // there are no rows.
 type table struct {
-	Header []string
-	Rows   []tableRow
-	Empty  string
+	Header []string   `json:"header"`
+	Rows   []tableRow `json:"rows"`
+	Empty  string     `json:"empty"`
 }
 
+// tableRow is one row; Key, when set, names it for the filter and for
+// the script (data-key).
 type tableRow struct {
-	Class string
-	Cells []cell
+	Key   string `json:"key,omitempty"`
+	Class string `json:"class,omitempty"`
+	Cells []cell `json:"cells"`
 }
 
-type cell struct{ Text, Class string }
+// cell is one cell's text; Class "age" marks one that changes with the
+// clock.
+type cell struct {
+	Text  string `json:"text"`
+	Class string `json:"class,omitempty"`
+}
 
 func newDetailPage(m ctlview.Manager, c ctlview.Controller) detailPage {
 	now := m.Time
@@ -309,5 +335,6 @@ func eventTable(now time.Time, events []api.Event) table {
 // cannot be read.
 type missingPage struct {
 	head
-	Title, Message string
+	Title   string
+	Message string
 }
