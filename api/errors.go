@@ -16,3 +16,19 @@ var (
 	// "create web-1: no such image: demo-task:latest".
 	ErrImageNotFound = errors.New("no such image")
 )
+
+// Errors of joined networks and of volumes.
+var (
+	// ErrJoinTargetNotRunning means a container was to join the network
+	// of a container that exists but does not run.
+	ErrJoinTargetNotRunning = errors.New("task: cannot join the network of a container that is not running")
+	// ErrVolumeNameConflict means a volume of the requested name exists
+	// without the labels asked for: someone else's.
+	ErrVolumeNameConflict = errors.New("volume: name already in use")
+	// ErrVolumeNotOwned means a volume to remove lacks the labels of the
+	// selector it was to be removed under, so it is left alone.
+	ErrVolumeNotOwned = errors.New("volume: not ours")
+	// ErrVolumeInUse means a volume is mounted by a container, in any
+	// state: remove the containers first.
+	ErrVolumeInUse = errors.New("volume: in use")
+)

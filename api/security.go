@@ -25,8 +25,8 @@ type SecurityPolicy struct {
 	AllowHostPID bool
 	// AllowHostIPC allows "hostIPC" (--allow-host-ipc).
 	AllowHostIPC bool
-	// AllowHostMounts allows "volumes", host bind mounts
-	// (--allow-host-mounts).
+	// AllowHostMounts allows host bind mounts (--allow-host-mounts): a
+	// container's "volumes" and the manifest's hostDir volumes.
 	AllowHostMounts bool
 	// AllowDevices allows "devices" (--allow-devices).
 	AllowDevices bool
@@ -63,8 +63,10 @@ var capabilityPattern = regexp.MustCompile(`^[A-Z_]+$`)
 
 // security checks the security-sensitive fields of a container: first the
 // policy (one refusal per field that is set, then one per "ALL" capability
-// and per published port field), then the shape.
-func (v *validator) security(field string, c *Container) {
+// and per published port field), then the shape. containerPaths records
+// the field that first used each path in the container: two mounts (or a
+// mount and a device) on one path hide one another.
+func (v *validator) security(field string, c *Container, containerPaths map[string]string) {
 	p := v.policy
 	for _, s := range []struct {
 		name    string
@@ -99,17 +101,7 @@ func (v *validator) security(field string, c *Container) {
 		}
 	}
 
-	// containerPaths remembers the field that first used each path in the
-	// container: two mounts (or a mount and a device) on one path hide one
-	// another.
-	containerPaths := make(map[string]string)
-	usePath := func(f, p string) {
-		if first, dup := containerPaths[p]; dup {
-			v.add(f, "%q is already used by %s", shorten(p), first)
-			return
-		}
-		containerPaths[p] = f
-	}
+	usePath := func(f, p string) { v.usePath(containerPaths, f, p) }
 	for i, vol := range c.Volumes {
 		f := fmt.Sprintf("%s.volumes[%d]", field, i)
 		v.absPath(f+".hostPath", vol.HostPath)
@@ -140,6 +132,29 @@ func (v *validator) security(field string, c *Container) {
 		name := strings.TrimPrefix(cp, "CAP_")
 		if name == "" || !capabilityPattern.MatchString(name) {
 			v.add(fmt.Sprintf("%s.capAdd[%d]", field, i), `must be a capability name in capitals, such as "NET_ADMIN" or "CAP_NET_ADMIN", got %q`, shorten(cp))
+		}
+	}
+}
+
+// usePath records that field f uses the path p in a container, or reports
+// that another field of the container already does.
+func (v *validator) usePath(containerPaths map[string]string, f, p string) {
+	if first, dup := containerPaths[p]; dup {
+		v.add(f, "%q is already used by %s", shorten(p), first)
+		return
+	}
+	containerPaths[p] = f
+}
+
+// hostDirs refuses the manifest's hostDir volumes unless the policy allows
+// host mounts, as it refuses a container's own "volumes".
+func (v *validator) hostDirs(m *ContainerManifest) {
+	if v.policy.AllowHostMounts {
+		return
+	}
+	for i, vol := range m.Volumes {
+		if vol.IsHostDir() {
+			v.refuse(fmt.Sprintf("%s.volumes[%d].source.hostDir", pathManifest, i), "--allow-host-mounts")
 		}
 	}
 }

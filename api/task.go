@@ -58,6 +58,10 @@ type Task struct {
 	StartedAt  time.Time
 	FinishedAt time.Time
 	ExitCode   int
+	// JoinedTo is the id of the container whose network namespace this
+	// one joined (TaskSpec.JoinNetwork), as the engine reports it; empty
+	// for a container with a network of its own.
+	JoinedTo string
 }
 
 // TaskSpec is everything needed to create and start one container.
@@ -65,6 +69,58 @@ type TaskSpec struct {
 	Name      string
 	Labels    map[string]string
 	Container Container
+	// JoinNetwork, when set, is the name or id of a running container whose
+	// network namespace this one joins (Docker network mode
+	// container:<name>): the first container of the task, for each of the
+	// others. A container that joins another's network can neither publish
+	// nor expose ports (Container.Ports must be empty: the first container
+	// publishes them all) nor use hostNetwork.
+	JoinNetwork string
+	// Mounts are mounted besides Container.Volumes: the task volumes the
+	// container's VolumeMounts name, resolved to a Docker volume or a host
+	// directory.
+	Mounts []Mount
+}
+
+// MountType is the kind of a Mount, in Docker's words.
+type MountType string
+
+// Mount types.
+const (
+	// MountVolume mounts a named Docker volume (an emptyDir).
+	MountVolume MountType = "volume"
+	// MountBind bind-mounts a host path (a hostDir).
+	MountBind MountType = "bind"
+)
+
+// Mount is one mount of a container.
+type Mount struct {
+	Type MountType
+	// Source is the volume's name for MountVolume, the host's absolute path
+	// for MountBind.
+	Source string
+	// Target is the absolute path in the container.
+	Target   string
+	ReadOnly bool
+	// VolumeLabels, for MountVolume, are the labels of the volume if the
+	// engine has to create it: Docker creates a missing named volume when
+	// a container that mounts it is created, and a volume that carries the
+	// task's labels is one its manager can find and remove again.
+	VolumeLabels map[string]string
+}
+
+// VolumeSpec is what is needed to create a named Docker volume.
+type VolumeSpec struct {
+	Name   string
+	Labels map[string]string
+}
+
+// NamedVolume is one Docker volume as the task control reports it.
+type NamedVolume struct {
+	Name   string
+	Labels map[string]string
+	// Created is zero when the engine does not say.
+	Created time.Time
 }
 
 // Active reports whether the task counts towards the replicas: it is

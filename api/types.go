@@ -49,12 +49,60 @@ type TaskState struct {
 	Manifest ContainerManifest `json:"manifest"`
 }
 
-// ContainerManifest lists the containers of a task. Today a task is exactly
-// one container.
+// ContainerManifest lists the containers of a task and the volumes they
+// share (docs/CONTRACT.md, Tasks). The first container holds the task's
+// network namespace; the others join it.
 type ContainerManifest struct {
 	Version    string      `json:"version,omitempty"`
 	ID         string      `json:"id,omitempty"`
 	Containers []Container `json:"containers"`
+	// Volumes are the task's volumes, which its containers mount by name
+	// (Container.VolumeMounts).
+	Volumes []TaskVolume `json:"volumes,omitempty"`
+}
+
+// TaskVolume is one volume of a task, named for the containers' mounts.
+type TaskVolume struct {
+	// Name is a DNS label, unique in the task; an emptyDir's Docker volume
+	// is called after it (EmptyDirVolumeName).
+	Name string `json:"name"`
+	// Source says what the volume is; nil is an emptyDir.
+	Source *VolumeSource `json:"source,omitempty"`
+}
+
+// VolumeSource is where a task volume comes from. Exactly one field is set.
+type VolumeSource struct {
+	// EmptyDir is a Docker volume of the task's own, made empty for each
+	// task and removed with it.
+	EmptyDir *EmptyDirSource `json:"emptyDir,omitempty"`
+	// HostDir is a directory of the host, bind-mounted; Validate refuses
+	// it unless the policy allows host mounts (--allow-host-mounts).
+	HostDir *HostDirSource `json:"hostDir,omitempty"`
+}
+
+// EmptyDirSource is an emptyDir volume; it has no settings.
+type EmptyDirSource struct{}
+
+// HostDirSource is a host directory. It must exist: Docker does not create
+// the source of a bind mount.
+type HostDirSource struct {
+	// Path is an absolute, clean path on the host.
+	Path string `json:"path"`
+}
+
+// IsHostDir reports whether the volume is a host directory; a volume
+// without a source is an emptyDir.
+func (v TaskVolume) IsHostDir() bool {
+	return v.Source != nil && v.Source.HostDir != nil
+}
+
+// VolumeMount mounts a task volume into one container.
+type VolumeMount struct {
+	// Name is the name of a volume in the manifest's volumes.
+	Name string `json:"name"`
+	// MountPath is an absolute, clean path in the container, not "/".
+	MountPath string `json:"mountPath"`
+	ReadOnly  bool   `json:"readOnly,omitempty"`
 }
 
 // Container is one container of a task, in the 2014 field names.
@@ -69,6 +117,9 @@ type Container struct {
 	Memory int64 `json:"memory,omitempty"`
 	// CPU is the relative CPU shares; 0 means Docker's default.
 	CPU int64 `json:"cpu,omitempty"`
+
+	// VolumeMounts mount the task's volumes (ContainerManifest.Volumes).
+	VolumeMounts []VolumeMount `json:"volumeMounts,omitempty"`
 
 	// HealthCheck replaces the image's health check; nil keeps the image's
 	// (or none). A container with a health check is ready only when healthy.

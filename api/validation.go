@@ -62,6 +62,13 @@ type ValidateOptions struct {
 	// told otherwise; a CLI that leaves the decision to the daemon passes
 	// AllowAllPolicy().
 	Policy SecurityPolicy
+	// TaskGroups accepts tasks of up to MaxContainers containers and the
+	// manifest's volumes and volume mounts (docs/CONTRACT.md, Tasks). A
+	// caller sets it once it runs all of a task's containers and volumes;
+	// false keeps a task to exactly one container without task volumes,
+	// so that a manager that runs only the first container never accepts
+	// a spec it would run in part.
+	TaskGroups bool
 }
 
 // FieldError is one problem with a spec: the field path and what is wrong.
@@ -98,7 +105,7 @@ func Validate(rc *ReplicationController, opts ValidateOptions) error {
 	if rc == nil {
 		return &ValidationError{Errors: []FieldError{{Detail: "no controller"}}}
 	}
-	v := &validator{policy: opts.Policy}
+	v := &validator{policy: opts.Policy, taskGroups: opts.TaskGroups}
 	v.id(rc.ID, opts.Key)
 	v.labels("labels", rc.Labels)
 
@@ -136,8 +143,9 @@ func Validate(rc *ReplicationController, opts ValidateOptions) error {
 }
 
 type validator struct {
-	policy SecurityPolicy
-	errs   []FieldError
+	policy     SecurityPolicy
+	taskGroups bool
+	errs       []FieldError
 }
 
 func (v *validator) add(field, format string, args ...any) {
@@ -204,15 +212,26 @@ func (v *validator) manifest(m *ContainerManifest) {
 	if m.Version != "" && m.Version != "v1beta1" {
 		v.add(pathManifest+".version", `must be empty or "v1beta1", got %q`, shorten(m.Version))
 	}
-	if len(m.Containers) != 1 {
+	switch {
+	case !v.taskGroups && len(m.Containers) != 1:
 		v.add(pathContainers, "must hold exactly one container, got %d", len(m.Containers))
+	case len(m.Containers) < 1 || len(m.Containers) > MaxContainers:
+		v.add(pathContainers, "must hold 1 to %d containers, got %d", MaxContainers, len(m.Containers))
 	}
+	declared := v.taskVolumes(m)
+	hostNetwork := len(m.Containers) > 0 && m.Containers[0].HostNetwork
 	for i := range m.Containers {
-		v.container(fmt.Sprintf("%s[%d]", pathContainers, i), &m.Containers[i])
+		field := fmt.Sprintf("%s[%d]", pathContainers, i)
+		c := &m.Containers[i]
+		if i > 0 && c.HostNetwork {
+			v.add(field+".hostNetwork", "only the first container may set it: the others share its network")
+		}
+		v.container(field, c, hostNetwork, declared)
 	}
+	v.group(m)
 }
 
-func (v *validator) container(field string, c *Container) {
+func (v *validator) container(field string, c *Container, hostNetwork bool, declared map[string]bool) {
 	if c.Name != "" {
 		for _, msg := range content.IsDNS1123Label(c.Name) {
 			v.add(field+".name", "%s", msg)
@@ -231,7 +250,7 @@ func (v *validator) container(field string, c *Container) {
 	if c.WorkingDir != "" && !path.IsAbs(c.WorkingDir) {
 		v.add(field+".workingDir", "must be an absolute path, got %q", shorten(c.WorkingDir))
 	}
-	v.ports(field+".ports", c.Ports, c.HostNetwork)
+	v.ports(field+".ports", c.Ports, hostNetwork)
 	v.env(field+".env", c.Env)
 	if c.Memory != 0 && c.Memory < MinMemoryBytes {
 		v.add(field+".memory", "must be 0 (no limit) or at least %d bytes (6 MiB), got %d", MinMemoryBytes, c.Memory)
@@ -242,7 +261,9 @@ func (v *validator) container(field string, c *Container) {
 	if c.HealthCheck != nil {
 		v.healthCheck(field+".healthCheck", c.HealthCheck)
 	}
-	v.security(field, c)
+	containerPaths := make(map[string]string)
+	v.security(field, c, containerPaths)
+	v.volumeMounts(field, c.VolumeMounts, declared, containerPaths)
 }
 
 // MinHealthCheckDuration is Docker's smallest health check interval,
@@ -379,12 +400,31 @@ const TemplateHashLength = 10
 // LabelTemplateHash, so that a changed template is noticed. A command given
 // as a string and the same command as an array hash alike. Fields added to
 // the types must be omitempty, or every existing template's hash changes.
+// Likewise a task volume without a source hashes as the emptyDir it is.
 func TemplateHash(t *TaskTemplate) string {
-	data, err := json.Marshal(t)
+	data, err := json.Marshal(canonicalTemplate(t))
 	if err != nil {
 		// The types hold only strings, integers, maps and slices of them.
 		panic(fmt.Sprintf("api: encode task template: %v", err))
 	}
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])[:TemplateHashLength]
+}
+
+// canonicalTemplate returns t, or a copy of it in which each task volume
+// without a source has an emptyDir one, so that both spellings of an
+// emptyDir hash alike. t itself is never changed.
+func canonicalTemplate(t *TaskTemplate) *TaskTemplate {
+	vols := t.DesiredState.Manifest.Volumes
+	if !slices.ContainsFunc(vols, func(v TaskVolume) bool { return v.Source == nil }) {
+		return t
+	}
+	c := *t
+	c.DesiredState.Manifest.Volumes = slices.Clone(vols)
+	for i := range c.DesiredState.Manifest.Volumes {
+		if c.DesiredState.Manifest.Volumes[i].Source == nil {
+			c.DesiredState.Manifest.Volumes[i].Source = &VolumeSource{EmptyDir: &EmptyDirSource{}}
+		}
+	}
+	return &c
 }

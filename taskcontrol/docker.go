@@ -124,6 +124,15 @@ func (d *Docker) ListTasks(ctx context.Context, selector map[string]string) ([]a
 // CreateTask leaves nothing behind (unless that removal fails too, which the
 // error then says).
 //
+// A spec with JoinNetwork makes a container in the network namespace of that
+// container (network mode container:<name>). Docker checks the target only
+// at the start: a target that does not exist gives an error wrapping
+// api.ErrTaskNotFound, one that is not running an error wrapping
+// api.ErrJoinTargetNotRunning, and in both cases nothing is left behind.
+// Such a spec may have neither ports nor hostNetwork. A Mount of type
+// api.MountVolume whose volume is missing makes Docker create it, with the
+// mount's VolumeLabels.
+//
 // The returned task is read back with an inspect, so that its state and
 // health are the engine's; if only that read fails, the task is built from
 // the spec (running; health "starting" when the spec has a health check,
@@ -141,10 +150,12 @@ func (d *Docker) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, e
 	case cerrdefs.IsNotFound(err) && strings.Contains(strings.ToLower(err.Error()), "no such image"):
 		return api.Task{}, fmt.Errorf("create %s: %w: %s", spec.Name, ErrImageNotFound, spec.Container.Image)
 	default:
-		return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, err)
+		// Newer engines may check a network's target at the create.
+		return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, joinError(spec, err))
 	}
 
 	if err := d.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		err = joinError(spec, err)
 		// ctx may be what failed the start: clean up with a context of our own.
 		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.stopTimeout)
 		defer cancel()
@@ -310,10 +321,29 @@ func taskEvent(m events.Message) api.TaskEvent {
 	return api.TaskEvent{Action: action, ID: m.Actor.ID, Labels: labels}
 }
 
+// joinError names the failure to start a container that joins another's
+// network because of its target: the engine says no such container (not
+// found) or that it does not run (a conflict). Other errors are returned as
+// they are.
+func joinError(spec api.TaskSpec, err error) error {
+	switch {
+	case spec.JoinNetwork == "":
+		return err
+	case cerrdefs.IsNotFound(err):
+		return fmt.Errorf("join the network of %s: %w (%w)", spec.JoinNetwork, api.ErrTaskNotFound, err)
+	case cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "non running"):
+		return fmt.Errorf("join the network of %s: %w (%w)", spec.JoinNetwork, api.ErrJoinTargetNotRunning, err)
+	}
+	return err
+}
+
 // containerConfig builds the engine's configuration from a task spec. It
 // copies what it keeps, so the spec (often a shared template) is never
 // mutated.
 func containerConfig(spec api.TaskSpec) (*container.Config, *container.HostConfig, error) {
+	if err := checkJoin(spec); err != nil {
+		return nil, nil, err
+	}
 	c := spec.Container
 	config := &container.Config{
 		Image:      c.Image,
@@ -344,6 +374,9 @@ func containerConfig(spec api.TaskSpec) (*container.Config, *container.HostConfi
 	if c.HostNetwork {
 		hostConfig.NetworkMode = network.NetworkHost
 	}
+	if spec.JoinNetwork != "" {
+		hostConfig.NetworkMode = container.NetworkMode(containerNetworkPrefix + spec.JoinNetwork)
+	}
 	if c.HostPID {
 		hostConfig.PidMode = "host"
 	}
@@ -356,6 +389,21 @@ func containerConfig(spec api.TaskSpec) (*container.Config, *container.HostConfi
 		hostConfig.Mounts = append(hostConfig.Mounts, mount.Mount{
 			Type: mount.TypeBind, Source: v.HostPath, Target: v.ContainerPath, ReadOnly: v.ReadOnly,
 		})
+	}
+	for i, m := range spec.Mounts {
+		dm := mount.Mount{Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly}
+		switch m.Type {
+		case api.MountVolume:
+			dm.Type = mount.TypeVolume
+			if len(m.VolumeLabels) > 0 {
+				dm.VolumeOptions = &mount.VolumeOptions{Labels: maps.Clone(m.VolumeLabels)}
+			}
+		case api.MountBind:
+			dm.Type = mount.TypeBind
+		default:
+			return nil, nil, fmt.Errorf("mounts[%d]: unknown type %q", i, m.Type)
+		}
+		hostConfig.Mounts = append(hostConfig.Mounts, dm)
 	}
 	for _, d := range c.Devices {
 		dm := container.DeviceMapping{PathOnHost: d.HostPath, PathInContainer: d.ContainerPath, CgroupPermissions: d.Permissions}
@@ -408,13 +456,14 @@ func specHealth(hc *api.HealthCheck) string {
 // taskFromSummary maps one entry of the container list.
 func taskFromSummary(c container.Summary) api.Task {
 	return api.Task{
-		ID:      c.ID,
-		Name:    summaryName(c.Names),
-		Labels:  c.Labels,
-		Image:   c.Image,
-		State:   c.State,
-		Health:  statusHealth(c.Status),
-		Created: time.Unix(c.Created, 0),
+		ID:       c.ID,
+		Name:     summaryName(c.Names),
+		Labels:   c.Labels,
+		Image:    c.Image,
+		State:    c.State,
+		Health:   statusHealth(c.Status),
+		Created:  time.Unix(c.Created, 0),
+		JoinedTo: joinedTo(c.HostConfig.NetworkMode),
 	}
 }
 
@@ -463,6 +512,9 @@ func taskFromInspect(resp container.InspectResponse) api.Task {
 				t.Health = s.Health.Status
 			}
 		}
+	}
+	if resp.ContainerJSONBase != nil && resp.HostConfig != nil {
+		t.JoinedTo = joinedTo(string(resp.HostConfig.NetworkMode))
 	}
 	if resp.Config != nil {
 		t.Labels = resp.Config.Labels

@@ -29,7 +29,14 @@ import (
 // without the fake's lock held, so they may call the fake.
 //
 // Every call is recorded, whether it succeeds or not, in order: "list",
-// "create <name>", "delete <id>", "rename <id> <newName>", "inspect <id>", "image <ref>".
+// "create <name>", "delete <id>", "rename <id> <newName>", "inspect <id>",
+// "image <ref>", "volume-create <name>", "volume-list", "volume-remove <name>".
+//
+// Network joins and volumes are modelled as Docker has them: a container
+// that joins another's network (TaskSpec.JoinNetwork) is created only when
+// that one exists and runs, a mounted named volume that is missing is
+// created with the mount's labels, and a volume that a container mounts
+// cannot be removed (fakevolumes.go).
 //
 // Events streams what happens to the fake's containers (create, start, die,
 // destroy, rename, health_status), whether caused by the methods or by the
@@ -57,6 +64,14 @@ type Fake struct {
 	InspectErr func(id string) error
 	// EngineName is the name Engine reports; empty means "fake".
 	EngineName string
+	// CreateVolumeErr, when it returns an error, fails CreateVolume before
+	// anything is created.
+	CreateVolumeErr func(spec api.VolumeSpec) error
+	// ListVolumesErr, when it returns an error, fails ListVolumes.
+	ListVolumesErr func() error
+	// RemoveVolumeErr, when it returns an error, fails RemoveVolume and
+	// the volume stays.
+	RemoveVolumeErr func(name string) error
 
 	mu     sync.Mutex
 	seq    uint64
@@ -69,17 +84,22 @@ type Fake struct {
 	calls        []string
 	counts       FakeCounts
 	subs         map[*fakeSubscriber]struct{}
+	volumes      map[string]*fakeVolume
 }
 
 // FakeCounts counts the calls a Fake received, failed ones included.
 type FakeCounts struct {
 	List, Create, Delete, Rename, Inspect, Image int
+	// Volume calls: CreateVolume, ListVolumes, RemoveVolume.
+	VolumeCreate, VolumeList, VolumeRemove int
 }
 
 // fakeTask is one container. Its Labels map is the fake's own and is never
 // changed once the container exists: tasks handed out get a copy.
 type fakeTask struct {
 	api.Task
+	// volumes are the named volumes it mounts.
+	volumes []string
 }
 
 // fakeNewID makes container IDs: 64 hex digits, like Docker's, derived from
@@ -162,6 +182,13 @@ func (f *Fake) ListTasks(ctx context.Context, selector map[string]string) ([]api
 // whose spec has a health check (not ["NONE"]) starts with health
 // "starting", until SetHealth; the fake knows no images, so any other has
 // none.
+//
+// As Docker does: a spec with JoinNetwork fails with an error wrapping
+// api.ErrTaskNotFound when no container has that name or id, and with one
+// wrapping api.ErrJoinTargetNotRunning when it is not running; ports or
+// hostNetwork beside JoinNetwork are refused. Each MountVolume of a missing
+// volume creates it with the mount's VolumeLabels. A failed create leaves
+// nothing behind.
 func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
 	f.mu.Lock()
 	f.counts.Create++
@@ -184,8 +211,31 @@ func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, err
 	if _, taken := f.byName[spec.Name]; taken {
 		return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, api.ErrTaskNameConflict)
 	}
+	if err := checkJoin(spec); err != nil {
+		return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, err)
+	}
+	var joined string
+	if spec.JoinNetwork != "" {
+		target, ok := f.byName[spec.JoinNetwork]
+		if !ok {
+			target, ok = f.byID[spec.JoinNetwork]
+		}
+		switch {
+		case !ok:
+			return api.Task{}, fmt.Errorf("start %s: join the network of %s: %w", spec.Name, spec.JoinNetwork, api.ErrTaskNotFound)
+		case target.State != api.StateRunning:
+			return api.Task{}, fmt.Errorf("start %s: join the network of %s: %w", spec.Name, spec.JoinNetwork, api.ErrJoinTargetNotRunning)
+		}
+		joined = target.ID
+	}
+	for i, m := range spec.Mounts {
+		if m.Type != api.MountVolume && m.Type != api.MountBind {
+			return api.Task{}, fmt.Errorf("create %s: mounts[%d]: unknown type %q", spec.Name, i, m.Type)
+		}
+	}
+	volumes := f.mountVolumesLocked(spec.Mounts, now)
 	f.seq++
-	t := &fakeTask{api.Task{
+	t := &fakeTask{Task: api.Task{
 		ID:        fakeNewID(f.seq),
 		Name:      spec.Name,
 		Labels:    maps.Clone(spec.Labels),
@@ -194,7 +244,8 @@ func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, err
 		Health:    specHealth(spec.Container.HealthCheck),
 		Created:   now,
 		StartedAt: now,
-	}}
+		JoinedTo:  joined,
+	}, volumes: volumes}
 	f.insertLocked(t)
 	f.publishLocked("create", t)
 	f.publishLocked("start", t)
@@ -479,7 +530,7 @@ func (f *Fake) Add(task api.Task) (string, error) {
 		task.StartedAt = now
 	}
 	task.Labels = maps.Clone(task.Labels)
-	t := &fakeTask{task}
+	t := &fakeTask{Task: task}
 	f.insertLocked(t)
 	f.publishLocked("create", t)
 	if task.State == api.StateRunning {

@@ -1,13 +1,18 @@
 // Command demo-task is the demo workload that replication controllers run in
 // tests, the lab and benchmarks: a small static HTTP server that can be told
-// to crash or to turn unhealthy after a while.
+// to crash or to turn unhealthy after a while, or run as a sidecar that
+// probes another server.
 //
 //	task [--listen :8080] [--exit-after DURATION] [--unhealthy-after DURATION]
+//	     [--probe URL [--probe-interval DURATION]]
 //	task healthcheck [URL]
 //
 // It serves "/" (one line: hostname and uptime) and "/healthz" (200 "ok", or
 // 503 once --unhealthy-after has passed). With --exit-after it exits with
-// code 3 after that time, for crash-loop tests. The healthcheck mode GETs URL
+// code 3 after that time, for crash-loop tests. With --probe it GETs URL
+// every --probe-interval (default 1s), and /healthz answers 503 until a
+// probe got 200 and whenever the last one did not: the sidecar of a task
+// probes its first container on 127.0.0.1. The healthcheck mode GETs URL
 // (default http://127.0.0.1:8080/healthz) and exits 0 on 200, 1 otherwise, so
 // that an image built FROM scratch can still declare a HEALTHCHECK. SIGTERM
 // and SIGINT stop the server cleanly and promptly.
@@ -81,16 +86,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	exitAfter := fs.Duration("exit-after", 0, "exit with code 3 after this long (0: never)")
 	unhealthyAfter := fs.Duration("unhealthy-after", 0, "answer /healthz with 503 after this long (0: never)")
 	stopDelay := fs.Duration("stop-delay", 0, "on SIGTERM, keep serving this long before shutting down, as a slow service does")
+	probe := fs.String("probe", "", "GET this URL every --probe-interval; /healthz is 503 while the last probe did not get 200 (a sidecar)")
+	probeInterval := fs.Duration("probe-interval", time.Second, "time between probes of --probe")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
-	return serve(ctx, *listen, *exitAfter, *unhealthyAfter, *stopDelay, stdout)
+	if *probeInterval <= 0 {
+		return fmt.Errorf("--probe-interval must be positive, got %s", *probeInterval)
+	}
+	return serve(ctx, *listen, *exitAfter, *unhealthyAfter, *stopDelay, newProber(*probe, *probeInterval), stdout)
 }
 
-func serve(ctx context.Context, addr string, exitAfter, unhealthyAfter, stopDelay time.Duration, stdout io.Writer) error {
+// serve runs the HTTP server; p, when not nil, is probed in the background
+// and decides /healthz.
+func serve(ctx context.Context, addr string, exitAfter, unhealthyAfter, stopDelay time.Duration, p *prober, stdout io.Writer) error {
 	start := time.Now()
 	hostname, err := os.Hostname()
 	if err != nil {
@@ -106,6 +118,12 @@ func serve(ctx context.Context, addr string, exitAfter, unhealthyAfter, stopDela
 			http.Error(w, "unhealthy", http.StatusServiceUnavailable)
 			return
 		}
+		if p != nil {
+			if ok, why := p.healthy(); !ok {
+				http.Error(w, "probe "+p.url+": "+why, http.StatusServiceUnavailable)
+				return
+			}
+		}
 		fmt.Fprintln(w, "ok")
 	})
 
@@ -117,6 +135,12 @@ func serve(ctx context.Context, addr string, exitAfter, unhealthyAfter, stopDela
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "listening on %s\n", ln.Addr())
+	if p != nil {
+		probeCtx, stopProbe := context.WithCancel(ctx)
+		probed := make(chan struct{})
+		go func() { defer close(probed); p.run(probeCtx, stdout) }()
+		defer func() { stopProbe(); <-probed }()
+	}
 
 	var crash <-chan time.Time
 	if exitAfter > 0 {

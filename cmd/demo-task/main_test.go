@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,5 +152,47 @@ func TestRunRejectsBadArguments(t *testing.T) {
 	err := run(t.Context(), []string{"--help"}, io.Discard, io.Discard)
 	if got := exitCode(err, io.Discard); got != 0 {
 		t.Errorf("run --help: got exit code %d (err %v), want 0", got, err)
+	}
+}
+
+func TestServeProbeDecidesHealth(t *testing.T) {
+	var up atomic.Bool
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if !up.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer target.Close()
+	base, _ := startServer(t, t.Context(), "--probe", target.URL, "--probe-interval", "10ms")
+
+	waitHealth := func(want int) string {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			code, body := get(t, base+"/healthz")
+			if code == want {
+				return body
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("/healthz still %d %q after the deadline, want %d", code, body, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if body := waitHealth(http.StatusServiceUnavailable); !strings.Contains(body, target.URL) {
+		t.Errorf("/healthz while the target fails: got %q, want the probed URL in it", body)
+	}
+	up.Store(true)
+	waitHealth(http.StatusOK)
+	up.Store(false)
+	waitHealth(http.StatusServiceUnavailable)
+	target.Close()
+	waitHealth(http.StatusServiceUnavailable)
+}
+
+func TestRunRejectsABadProbeInterval(t *testing.T) {
+	err := run(t.Context(), []string{"--probe", "http://127.0.0.1:1/", "--probe-interval", "0s"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--probe-interval") {
+		t.Errorf("run with --probe-interval 0s: got %v, want an error naming the flag", err)
 	}
 }
