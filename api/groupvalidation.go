@@ -16,16 +16,9 @@ import (
 
 const pathVolumes = pathManifest + ".volumes"
 
-// notBuilt is the refusal of a task-group field when the caller does not
-// run task groups (ValidateOptions.TaskGroups).
-const notBuilt = "not accepted by this manager: it runs a task as one container without task volumes (docs/CONTRACT.md, Tasks)"
-
 // taskVolumes checks the manifest's volumes and returns the names declared,
 // for the mounts to be checked against.
 func (v *validator) taskVolumes(m *ContainerManifest) map[string]bool {
-	if len(m.Volumes) > 0 && !v.taskGroups {
-		v.add(pathVolumes, "%s", notBuilt)
-	}
 	v.hostDirs(m)
 	declared := make(map[string]bool, len(m.Volumes))
 	first := make(map[string]int, len(m.Volumes))
@@ -65,9 +58,6 @@ func (v *validator) taskVolumes(m *ContainerManifest) map[string]bool {
 // volumeMounts checks a container's mounts of the task's volumes; field is
 // the container's path, containerPaths the paths its other mounts use.
 func (v *validator) volumeMounts(field string, mounts []VolumeMount, declared map[string]bool, containerPaths map[string]string) {
-	if len(mounts) > 0 && !v.taskGroups {
-		v.add(field+".volumeMounts", "%s", notBuilt)
-	}
 	for i, vm := range mounts {
 		f := fmt.Sprintf("%s.volumeMounts[%d]", field, i)
 		switch {

@@ -156,27 +156,11 @@ func TestValidateTaskGroups(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rc := sidecarController()
 			tt.mutate(manifestOf(rc))
-			opts := tt.opts
-			opts.TaskGroups = true
-			err := Validate(rc, opts)
+			err := Validate(rc, tt.opts)
 			if got := fieldErrors(t, err); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Validate:\n got %q\nwant %q", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestValidateWithoutTaskGroupsRefusesTheirFields(t *testing.T) {
-	rc := webController()
-	m := manifestOf(rc)
-	m.Volumes = []TaskVolume{{Name: "scratch"}}
-	m.Containers[0].VolumeMounts = []VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
-	want := []string{pathVolumes + ": " + notBuilt, s0 + ".volumeMounts: " + notBuilt}
-	if got := fieldErrors(t, Validate(rc, ValidateOptions{})); !reflect.DeepEqual(got, want) {
-		t.Errorf("Validate:\n got %q\nwant %q", got, want)
-	}
-	if err := Validate(rc, ValidateOptions{TaskGroups: true}); err != nil {
-		t.Errorf("Validate with task groups: %v", err)
 	}
 }
 

@@ -67,6 +67,20 @@ type ReportedTask struct {
 	TemplateHash string    `json:"templateHash,omitempty"`
 	Created      time.Time `json:"created"`
 	StartedAt    time.Time `json:"startedAt,omitzero"`
+	// Parts are the task's other containers, which joined the network of
+	// this one, its first (docs/CONTRACT.md, Tasks); none for a task of
+	// one container.
+	Parts []ReportedPart `json:"parts,omitempty"`
+}
+
+// ReportedPart is one container of a task beside its first.
+type ReportedPart struct {
+	Name      string `json:"name"`
+	ID        string `json:"id"`
+	Container string `json:"container"`
+	Image     string `json:"image"`
+	State     string `json:"state"`
+	Health    string `json:"health,omitempty"`
 }
 
 // ReasonUnschedulable is the ReplicaFailure reason of slots that no node

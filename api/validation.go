@@ -62,13 +62,6 @@ type ValidateOptions struct {
 	// told otherwise; a CLI that leaves the decision to the daemon passes
 	// AllowAllPolicy().
 	Policy SecurityPolicy
-	// TaskGroups accepts tasks of up to MaxContainers containers and the
-	// manifest's volumes and volume mounts (docs/CONTRACT.md, Tasks). A
-	// caller sets it once it runs all of a task's containers and volumes;
-	// false keeps a task to exactly one container without task volumes,
-	// so that a manager that runs only the first container never accepts
-	// a spec it would run in part.
-	TaskGroups bool
 }
 
 // FieldError is one problem with a spec: the field path and what is wrong.
@@ -105,7 +98,7 @@ func Validate(rc *ReplicationController, opts ValidateOptions) error {
 	if rc == nil {
 		return &ValidationError{Errors: []FieldError{{Detail: "no controller"}}}
 	}
-	v := &validator{policy: opts.Policy, taskGroups: opts.TaskGroups}
+	v := &validator{policy: opts.Policy}
 	v.id(rc.ID, opts.Key)
 	v.labels("labels", rc.Labels)
 
@@ -144,7 +137,6 @@ func Validate(rc *ReplicationController, opts ValidateOptions) error {
 
 type validator struct {
 	policy     SecurityPolicy
-	taskGroups bool
 	errs       []FieldError
 }
 
@@ -213,8 +205,6 @@ func (v *validator) manifest(m *ContainerManifest) {
 		v.add(pathManifest+".version", `must be empty or "v1beta1", got %q`, shorten(m.Version))
 	}
 	switch {
-	case !v.taskGroups && len(m.Containers) != 1:
-		v.add(pathContainers, "must hold exactly one container, got %d", len(m.Containers))
 	case len(m.Containers) < 1 || len(m.Containers) > MaxContainers:
 		v.add(pathContainers, "must hold 1 to %d containers, got %d", MaxContainers, len(m.Containers))
 	}

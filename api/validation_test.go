@@ -157,12 +157,11 @@ func TestValidate(t *testing.T) {
 		}, want: []string{`desiredState.taskTemplate.desiredState.manifest.version: must be empty or "v1beta1", got "v1"`}},
 		{name: "no container", mutate: func(rc *ReplicationController) {
 			rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers = nil
-		}, want: []string{"desiredState.taskTemplate.desiredState.manifest.containers: must hold exactly one container, got 0"}},
+		}, want: []string{"desiredState.taskTemplate.desiredState.manifest.containers: must hold 1 to 16 containers, got 0"}},
 		{name: "two containers, each checked", mutate: func(rc *ReplicationController) {
 			m := &rc.DesiredState.TaskTemplate.DesiredState.Manifest
 			m.Containers = append(m.Containers, Container{Name: "sidecar"})
 		}, want: []string{
-			"desiredState.taskTemplate.desiredState.manifest.containers: must hold exactly one container, got 2",
 			"desiredState.taskTemplate.desiredState.manifest.containers[1].image: required",
 		}},
 

@@ -140,6 +140,18 @@ func (b *bareTasks) DeleteTask(ctx context.Context, id string) error {
 	return nil
 }
 
+// CreateVolume, ListVolumes and RemoveVolume keep no volumes: the
+// benchmarks' tasks declare none.
+func (b *bareTasks) CreateVolume(_ context.Context, spec api.VolumeSpec) (api.NamedVolume, error) {
+	return api.NamedVolume{Name: spec.Name, Labels: spec.Labels}, nil
+}
+
+func (b *bareTasks) ListVolumes(context.Context, map[string]string) ([]api.NamedVolume, error) {
+	return nil, nil
+}
+
+func (b *bareTasks) RemoveVolume(context.Context, string, map[string]string) error { return nil }
+
 // Events sends nothing until ctx ends.
 func (b *bareTasks) Events(ctx context.Context, _ string) (<-chan api.TaskEvent, <-chan error) {
 	out := make(chan api.TaskEvent)

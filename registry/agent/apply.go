@@ -26,8 +26,18 @@ func (rm *Agent) apply(ctx context.Context, id string, d decision) outcome {
 		}
 		held[name] = true
 	}
+	if len(d.orphans) > 0 {
+		_, errs := rm.deleteTasks(ctx, d.orphans)
+		out.errs = append(out.errs, errs...)
+	}
 	for _, r := range d.renames {
-		err := rm.taskControl.RenameTask(ctx, r.task.ID, r.name)
+		if r.dead && d.groups[r.task.ID] {
+			// a task of several containers is not kept for inspection:
+			// its parts would hold their names, and some still run
+			deletes = append(deletes, r.task)
+			continue
+		}
+		err := rm.renameTask(ctx, r.task, r.name, d.groups[r.task.ID])
 		switch {
 		case err != nil && r.dead:
 			// free the slot anyway: the replacement needs its name
@@ -53,10 +63,10 @@ func (rm *Agent) apply(ctx context.Context, id string, d decision) outcome {
 		}
 	}
 
-	creates := make([]api.TaskSpec, 0, len(d.creates))
-	for _, spec := range d.creates {
-		if !held[spec.Name] {
-			creates = append(creates, spec)
+	creates := make([]taskCreate, 0, len(d.creates))
+	for _, c := range d.creates {
+		if !held[c.Name] {
+			creates = append(creates, c)
 		}
 	}
 	if len(creates) == 0 {
@@ -77,7 +87,7 @@ func (rm *Agent) apply(ctx context.Context, id string, d decision) outcome {
 // createTasks creates the containers, all at once or, after a failure, in
 // slow-start batches, and records in out what was created, what failed and
 // which slots another container holds.
-func (rm *Agent) createTasks(ctx context.Context, id string, specs []api.TaskSpec, slowStart bool, out *outcome) {
+func (rm *Agent) createTasks(ctx context.Context, id string, specs []taskCreate, slowStart bool, out *outcome) {
 	created := make([]*api.Task, len(specs))
 	conflicts := make([]bool, len(specs))
 	initial := len(specs)
@@ -85,8 +95,7 @@ func (rm *Agent) createTasks(ctx context.Context, id string, specs []api.TaskSpe
 		initial = 1
 	}
 	_, errs := slowStartBatch(len(specs), initial, func(i int) error {
-		task, err := rm.taskControl.CreateTask(ctx, specs[i])
-		rm.metrics.countContainerOp("create", err)
+		task, err := rm.createTask(ctx, id, specs[i])
 		switch {
 		case errors.Is(err, api.ErrTaskNameConflict):
 			conflicts[i] = true
@@ -105,7 +114,7 @@ func (rm *Agent) createTasks(ctx context.Context, id string, specs []api.TaskSpe
 			out.created = append(out.created, *t)
 		}
 		if conflicts[i] {
-			rm.resolveConflict(ctx, id, specs[i], out)
+			rm.resolveConflict(ctx, id, specs[i].TaskSpec, out)
 		}
 	}
 }
@@ -153,19 +162,16 @@ func (rm *Agent) deleteTasks(ctx context.Context, tasks []api.Task) (deleted []a
 	}
 	results := make([]error, len(tasks))
 	slots := make(chan struct{}, rm.opts.BurstReplicas)
+	listed := make(map[string]bool, len(tasks))
+	for _, t := range tasks {
+		listed[t.ID] = true
+	}
 	var wg sync.WaitGroup
 	for i, t := range tasks {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			err := recovered(func() error { return rm.taskControl.DeleteTask(ctx, t.ID) })
-			rm.metrics.countContainerOp("delete", err)
-			if err != nil {
-				results[i] = fmt.Errorf("delete %s: %w", t.Name, err)
-				return
-			}
-			rm.tasks.deleted(t.ID, rm.now())
-			rm.logger.Info("container deleted", "controller", t.Labels[api.LabelController], "container", t.Name)
+			results[i] = rm.deleteTask(ctx, t, listed)
 		})
 	}
 	wg.Wait()

@@ -81,6 +81,27 @@ func (i *instrumentedTasks) DeleteTask(ctx context.Context, id string) error {
 	return err
 }
 
+func (i *instrumentedTasks) CreateVolume(ctx context.Context, spec api.VolumeSpec) (api.NamedVolume, error) {
+	start := time.Now()
+	v, err := i.inner.CreateVolume(ctx, spec)
+	i.observe("create_volume", start, err)
+	return v, err
+}
+
+func (i *instrumentedTasks) ListVolumes(ctx context.Context, selector map[string]string) ([]api.NamedVolume, error) {
+	start := time.Now()
+	vs, err := i.inner.ListVolumes(ctx, selector)
+	i.observe("list_volumes", start, err)
+	return vs, err
+}
+
+func (i *instrumentedTasks) RemoveVolume(ctx context.Context, name string, selector map[string]string) error {
+	start := time.Now()
+	err := i.inner.RemoveVolume(ctx, name, selector)
+	i.observe("remove_volume", start, err)
+	return err
+}
+
 func (i *instrumentedTasks) Events(ctx context.Context, labelKey string) (<-chan api.TaskEvent, <-chan error) {
 	i.calls.WithLabelValues("events", "success").Inc()
 	return i.inner.Events(ctx, labelKey)

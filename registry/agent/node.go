@@ -148,26 +148,34 @@ func (n *nodeSlots) dropLocked(id string, slot int) {
 }
 
 // nodeReport is the report of this node's share of a controller, from
-// its status, its active containers and the slots it runs.
-func nodeReport(node string, st api.ReplicationControllerStatus, active []api.Task, blocked, slots []int) *api.NodeReport {
+// its status, its active tasks (their first containers, with the parts
+// partsOf finds) and the slots it runs.
+func nodeReport(node string, st api.ReplicationControllerStatus, active []api.Task, partsOf func(api.Task) []api.Task, blocked, slots []int) *api.NodeReport {
 	r := &api.NodeReport{Node: node, Status: st, Tasks: make([]api.ReportedTask, 0, len(active)), BlockedSlots: blocked, Slots: slots}
 	for _, t := range active {
-		r.Tasks = append(r.Tasks, reportedTask(t))
+		r.Tasks = append(r.Tasks, reportedTask(t, partsOf(t)))
 	}
 	slices.SortFunc(r.Tasks, func(a, b api.ReportedTask) int { return strings.Compare(a.Name, b.Name) })
 	return r
 }
 
-// reportedTask is a container as a report lists it.
-func reportedTask(t api.Task) api.ReportedTask {
+// reportedTask is a task as a report lists it: its first container t and
+// its parts.
+func reportedTask(t api.Task, parts []api.Task) api.ReportedTask {
 	slot := slotOf(t)
 	if slot == noSlot {
 		slot = 0
 	}
-	return api.ReportedTask{
+	r := api.ReportedTask{
 		Name: t.Name, ID: t.ID, Slot: slot, Image: t.Image, State: t.State, Health: t.Health,
 		TemplateHash: t.Labels[api.LabelTemplateHash], Created: t.Created, StartedAt: t.StartedAt,
 	}
+	for _, p := range parts {
+		r.Parts = append(r.Parts, api.ReportedPart{Name: p.Name, ID: p.ID, Container: p.Labels[api.LabelContainer],
+			Image: p.Image, State: p.State, Health: p.Health})
+	}
+	slices.SortFunc(r.Parts, func(a, b api.ReportedPart) int { return strings.Compare(a.Name, b.Name) })
+	return r
 }
 
 // runSlots are the slots a node reports as its own: those assigned to it
@@ -188,17 +196,24 @@ func runSlots(assigned map[int]registry.SlotAssignment, active []api.Task) []int
 
 // sameTasks reports whether the report's tasks (sorted by name) are active,
 // as nodeReport would list them, without building a report.
-func sameTasks(reported []api.ReportedTask, active []api.Task) bool {
+func sameTasks(reported []api.ReportedTask, active []api.Task, partsOf func(api.Task) []api.Task) bool {
 	if len(reported) != len(active) {
 		return false
 	}
 	for _, t := range active {
 		i, found := slices.BinarySearchFunc(reported, t.Name, func(r api.ReportedTask, name string) int { return strings.Compare(r.Name, name) })
-		if !found || reported[i] != reportedTask(t) {
+		if !found || !sameReported(reported[i], reportedTask(t, partsOf(t))) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameReported reports whether two reported tasks are the same.
+func sameReported(a, b api.ReportedTask) bool {
+	return a.Name == b.Name && a.ID == b.ID && a.Slot == b.Slot && a.Image == b.Image && a.State == b.State &&
+		a.Health == b.Health && a.TemplateHash == b.TemplateHash && a.Created.Equal(b.Created) &&
+		a.StartedAt.Equal(b.StartedAt) && slices.Equal(a.Parts, b.Parts)
 }
 
 // writeReport stores the node's report on a controller when it changed,
@@ -213,10 +228,10 @@ func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st ap
 		return nil
 	}
 	if prev := record.status; record.reported && !empty && prev != nil && api.SameStatus(*prev, st) &&
-		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && sameTasks(record.reportedTasks, active) {
+		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && sameTasks(record.reportedTasks, active, rm.partsOf) {
 		return nil
 	}
-	r := nodeReport(node.Name, st, active, blocked, slots)
+	r := nodeReport(node.Name, st, active, rm.partsOf, blocked, slots)
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
 	if empty {
@@ -259,7 +274,7 @@ func (rm *Agent) claimSlots(ctx context.Context, id string, record *controllerSt
 		st = *record.status
 	}
 	slots := runSlots(assigned, active)
-	r := nodeReport(rm.opts.Node.Name, st, active, record.reportedBlocked, slots)
+	r := nodeReport(rm.opts.Node.Name, st, active, rm.partsOf, record.reportedBlocked, slots)
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
 	if err := rm.store.PutReport(ctx, r, rm.opts.Node.Lease, cmps); err != nil {

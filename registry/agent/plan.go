@@ -68,8 +68,8 @@ func (in *planInput) hashOf(slot int) string {
 
 // decision is what plan decided.
 type decision struct {
-	// creates are the containers to make, lowest slot first.
-	creates []api.TaskSpec
+	// creates are the tasks to make, lowest slot first.
+	creates []taskCreate
 	// checkImage is the image to ask the engine about before the first
 	// create; empty when the template is proven.
 	checkImage string
@@ -83,6 +83,11 @@ type decision struct {
 
 	renames []rename
 	deletes []api.Task
+	// groups are the first containers of tasks of several containers, and
+	// orphans the parts whose first container is gone (taskgroup.go); the
+	// sync sets them from its grouping.
+	groups  map[string]bool
+	orphans []api.Task
 
 	// active are the counted containers; the status counts those apply does
 	// not delete, plus those it creates.
@@ -358,11 +363,7 @@ func planCreates(in planInput, d *decision, slots []int) {
 				d.checkImage = tmpl.DesiredState.Manifest.Containers[0].Image
 			}
 		}
-		d.creates = append(d.creates, api.TaskSpec{
-			Name:      api.TaskName(in.id, slot),
-			Labels:    taskLabels(in, tmpl, slot, hash),
-			Container: tmpl.DesiredState.Manifest.Containers[0],
-		})
+		d.creates = append(d.creates, newTaskCreate(in, tmpl, slot, taskLabels(in, tmpl, slot, hash)))
 	}
 	if len(missing) > 0 {
 		d.failure = &api.Condition{Type: api.ConditionReplicaFailure, Reason: api.ReasonCreateFailed,

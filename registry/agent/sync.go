@@ -68,16 +68,22 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 		}
 	}
 	in.state = *record // with the validation result
+	var groups grouping
 	if in.spec != nil {
 		in.hash = record.validated.hash
-		in.tasks, errs = rm.inspectDead(ctx, in)
 		var err error
 		if in.templates, err = rm.templatesOf(ctx, record, in); err != nil {
 			errs = append(errs, err)
 		}
+		groups = groupTasks(in.tasks, in.templates, in.now)
+		in.tasks = groups.firsts
+		var inspectErrs []error
+		in.tasks, inspectErrs = rm.inspectDead(ctx, in)
+		errs = append(errs, inspectErrs...)
 	}
 
 	d := plan(in)
+	d.groups, d.orphans = groups.groups, groups.orphans
 	if len(d.creates) > 0 {
 		ok, err := rm.claimSlots(ctx, id, &d.state, createdSlots(d.creates), in.assigned, d.active)
 		if err != nil || !ok {
@@ -194,6 +200,9 @@ func (rm *Agent) inspectDead(ctx context.Context, in planInput) ([]api.Task, []e
 func (rm *Agent) forget(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
+	if err := rm.forgetVolumes(ctx, id); err != nil {
+		return err
+	}
 	if err := rm.store.DeleteReport(ctx, id, rm.opts.Node.Name); err != nil {
 		return err
 	}
@@ -262,7 +271,7 @@ func (rm *Agent) historyTemplate(ctx context.Context, rc *api.ReplicationControl
 }
 
 // createdSlots are the slots of creates.
-func createdSlots(creates []api.TaskSpec) []int {
+func createdSlots(creates []taskCreate) []int {
 	out := make([]int, 0, len(creates))
 	for _, c := range creates {
 		out = append(out, slotOf(api.Task{Labels: c.Labels}))

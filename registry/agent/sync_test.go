@@ -33,6 +33,7 @@ func TestSyncReplicationControllerCreates(t *testing.T) {
 		api.LabelController: "web", api.LabelSlot: "1",
 		api.LabelTemplateHash: api.TemplateHash(&rc.DesiredState.TaskTemplate),
 		api.LabelRegistry:     testRegistryID,
+		api.LabelContainer:    rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Name,
 	}
 	if !maps.Equal(tasks[0].Labels, wantLabels) {
 		t.Errorf("labels of web-1 = %v, want %v", tasks[0].Labels, wantLabels)

@@ -28,6 +28,17 @@ type TaskControlInterface interface {
 	// DeleteTask stops a container with a timeout and removes it. A
 	// container that is already gone is not an error.
 	DeleteTask(ctx context.Context, id string) error
+	// CreateVolume creates a labelled named volume; one of that name with
+	// every label already is returned as it is, any other gives an error
+	// wrapping api.ErrVolumeNameConflict.
+	CreateVolume(ctx context.Context, spec api.VolumeSpec) (api.NamedVolume, error)
+	// ListVolumes returns the volumes whose labels contain every pair of
+	// selector.
+	ListVolumes(ctx context.Context, selector map[string]string) ([]api.NamedVolume, error)
+	// RemoveVolume removes a volume whose labels contain every pair of
+	// selector. One that is gone is not an error; one without them wraps
+	// api.ErrVolumeNotOwned, one a container mounts api.ErrVolumeInUse.
+	RemoveVolume(ctx context.Context, name string, selector map[string]string) error
 	// Events streams changes to the containers that carry labelKey until
 	// ctx ends or the stream breaks; the error channel then says why.
 	Events(ctx context.Context, labelKey string) (<-chan api.TaskEvent, <-chan error)

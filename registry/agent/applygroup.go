@@ -1,0 +1,149 @@
+package agent
+
+// This file carries out the actions of a plan on whole tasks: a task is
+// made volumes first, then its first container, then its parts, and a
+// create that fails halfway removes what it made; a task is renamed and
+// removed with its parts, and its emptyDir volumes go with it.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+// createTask makes the task c and returns its first container. A name
+// conflict of the first container is returned as it is (the slot is
+// held); any other failure leaves nothing of the task behind.
+func (rm *Agent) createTask(ctx context.Context, id string, c taskCreate) (api.Task, error) {
+	for _, v := range c.volumes {
+		if _, err := rm.taskControl.CreateVolume(ctx, v); err != nil {
+			return api.Task{}, fmt.Errorf("create volume %s: %w", v.Name, err)
+		}
+	}
+	first, err := rm.taskControl.CreateTask(ctx, c.TaskSpec)
+	rm.metrics.countContainerOp("create", err)
+	if err != nil {
+		return api.Task{}, errors.Join(err, rm.removeVolumes(ctx, c.volumes))
+	}
+	rm.tasks.created(first)
+	for _, p := range c.parts {
+		part, err := rm.taskControl.CreateTask(ctx, p)
+		rm.metrics.countContainerOp("create", err)
+		if err != nil {
+			// half a task is no task; %v, as a part's name conflict is a
+			// failure of the task, not a slot held
+			return api.Task{}, errors.Join(fmt.Errorf("create %s: %v", p.Name, err), rm.deleteTask(ctx, first, nil))
+		}
+		rm.tasks.created(part)
+		rm.logger.Info("container created", "controller", id, "container", p.Name)
+	}
+	return first, nil
+}
+
+// renameTask renames t to name and, for a task of several containers, its
+// parts to name.<container>, so that its successor can take the slot's
+// names.
+func (rm *Agent) renameTask(ctx context.Context, t api.Task, name string, group bool) error {
+	if err := rm.taskControl.RenameTask(ctx, t.ID, name); err != nil || !group {
+		return err
+	}
+	var errs []error
+	for _, p := range rm.partsOf(t) {
+		partName := name + "." + p.Labels[api.LabelContainer]
+		if err := rm.taskControl.RenameTask(ctx, p.ID, partName); err != nil {
+			errs = append(errs, fmt.Errorf("rename %s: %w", p.Name, err))
+			continue
+		}
+		rm.tasks.renamed(p.ID, partName)
+	}
+	return errors.Join(errs...)
+}
+
+// deleteTask stops and removes t, its parts first (but those in listed,
+// which go on their own), then its slot's emptyDir volumes.
+func (rm *Agent) deleteTask(ctx context.Context, t api.Task, listed map[string]bool) error {
+	var errs []error
+	for _, p := range rm.partsOf(t) {
+		if !listed[p.ID] {
+			errs = append(errs, rm.deleteContainer(ctx, p))
+		}
+	}
+	if err := rm.deleteContainer(ctx, t); err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	if t.JoinedTo == "" && holdsSlot(t.Labels[api.LabelController], t) {
+		errs = append(errs, rm.removeVolumes(ctx, rm.slotVolumes(t)))
+	}
+	return errors.Join(errs...)
+}
+
+// deleteContainer stops and removes one container.
+func (rm *Agent) deleteContainer(ctx context.Context, t api.Task) error {
+	err := recovered(func() error { return rm.taskControl.DeleteTask(ctx, t.ID) })
+	rm.metrics.countContainerOp("delete", err)
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", t.Name, err)
+	}
+	rm.tasks.deleted(t.ID, rm.now())
+	rm.logger.Info("container deleted", "controller", t.Labels[api.LabelController], "container", t.Name)
+	return nil
+}
+
+// partsOf returns the containers that joined t's network, from the cache.
+func (rm *Agent) partsOf(t api.Task) []api.Task {
+	all, _ := rm.tasks.list(t.Labels[api.LabelController])
+	var out []api.Task
+	for _, p := range all {
+		if p.JoinedTo == t.ID {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// slotVolumes are the emptyDir volumes of t's slot, as the newest spec
+// declares them. Those of a template no longer in the spec stay until the
+// controller goes (forgetVolumes).
+func (rm *Agent) slotVolumes(t api.Task) []api.VolumeSpec {
+	id := t.Labels[api.LabelController]
+	spec, exists, _ := rm.specs.get(id)
+	if !exists || spec.Controller == nil {
+		return nil
+	}
+	m := &spec.Controller.DesiredState.TaskTemplate.DesiredState.Manifest
+	return api.EmptyDirVolumes(id, slotOf(t), m, map[string]string{api.LabelController: id, api.LabelRegistry: rm.registryID})
+}
+
+// removeVolumes removes volumes that carry their labels. One that a
+// container still mounts (the next task of the slot, started first) stays.
+func (rm *Agent) removeVolumes(ctx context.Context, volumes []api.VolumeSpec) error {
+	var errs []error
+	for _, v := range volumes {
+		err := rm.taskControl.RemoveVolume(ctx, v.Name, v.Labels)
+		switch {
+		case errors.Is(err, api.ErrVolumeInUse):
+		case err != nil:
+			errs = append(errs, fmt.Errorf("remove volume %s: %w", v.Name, err))
+		default:
+			rm.logger.Info("volume removed", "volume", v.Name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// forgetVolumes removes every volume of controller id that this registry
+// made on this node: the controller is gone.
+func (rm *Agent) forgetVolumes(ctx context.Context, id string) error {
+	selector := map[string]string{api.LabelController: id, api.LabelRegistry: rm.registryID}
+	volumes, err := rm.taskControl.ListVolumes(ctx, selector)
+	if err != nil {
+		return fmt.Errorf("list the volumes of %s: %w", id, err)
+	}
+	specs := make([]api.VolumeSpec, len(volumes))
+	for i, v := range volumes {
+		specs[i] = api.VolumeSpec{Name: v.Name, Labels: selector}
+	}
+	return rm.removeVolumes(ctx, specs)
+}
