@@ -309,6 +309,11 @@ func containerRows(local []api.Task, reports []api.NodeReport, reportsOK bool) [
 			if _, seen := nodeOf[t.ID]; !seen && t.ID != "" {
 				nodeOf[t.ID] = r.Node
 			}
+			for _, p := range t.Parts {
+				if _, seen := nodeOf[p.ID]; !seen && p.ID != "" {
+					nodeOf[p.ID] = r.Node
+				}
+			}
 		}
 	}
 	rows := make([]containerRow, 0, len(local)+len(nodeOf))
@@ -337,6 +342,12 @@ func containerRows(local []api.Task, reports []api.NodeReport, reportsOK bool) [
 			}
 			rows = append(rows, containerRow{name: strings.TrimPrefix(t.Name, "/"), node: r.Node, slot: slot,
 				state: t.State, health: t.Health, created: t.Created})
+			for _, p := range t.Parts { // the task's other containers
+				if !shown[p.ID] {
+					shown[p.ID] = true
+					rows = append(rows, containerRow{name: p.Name, node: r.Node, slot: slot, state: p.State, health: p.Health, created: t.Created})
+				}
+			}
 		}
 	}
 	return rows

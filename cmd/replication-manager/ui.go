@@ -466,10 +466,15 @@ func containerItems(v registry.ControllerView) []ctlview.Container {
 			if t.Slot > 0 {
 				slot = strconv.Itoa(t.Slot)
 			}
+			upToDate := hash != "" && t.TemplateHash == hash
 			out = append(out, ctlview.Container{
 				Name: t.Name, Node: r.Node, Slot: slot, State: t.State, Health: t.Health, Image: t.Image,
-				Created: t.Created, UpToDate: hash != "" && t.TemplateHash == hash,
+				Created: t.Created, UpToDate: upToDate,
 			})
+			for _, p := range t.Parts { // the task's other containers
+				out = append(out, ctlview.Container{Name: p.Name, Node: r.Node, Slot: slot, State: p.State, Health: p.Health,
+					Image: p.Image, Created: t.Created, UpToDate: upToDate})
+			}
 		}
 	}
 	slices.SortStableFunc(out, func(a, b ctlview.Container) int {

@@ -103,8 +103,6 @@ func (rm *Agent) createTasks(ctx context.Context, id string, specs []taskCreate,
 		case err != nil:
 			return err
 		}
-		rm.tasks.created(task)
-		rm.logger.Info("container created", "controller", id, "container", specs[i].Name)
 		created[i] = &task
 		return nil
 	})

@@ -28,6 +28,7 @@ func (rm *Agent) createTask(ctx context.Context, id string, c taskCreate) (api.T
 		return api.Task{}, errors.Join(err, rm.removeVolumes(ctx, c.volumes))
 	}
 	rm.tasks.created(first)
+	rm.logger.Info("container created", "controller", id, "container", c.Name)
 	for _, p := range c.parts {
 		part, err := rm.taskControl.CreateTask(ctx, p)
 		rm.metrics.countContainerOp("create", err)
