@@ -136,8 +136,8 @@ func Validate(rc *ReplicationController, opts ValidateOptions) error {
 }
 
 type validator struct {
-	policy     SecurityPolicy
-	errs       []FieldError
+	policy SecurityPolicy
+	errs   []FieldError
 }
 
 func (v *validator) add(field, format string, args ...any) {
