@@ -187,7 +187,8 @@ func watchTasks(t *testing.T, cli *client.Client, id string, see func(firsts, pr
 // removeVolumes removes what a failed test left of id's volumes; it runs
 // in a cleanup, after the test's context ended.
 func removeVolumes(t *testing.T, cli *client.Client, id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 30*time.Second)
 	defer cancel()
 	resp, err := cli.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", api.LabelController+"="+id))})
 	if err != nil {

@@ -33,9 +33,9 @@ func (rm *Agent) createTask(ctx context.Context, id string, c taskCreate) (api.T
 		part, err := rm.taskControl.CreateTask(ctx, p)
 		rm.metrics.countContainerOp("create", err)
 		if err != nil {
-			// half a task is no task; %v, as a part's name conflict is a
-			// failure of the task, not a slot held
-			return api.Task{}, errors.Join(fmt.Errorf("create %s: %v", p.Name, err), rm.deleteTask(ctx, first, nil))
+			// half a task is no task; the error as text, as a part's name conflict is a
+			// failure of the task, not a slot held (so not wrapped)
+			return api.Task{}, errors.Join(fmt.Errorf("create %s: %s", p.Name, err.Error()), rm.deleteTask(ctx, first, nil))
 		}
 		rm.tasks.created(part)
 		rm.logger.Info("container created", "controller", id, "container", p.Name)
