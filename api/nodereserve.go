@@ -11,6 +11,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/docker/go-units"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -113,7 +114,8 @@ func parseReservedCPU(v string) (float64, error) {
 func (r NodeReserved) CheckReserve(c NodeCapacity) error {
 	var errs []string
 	if c.Memory > 0 && r.Memory >= c.Memory {
-		errs = append(errs, fmt.Sprintf("memory %d bytes is not less than the node's %d", r.Memory, c.Memory))
+		errs = append(errs, fmt.Sprintf("memory %s is not less than the node's %s",
+			units.BytesSize(float64(r.Memory)), units.BytesSize(float64(c.Memory))))
 	}
 	if c.CPUs > 0 && r.CPUShares() >= int64(c.CPUs)*1024 {
 		errs = append(errs, fmt.Sprintf("cpu %g is not less than the node's %d CPUs", r.CPUs, c.CPUs))

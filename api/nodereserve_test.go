@@ -72,7 +72,7 @@ func TestCheckReserveRefusesAReserveThatLeavesNothing(t *testing.T) {
 		t.Errorf("a capacity the engine did not tell is not checked: %v", err)
 	}
 	err := (NodeReserved{Memory: 5 << 30}).CheckReserve(c)
-	if err == nil || !strings.Contains(err.Error(), "memory 5368709120 bytes is not less than the node's 4294967296") {
+	if err == nil || !strings.Contains(err.Error(), "memory 5GiB is not less than the node's 4GiB") {
 		t.Errorf("memory over the capacity: %v", err)
 	}
 	err = (NodeReserved{CPUs: 2}).CheckReserve(c)

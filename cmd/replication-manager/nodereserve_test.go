@@ -39,7 +39,7 @@ func TestAReserveOverTheEnginesMachineIsRefusedAtStart(t *testing.T) {
 	opts := newOptions()
 	opts.NodeReserve = "memory=5Gi" // the fake engine has 4GiB
 	_, err := nodeEngine(t.Context(), opts, &taskcontrol.Fake{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	want := "--node-reserve memory=5Gi: the reserve leaves no room for tasks: memory 5368709120 bytes is not less than the node's 4294967296"
+	want := "--node-reserve memory=5Gi: the reserve leaves no room for tasks: memory 5GiB is not less than the node's 4GiB"
 	if err == nil || err.Error() != want {
 		t.Errorf("nodeEngine() = %v, want %q", err, want)
 	}
