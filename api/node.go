@@ -17,6 +17,9 @@ type Node struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// Capacity is what the engine reports of its machine.
 	Capacity NodeCapacity `json:"capacity"`
+	// Reserved is what the host keeps of the capacity for itself
+	// (--node-reserve); placement hands out only the rest.
+	Reserved NodeReserved `json:"reserved,omitzero"`
 	// EngineID is the Docker engine's own id (docker info's ID), which
 	// tells two engines that were given the same name apart.
 	EngineID string `json:"engineID"`

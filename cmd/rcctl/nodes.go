@@ -7,7 +7,8 @@ package main
 // still holds assignments (/registry/assignments/<id>/<slot>) is listed
 // too, as NotReady: its lease is gone, and the leader moves its slots to
 // live nodes after --node-grace. The container counts come from the
-// nodes' reports (/registry/reports/<id>/<node>).
+// nodes' reports (/registry/reports/<id>/<node>), and what the slots
+// reserve from the specs and the assignments.
 
 import (
 	"context"
@@ -48,15 +49,24 @@ under its etcd lease. A node that is no longer registered but still holds
 assignments is NotReady: its lease is gone, and the leader moves its slots to
 live nodes after --node-grace. CONTAINERS counts the containers the node
 reports running, over every controller; ASSIGNED counts the slots the leader
-assigned to it. LEASE is the etcd lease of the registration, in hex, with the
-seconds it has left when etcd tells them. -o wide adds the engine's id, CPUs
-and memory, and the manager acting for the node.
+assigned to it. FREE-CPU (in cores) and FREE-MEMORY are what placement may
+still hand out there: the node's capacity less what its host keeps for itself
+(the manager's --node-reserve) and less what the slots assigned to it reserve
+(the memory and cpu of their task, summed over those slots). LEASE is the etcd
+lease of the registration, in hex, with the seconds it has left when etcd
+tells them. -o wide adds the engine's id; the capacity (CPUS, MEMORY); what
+the host reserves (HOST-CPU, HOST-MEMORY) and what the slots reserve
+(SLOTS-CPU, SLOTS-MEMORY); and the manager acting for the node.
 
 -o json prints {"items": [...]}, one item per node, in name order: the
 registration as the manager wrote it (name, labels, capacity {cpus, memory},
-engineID, manager, lease, registeredAt; only the name for a NotReady node),
-and "status": {"state": "Ready"|"NotReady", "containers": N, "assigned": N,
-"leaseTTLSeconds": N}, leaseTTLSeconds only when etcd told it. -o yaml prints
+reserved {cpus, memory} when the host keeps some, engineID, manager, lease,
+registeredAt; only the name for a NotReady node), and "status": {"state":
+"Ready"|"NotReady", "containers": N, "assigned": N, "leaseTTLSeconds": N,
+"resources": {"capacity", "reservedByHost", "reservedBySlots", "free"}},
+leaseTTLSeconds only when etcd told it; each resource is {"cpu": cores,
+"memory": bytes}, a NotReady node has only reservedBySlots, and free needs
+both the CPUs and the memory registered. -o yaml prints
 the same as YAML, -o jsonpath=TEMPLATE through a kubectl JSONPath template
 (-o jsonpath='{.items[*].name}'), and -o name prints node/NAME per node.`,
 		ValidArgsFunction: cobra.NoFileCompletions,
@@ -82,6 +92,8 @@ type nodeView struct {
 	node       *api.Node
 	containers int
 	assigned   int
+	// slots is what the slots assigned to the node reserve.
+	slots api.Resources
 	// ttl is the seconds the lease has left (-1: gone), when ttlKnown.
 	ttl      int64
 	ttlKnown bool
@@ -137,6 +149,10 @@ func (c *cli) readNodes(ctx context.Context, cn *conn) ([]*nodeView, error) {
 	if err != nil {
 		return nil, err
 	}
+	specs, err := cn.listControllers(ctx)
+	if err != nil {
+		return nil, err
+	}
 	byName := map[string]*nodeView{}
 	get := func(name string) *nodeView {
 		v := byName[name]
@@ -158,6 +174,9 @@ func (c *cli) readNodes(ctx context.Context, cn *conn) ([]*nodeView, error) {
 		if r.Node != "" {
 			get(r.Node).containers += len(r.Tasks)
 		}
+	}
+	for name, r := range slotReservations(specs, assignments) {
+		get(name).slots = r
 	}
 	views := make([]*nodeView, 0, len(byName))
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
@@ -217,30 +236,26 @@ func (v *nodeView) lease() string {
 
 func (c *cli) printNodes(w io.Writer, views []*nodeView, wide bool) {
 	tw := newTable(w)
-	header := []string{"NAME", "STATUS", "LABELS", "CONTAINERS", "ASSIGNED", "LEASE", "AGE"}
+	header := []string{"NAME", "STATUS", "LABELS", "CONTAINERS", "ASSIGNED", "FREE-CPU", "FREE-MEMORY", "LEASE", "AGE"}
 	if wide {
-		header = append(header, "ENGINE", "CPUS", "MEMORY", "MANAGER")
+		header = append(header, "ENGINE", "CPUS", "MEMORY", "HOST-CPU", "HOST-MEMORY", "SLOTS-CPU", "SLOTS-MEMORY", "MANAGER")
 	}
 	row(tw, header...)
 	now := c.now()
 	for _, v := range views {
 		labels, age := ctlview.Unknown, ctlview.Unknown
-		engine, cpus, memory, manager := ctlview.Unknown, ctlview.Unknown, ctlview.Unknown, ctlview.Unknown
+		engine, manager := ctlview.Unknown, ctlview.Unknown
 		if n := v.node; n != nil {
 			labels = formatLabels(n.Labels)
 			age = ctlview.Age(now, n.RegisteredAt)
 			engine = ctlview.OrNone(n.EngineID)
-			if n.Capacity.CPUs > 0 {
-				cpus = strconv.Itoa(n.Capacity.CPUs)
-			}
-			if n.Capacity.Memory > 0 {
-				memory = ctlview.FormatMemory(n.Capacity.Memory)
-			}
 			manager = ctlview.OrNone(n.Manager)
 		}
-		cells := []string{v.name, v.state(), labels, strconv.Itoa(v.containers), strconv.Itoa(v.assigned), v.lease(), age}
+		free, resources := v.resourceCells()
+		cells := append([]string{v.name, v.state(), labels, strconv.Itoa(v.containers), strconv.Itoa(v.assigned)}, free...)
+		cells = append(cells, v.lease(), age)
 		if wide {
-			cells = append(cells, engine, cpus, memory, manager)
+			cells = append(append(append(cells, engine), resources...), manager)
 		}
 		row(tw, cells...)
 	}
@@ -260,6 +275,9 @@ type nodeItemStatus struct {
 	State      string `json:"state"`
 	Containers int    `json:"containers"`
 	Assigned   int    `json:"assigned"`
+	// Resources are the node's capacity, what is reserved there and what
+	// is free.
+	Resources nodeItemResources `json:"resources"`
 	// LeaseTTLSeconds is what the lease has left, when etcd told it (-1:
 	// the lease is gone).
 	LeaseTTLSeconds *int64 `json:"leaseTTLSeconds,omitempty"`
@@ -269,7 +287,8 @@ type nodeItemStatus struct {
 func (c *cli) printNodesDocument(views []*nodeView, out output) error {
 	items := make([]nodeItem, 0, len(views))
 	for _, v := range views {
-		item := nodeItem{Name: v.name, Node: v.node, Status: nodeItemStatus{State: v.state(), Containers: v.containers, Assigned: v.assigned}}
+		item := nodeItem{Name: v.name, Node: v.node, Status: nodeItemStatus{State: v.state(),
+			Containers: v.containers, Assigned: v.assigned, Resources: v.resources()}}
 		if v.ttlKnown {
 			item.Status.LeaseTTLSeconds = &v.ttl
 		}

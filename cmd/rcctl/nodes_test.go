@@ -133,14 +133,14 @@ func TestNodesListsEachNodeWithItsContainersAssignmentsAndLease(t *testing.T) {
 	r := e.runWithTTL(func(clientv3.LeaseID) (int64, error) { return 12, nil }, "nodes")
 
 	assertOK(t, r)
-	if header := strings.SplitN(r.stdout, "\n", 2)[0]; !strings.HasPrefix(header, "NAME   STATUS     LABELS               CONTAINERS   ASSIGNED   LEASE") {
+	if header := strings.SplitN(r.stdout, "\n", 2)[0]; !strings.HasPrefix(header, "NAME   STATUS     LABELS               CONTAINERS   ASSIGNED   FREE-CPU    FREE-MEMORY   LEASE") {
 		t.Errorf("header %q", header)
 	}
 	assertRows(t, r.stdout, [][]string{
-		{"NAME", "STATUS", "LABELS", "CONTAINERS", "ASSIGNED", "LEASE", "AGE"},
-		{"a", "Ready", "disk=ssd,zone=east", "3", "3", hexLease(leaseA) + " (12s)", "5m"},
-		{"b", "Ready", "<none>", "1", "1", hexLease(leaseB) + " (12s)", "3h"},
-		{"c", "NotReady", "<unknown>", "0", "1", "<none>", "<unknown>"},
+		{"NAME", "STATUS", "LABELS", "CONTAINERS", "ASSIGNED", "FREE-CPU", "FREE-MEMORY", "LEASE", "AGE"},
+		{"a", "Ready", "disk=ssd,zone=east", "3", "3", "4", "8GiB", hexLease(leaseA) + " (12s)", "5m"},
+		{"b", "Ready", "<none>", "1", "1", "<unknown>", "<unknown>", hexLease(leaseB) + " (12s)", "3h"},
+		{"c", "NotReady", "<unknown>", "0", "1", "<unknown>", "<unknown>", "<none>", "<unknown>"},
 	})
 	if r.stderr != "" {
 		t.Errorf("stderr %q, want nothing", r.stderr)
@@ -156,10 +156,14 @@ func TestNodesWideAddsEngineCPUsMemoryAndManager(t *testing.T) {
 
 	assertOK(t, r)
 	assertRows(t, r.stdout, [][]string{
-		{"NAME", "STATUS", "LABELS", "CONTAINERS", "ASSIGNED", "LEASE", "AGE", "ENGINE", "CPUS", "MEMORY", "MANAGER"},
-		{"a", "Ready", "disk=ssd,zone=east", "3", "3", hexLease(leaseA) + " (7s)", "5m", "ENGINE-A", "4", "8589934592 bytes (8GiB)", "host-a/1234"},
-		{"b", "Ready", "<none>", "1", "1", hexLease(leaseB) + " (7s)", "3h", "ENGINE-B", "<unknown>", "<unknown>", "<none>"},
-		{"c", "NotReady", "<unknown>", "0", "1", "<none>", "<unknown>", "<unknown>", "<unknown>", "<unknown>", "<unknown>"},
+		{"NAME", "STATUS", "LABELS", "CONTAINERS", "ASSIGNED", "FREE-CPU", "FREE-MEMORY", "LEASE", "AGE",
+			"ENGINE", "CPUS", "MEMORY", "HOST-CPU", "HOST-MEMORY", "SLOTS-CPU", "SLOTS-MEMORY", "MANAGER"},
+		{"a", "Ready", "disk=ssd,zone=east", "3", "3", "4", "8GiB", hexLease(leaseA) + " (7s)", "5m",
+			"ENGINE-A", "4", "8GiB", "0", "0B", "0", "0B", "host-a/1234"},
+		{"b", "Ready", "<none>", "1", "1", "<unknown>", "<unknown>", hexLease(leaseB) + " (7s)", "3h",
+			"ENGINE-B", "<unknown>", "<unknown>", "0", "0B", "0", "0B", "<none>"},
+		{"c", "NotReady", "<unknown>", "0", "1", "<unknown>", "<unknown>", "<none>", "<unknown>",
+			"<unknown>", "<unknown>", "<unknown>", "<unknown>", "<unknown>", "0", "0B", "<unknown>"},
 	})
 }
 
@@ -173,12 +177,12 @@ func TestNodesShowsWhatTheLeaseHasLeftAsEtcdTellsIt(t *testing.T) {
 
 	assertOK(t, r)
 	rows := tableRows(r.stdout)
-	if len(rows) != 2 || len(rows[1]) != 7 {
+	if len(rows) != 2 || len(rows[1]) != 9 {
 		t.Fatalf("rows %q, want the header and one node", rows)
 	}
-	m := regexp.MustCompile(`^` + hexLease(lease) + ` \((\d+)s\)$`).FindStringSubmatch(rows[1][5])
+	m := regexp.MustCompile(`^` + hexLease(lease) + ` \((\d+)s\)$`).FindStringSubmatch(rows[1][7])
 	if m == nil {
-		t.Fatalf("LEASE %q, want %s (<seconds>s)", rows[1][5], hexLease(lease))
+		t.Fatalf("LEASE %q, want %s (<seconds>s)", rows[1][7], hexLease(lease))
 	}
 	if ttl, _ := strconv.Atoi(m[1]); ttl < 30 || ttl > 60 {
 		t.Errorf("TTL %ds, want what is left of 60s", ttl)
@@ -198,10 +202,10 @@ func TestNodesShowsTheLeaseAloneWhenEtcdWillNotTellWhatIsLeft(t *testing.T) {
 
 	assertOK(t, r)
 	assertRows(t, r.stdout, [][]string{
-		{"NAME", "STATUS", "LABELS", "CONTAINERS", "ASSIGNED", "LEASE", "AGE"},
-		{"a", "Ready", "disk=ssd,zone=east", "3", "3", hexLease(leaseA), "5m"},
-		{"b", "Ready", "<none>", "1", "1", hexLease(leaseB), "3h"},
-		{"c", "NotReady", "<unknown>", "0", "1", "<none>", "<unknown>"},
+		{"NAME", "STATUS", "LABELS", "CONTAINERS", "ASSIGNED", "FREE-CPU", "FREE-MEMORY", "LEASE", "AGE"},
+		{"a", "Ready", "disk=ssd,zone=east", "3", "3", "4", "8GiB", hexLease(leaseA), "5m"},
+		{"b", "Ready", "<none>", "1", "1", "<unknown>", "<unknown>", hexLease(leaseB), "3h"},
+		{"c", "NotReady", "<unknown>", "0", "1", "<unknown>", "<unknown>", "<none>", "<unknown>"},
 	})
 	if n := asked.Load(); n != 1 {
 		t.Errorf("asked etcd %d times, want once: a refusal is not asked again", n)
@@ -245,8 +249,8 @@ func TestNodesShowsANodeWhoseLeaseRanOutAsNotReady(t *testing.T) {
 			return r.err
 		}
 		want := [][]string{
-			{"NAME", "STATUS", "LABELS", "CONTAINERS", "ASSIGNED", "LEASE", "AGE"},
-			{"a", "NotReady", "<unknown>", "0", "1", "<none>", "<unknown>"},
+			{"NAME", "STATUS", "LABELS", "CONTAINERS", "ASSIGNED", "FREE-CPU", "FREE-MEMORY", "LEASE", "AGE"},
+			{"a", "NotReady", "<unknown>", "0", "1", "<unknown>", "<unknown>", "<none>", "<unknown>"},
 		}
 		if got := tableRows(r.stdout); !slices.EqualFunc(got, want, slices.Equal) {
 			return fmt.Errorf("rows %q, want %q", got, want)
@@ -411,4 +415,99 @@ func TestARoleThatCannotReadTheReportsStillGetsAndDescribes(t *testing.T) {
 	assertContains(t, r.stderr, "warning: the nodes' reports cannot be read")
 
 	assertFails(t, viewer("nodes"), "permission denied", `etcd user "viewer" lacks a permission it needs`)
+}
+
+// reservingNodes registers a (4 CPUs, 8GiB, of which its host keeps 0.5
+// and 1GiB) and b (2 CPUs, 2GiB, of which 1.5 and 1GiB), with web's tasks
+// asking 1 CPU and 1GiB and api's 0.25 and 512MiB: web 1 and 2 and api 1
+// on a, web 3 on b, web 4 on c (gone), and a slot of a controller without
+// a spec on a, which reserves nothing.
+func reservingNodes(t *testing.T, e *testEnv) {
+	t.Helper()
+	web, api1 := newController("web", 4), newController("api", 1)
+	web.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Memory = 1 << 30
+	web.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].CPU = 1024
+	api1.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Memory = 512 << 20
+	api1.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].CPU = 256
+	e.create(web)
+	e.create(api1)
+	e.registerNode(api.Node{Name: "a", Capacity: api.NodeCapacity{CPUs: 4, Memory: 8 << 30},
+		Reserved: api.NodeReserved{CPUs: 0.5, Memory: 1 << 30}, EngineID: "ENGINE-A", RegisteredAt: e.now}, e.grantLease(time.Hour))
+	e.registerNode(api.Node{Name: "b", Capacity: api.NodeCapacity{CPUs: 2, Memory: 2 << 30},
+		Reserved: api.NodeReserved{CPUs: 1.5, Memory: 1 << 30}, EngineID: "ENGINE-B", RegisteredAt: e.now}, e.grantLease(time.Hour))
+	e.assign("web", 1, "a")
+	e.assign("web", 2, "a")
+	e.assign("api", 1, "a")
+	e.assign("gone", 1, "a")
+	e.assign("web", 3, "b")
+	e.assign("web", 4, "c")
+}
+
+func TestNodesShowsCapacityWhatTheHostAndTheSlotsReserveAndWhatIsFree(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	reservingNodes(t, e)
+
+	r := e.runWithTTL(func(clientv3.LeaseID) (int64, error) { return 0, rpctypes.ErrPermissionDenied }, "nodes", "-o", "wide")
+
+	assertOK(t, r)
+	rows := tableRows(r.stdout)
+	if len(rows) != 4 {
+		t.Fatalf("table:\n%s\nwant a, b and c", r.stdout)
+	}
+	pick := func(row []string) []string { // NAME, FREE-*, then CPUS through SLOTS-MEMORY
+		return append(append([]string{row[0]}, row[5:7]...), row[10:16]...)
+	}
+	want := [][]string{
+		{"NAME", "FREE-CPU", "FREE-MEMORY", "CPUS", "MEMORY", "HOST-CPU", "HOST-MEMORY", "SLOTS-CPU", "SLOTS-MEMORY"},
+		{"a", "1.25", "4.5GiB", "4", "8GiB", "0.5", "1GiB", "2.25", "2.5GiB"},
+		{"b", "-0.5", "0B", "2", "2GiB", "1.5", "1GiB", "1", "1GiB"},
+		{"c", "<unknown>", "<unknown>", "<unknown>", "<unknown>", "<unknown>", "<unknown>", "1", "1GiB"},
+	}
+	for i, row := range rows {
+		if got := pick(row); !slices.Equal(got, want[i]) {
+			t.Errorf("row %d: %q, want %q", i, got, want[i])
+		}
+	}
+}
+
+func TestNodesJSONHasTheResourcesInBytesAndCores(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	reservingNodes(t, e)
+
+	r := e.runCLI("nodes", "-o", "json")
+
+	assertOK(t, r)
+	var list struct {
+		Items []struct {
+			api.Node
+			Status nodeItemStatus `json:"status"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		t.Fatalf("decode %q: %v", r.stdout, err)
+	}
+	if len(list.Items) != 3 {
+		t.Fatalf("items %+v, want a, b and c", list.Items)
+	}
+	a, c := list.Items[0], list.Items[2]
+	if a.Reserved != (api.NodeReserved{CPUs: 0.5, Memory: 1 << 30}) {
+		t.Errorf("a: registered reserve %+v", a.Reserved)
+	}
+	res := a.Status.Resources
+	if res.Capacity == nil || *res.Capacity != (nodeResources{CPU: 4, Memory: 8 << 30}) ||
+		res.ReservedByHost == nil || *res.ReservedByHost != (nodeResources{CPU: 0.5, Memory: 1 << 30}) ||
+		res.ReservedBySlots != (nodeResources{CPU: 2.25, Memory: 5 << 29}) ||
+		res.Free == nil || *res.Free != (nodeResources{CPU: 1.25, Memory: 9 << 29}) {
+		t.Errorf("a: resources %s", r.stdout)
+	}
+	if res := c.Status.Resources; res.Capacity != nil || res.ReservedByHost != nil || res.Free != nil ||
+		res.ReservedBySlots != (nodeResources{CPU: 1, Memory: 1 << 30}) {
+		t.Errorf("c, not registered: resources %+v, want only its slots' 1 CPU and 1GiB", res)
+	}
+
+	y := e.runCLI("nodes", "-o", "yaml")
+	assertOK(t, y)
+	assertContains(t, y.stdout, "reservedBySlots:", "cpu: 2.25", "memory: 2684354560")
 }

@@ -58,6 +58,7 @@ type options struct {
 	AllowHostPorts           bool
 	NodeName                 string
 	NodeLabels               string
+	NodeReserve              string
 	NodeGrace                time.Duration
 	StopWhenIsolated         bool
 	LogLevel                 string
@@ -126,6 +127,7 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.AllowHostPorts, "allow-host-ports", o.AllowHostPorts, "allow templates that publish ports on the host (hostPort, hostIP)")
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "this Docker engine's name as a node; empty takes the engine's own (docker info's Name)")
 	fs.StringVar(&o.NodeLabels, "node-labels", o.NodeLabels, "this node's labels, k=v,k2=v2, which controllers' nodeSelector match")
+	fs.StringVar(&o.NodeReserve, "node-reserve", o.NodeReserve, "what this node's host keeps for itself, memory=QUANTITY,cpu=QUANTITY (memory=512Mi,cpu=500m; as the kubelet's --system-reserved): placement hands out the rest of the engine's memory and CPUs")
 	fs.DurationVar(&o.NodeGrace, "node-grace", o.NodeGrace, "how long a node may be gone before the leader moves its slots to nodes that are alive")
 	fs.BoolVar(&o.StopWhenIsolated, "stop-when-isolated", o.StopWhenIsolated, "remove this node's containers once its etcd lease cannot be renewed, before it can expire, so that a slot never runs on two nodes even under a partition")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "log level: debug, info, warn or error")
@@ -170,6 +172,9 @@ func (o *options) Validate() error {
 	}
 	if _, err := api.ParseNodeLabels(o.NodeLabels); err != nil {
 		bad("--node-labels: %v", err)
+	}
+	if _, err := api.ParseNodeReserve(o.NodeReserve); err != nil {
+		bad("--node-reserve: %v", err)
 	}
 	if o.NodeGrace <= 0 {
 		bad("--node-grace: must be positive, got %s", o.NodeGrace)

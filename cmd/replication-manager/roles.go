@@ -43,12 +43,14 @@ func newRoles(client *clientv3.Client, store *registry.Store, opts *options, doc
 		Policy:               opts.policy(),
 		Registerer:           reg,
 	}
-	labels, _ := api.ParseNodeLabels(opts.NodeLabels) // Validate checked them
+	// Validate checked both
+	labels, _ := api.ParseNodeLabels(opts.NodeLabels)
+	reserved, _ := api.ParseNodeReserve(opts.NodeReserve)
 	agent := &nodeAgent{
 		client: client, store: store, logger: logger.With("node", engine.Name), docker: docker,
 		identity: opts.LeaderElectIdentity, ttl: opts.LeaderElectLeaseDuration, stopWhenIsolated: opts.StopWhenIsolated,
 		node: api.Node{Name: engine.Name, Labels: labels, EngineID: engine.ID,
-			Capacity: api.NodeCapacity{CPUs: engine.CPUs, Memory: engine.Memory}},
+			Capacity: api.NodeCapacity{CPUs: engine.CPUs, Memory: engine.Memory}, Reserved: reserved},
 		newManager: func(tc agent.TaskControlInterface, node *agent.NodeOptions) *agent.Agent {
 			o := managerOpts
 			o.Node = *node

@@ -139,7 +139,8 @@ func unlessDone(ctx context.Context, err error) error {
 
 // nodeEngine returns the engine this manager acts for, named --node-name
 // when given. The engine's id and machine come from docker info, which is
-// asked until Docker answers or ctx ends.
+// asked until Docker answers or ctx ends; a --node-reserve that leaves
+// nothing of that machine to tasks is an error.
 func nodeEngine(ctx context.Context, opts *options, docker taskControl, logger *slog.Logger) (api.Engine, error) {
 	backoff := time.Second
 	for {
@@ -152,6 +153,10 @@ func nodeEngine(ctx context.Context, opts *options, docker taskControl, logger *
 			}
 			if verr := api.ValidateNodeName(engine.Name); verr != nil {
 				return api.Engine{}, fmt.Errorf("the engine's name cannot name a node (set --node-name): %w", verr)
+			}
+			reserved, _ := api.ParseNodeReserve(opts.NodeReserve) // Validate checked it
+			if rerr := reserved.CheckReserve(api.NodeCapacity{CPUs: engine.CPUs, Memory: engine.Memory}); rerr != nil {
+				return api.Engine{}, fmt.Errorf("--node-reserve %s: %w", opts.NodeReserve, rerr)
 			}
 			return engine, nil
 		}

@@ -1,7 +1,8 @@
 package leader
 
 // This file is the nodes as the leader's decisions see them: every node
-// registered or holding slots, in name order, with what all the assigned
+// registered or holding slots, in name order, with what it may hand out
+// (its capacity less its host's reserve) and what all the assigned
 // slots hold there. The leader keeps the view in step with its mirrors,
 // one node at a time as its registration or its load changes, so that a
 // decision copies it in one go and takes out only its own controller's
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry/decide"
 )
 
@@ -40,7 +42,7 @@ func (v *nodeView) set(name string, ns *nodeState, l *nodeLoad, started time.Tim
 	*n = decide.Node{Name: name, GoneSince: started}
 	if ns != nil {
 		n.Labels, n.Alive, n.GoneSince = ns.node.Labels, ns.alive, ns.goneSince
-		n.Capacity = decide.Resources{Memory: ns.node.Capacity.Memory, CPU: int64(ns.node.Capacity.CPUs) * 1024}
+		n.Capacity = allocatable(&ns.node)
 	}
 	if l == nil {
 		return
@@ -53,6 +55,23 @@ func (v *nodeView) set(name string, ns *nodeState, l *nodeLoad, started time.Tim
 			}
 			n.Ports[p] = true
 		}
+	}
+}
+
+// allocatable is what placement may hand out of node n: what it
+// registered less what its host keeps for itself (--node-reserve). A
+// resource the node did not tell stays 0, not enforced; one the reserve
+// takes all of is 1, so that it is still enforced and nothing fits.
+func allocatable(n *api.Node) decide.Resources {
+	left := func(capacity, reserved int64) int64 {
+		if capacity <= 0 {
+			return 0
+		}
+		return max(capacity-reserved, 1)
+	}
+	return decide.Resources{
+		Memory: left(n.Capacity.Memory, n.Reserved.Memory),
+		CPU:    left(int64(n.Capacity.CPUs)*1024, n.Reserved.CPUShares()),
 	}
 }
 
