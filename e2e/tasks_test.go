@@ -26,9 +26,9 @@ import (
 
 // waitForTasks waits until the controller runs exactly slots 1..n, each
 // as a first container and its prober, the prober in the first's network
-// and healthy (it reaches the first on 127.0.0.1). It returns the
-// containers by name.
-func waitForTasks(t *testing.T, cli *client.Client, id string, n int, within time.Duration) map[string]container.Summary {
+// and, if healthy, healthy too (it reaches the first on 127.0.0.1). It
+// returns the containers by name.
+func waitForTasks(t *testing.T, cli *client.Client, id string, n int, healthy bool, within time.Duration) map[string]container.Summary {
 	t.Helper()
 	var got map[string]container.Summary
 	testpoll.Eventually(t, within, func() error {
@@ -46,7 +46,7 @@ func waitForTasks(t *testing.T, cli *client.Client, id string, n int, within tim
 				return fmt.Errorf("slot %d: %s and %s", slot, first.State, side.State)
 			case side.HostConfig.NetworkMode != "container:"+first.ID:
 				return fmt.Errorf("slot %d: the prober's network mode is %q, want container:%s", slot, side.HostConfig.NetworkMode, first.ID)
-			case !strings.Contains(side.Status, "(healthy)"):
+			case healthy && !strings.Contains(side.Status, "(healthy)"):
 				return fmt.Errorf("slot %d: the prober is %q, not healthy yet", slot, side.Status)
 			}
 		}
@@ -71,15 +71,16 @@ func volumesOf(t *testing.T, cli *client.Client, id string) []string {
 }
 
 func TestATaskOfTwoContainersRunsHealsAndGoesWhole(t *testing.T) {
+	t.Parallel()
 	cli := dockertest.Client(t)
+	id := newID("sidecar")
+	t.Cleanup(func() { removeVolumes(t, cli, id) }) // after the containers' cleanup: a volume in use stays
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
 	d := startDaemon(t)
-	id := newID("sidecar")
-	t.Cleanup(func() { removeVolumes(t, cli, id) })
 
 	d.rcctl(t, mustJSON(t, demospec.SidecarController(id, image, 2, labels)), "apply", "-f", "-")
-	before := waitForTasks(t, cli, id, 2, 90*time.Second)
+	before := waitForTasks(t, cli, id, 2, true, 90*time.Second)
 	waitForStatus(t, d, id, func(st *api.ReplicationControllerStatus) error {
 		if st.Replicas != 2 || st.ReadyReplicas != 2 {
 			return fmt.Errorf("replicas %d, ready %d; want 2 tasks, both ready", st.Replicas, st.ReadyReplicas)
@@ -101,7 +102,7 @@ func TestATaskOfTwoContainersRunsHealsAndGoesWhole(t *testing.T) {
 	if err := cli.ContainerRemove(t.Context(), victim.ID, container.RemoveOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	after := waitForTasks(t, cli, id, 2, 5*time.Second)
+	after := waitForTasks(t, cli, id, 2, false, 5*time.Second)
 	if after[id+"-1"].ID == before[id+"-1"].ID {
 		t.Errorf("%s-1 was kept: a task whose sidecar went must be replaced whole", id)
 	}
@@ -123,17 +124,18 @@ func TestATaskOfTwoContainersRunsHealsAndGoesWhole(t *testing.T) {
 }
 
 func TestRollingUpdateOfATwoContainerTaskKeepsTheBounds(t *testing.T) {
+	t.Parallel()
 	cli := dockertest.Client(t)
+	id := newID("sideroll")
+	t.Cleanup(func() { removeVolumes(t, cli, id) }) // after the containers' cleanup: a volume in use stays
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
 	d := startDaemon(t)
-	id := newID("sideroll")
-	t.Cleanup(func() { removeVolumes(t, cli, id) })
 
 	rc := demospec.SidecarController(id, image, 3, labels)
 	rc.DesiredState.UpdateStrategy = &api.UpdateStrategy{MaxSurge: new(intstr.FromInt32(1)), MaxUnavailable: new(intstr.FromInt32(0)), MonitorSeconds: new(1)}
 	d.rcctl(t, mustJSON(t, rc), "apply", "-f", "-")
-	waitForTasks(t, cli, id, 3, 90*time.Second)
+	waitForTasks(t, cli, id, 3, true, 90*time.Second)
 
 	var most, fewest atomic.Int64
 	fewest.Store(3)
@@ -145,7 +147,7 @@ func TestRollingUpdateOfATwoContainerTaskKeepsTheBounds(t *testing.T) {
 	d.rcctl(t, mustJSON(t, rc), "apply", "-f", "-")
 	d.rcctl(t, "", "rollout", "status", id, "--timeout", "180s")
 	stop()
-	waitForTasks(t, cli, id, 3, 60*time.Second)
+	waitForTasks(t, cli, id, 3, true, 60*time.Second)
 	if most.Load() > 4 || fewest.Load() < 3 {
 		t.Errorf("during the rollout: between %d and %d whole tasks running; want 3 to 4 (maxSurge 1, maxUnavailable 0)", fewest.Load(), most.Load())
 	}
@@ -204,6 +206,7 @@ func removeVolumes(t *testing.T, cli *client.Client, id string) {
 }
 
 func TestMemoryReservationLeavesTheThirdTaskUnschedulable(t *testing.T) {
+	t.Parallel()
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
