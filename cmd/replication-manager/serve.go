@@ -69,7 +69,7 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 		etcdLog := newEtcdLogger(logger)
 		etcd, eps, err := startEmbeddedEtcd(ctx, opts, logger, etcdLog)
 		if err != nil {
-			return wait(unlessDone(ctx, err))
+			return wait(registry.UnlessStopped(ctx, err))
 		}
 		defer func() {
 			etcdLog.Quiet() // etcd logs its own clean stop as errors
@@ -102,7 +102,7 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 
 	engine, err := nodeEngine(ctx, opts, docker, logger)
 	if err != nil {
-		return wait(unlessDone(ctx, err))
+		return wait(registry.UnlessStopped(ctx, err))
 	}
 	r := newRoles(client, store, opts, docker, logger, engine, reg)
 	r.agent.stopWait = drainTimeout(opts.ShutdownGracePeriod) + managerStopSlack
@@ -127,22 +127,12 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 	return firstErr
 }
 
-// unlessDone returns err, or nil once ctx has ended: a stop is no failure.
-func unlessDone(ctx context.Context, err error) error {
-	select {
-	case <-ctx.Done():
-		return nil
-	default:
-		return err
-	}
-}
-
 // nodeEngine returns the engine this manager acts for, named --node-name
 // when given. The engine's id and machine come from docker info, which is
 // asked until Docker answers or ctx ends; a --node-reserve that leaves
 // nothing of that machine to tasks is an error.
 func nodeEngine(ctx context.Context, opts *options, docker taskControl, logger *slog.Logger) (api.Engine, error) {
-	backoff := time.Second
+	backoff := registry.RetryBackoff()
 	for {
 		infoCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		engine, err := docker.Engine(infoCtx)
@@ -160,12 +150,12 @@ func nodeEngine(ctx context.Context, opts *options, docker taskControl, logger *
 			}
 			return engine, nil
 		}
-		logger.Warn("docker does not answer; the node registers once it does", "retryIn", backoff, "err", err)
+		delay := backoff.Step()
+		logger.Warn("docker does not answer; the node registers once it does", "retryIn", delay, "err", err)
 		select {
 		case <-ctx.Done():
 			return api.Engine{}, ctx.Err()
-		case <-time.After(backoff):
+		case <-time.After(delay):
 		}
-		backoff = min(2*backoff, 30*time.Second)
 	}
 }
