@@ -36,6 +36,10 @@ var (
 		"CPUs the node registered; from the leader.", []string{"node"}, nil)
 	nodeReservedCPUDesc = prometheus.NewDesc("replication_manager_node_reserved_cpu_cores",
 		"CPU the slots assigned to the node reserve, in cores (1024 shares each); from the leader.", []string{"node"}, nil)
+	nodeHostMemoryDesc = prometheus.NewDesc("replication_manager_node_host_reserved_memory_bytes",
+		"Memory the node's host keeps for itself (--node-reserve); from the leader.", []string{"node"}, nil)
+	nodeHostCPUDesc = prometheus.NewDesc("replication_manager_node_host_reserved_cpu_cores",
+		"CPU the node's host keeps for itself (--node-reserve), in cores; from the leader.", []string{"node"}, nil)
 )
 
 // conditionStatuses are the values a condition's status series take.

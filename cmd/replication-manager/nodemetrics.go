@@ -35,6 +35,8 @@ func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- nodeReservedMemoryDesc
 	ch <- nodeCapacityCPUDesc
 	ch <- nodeReservedCPUDesc
+	ch <- nodeHostMemoryDesc
+	ch <- nodeHostCPUDesc
 }
 
 func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -54,5 +56,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(nodeReservedMemoryDesc, prometheus.GaugeValue, float64(n.ReservedMemory), n.Name)
 		ch <- prometheus.MustNewConstMetric(nodeCapacityCPUDesc, prometheus.GaugeValue, n.CapacityCPU, n.Name)
 		ch <- prometheus.MustNewConstMetric(nodeReservedCPUDesc, prometheus.GaugeValue, n.ReservedCPU, n.Name)
+		ch <- prometheus.MustNewConstMetric(nodeHostMemoryDesc, prometheus.GaugeValue, float64(n.HostMemory), n.Name)
+		ch <- prometheus.MustNewConstMetric(nodeHostCPUDesc, prometheus.GaugeValue, n.HostCPU, n.Name)
 	}
 }

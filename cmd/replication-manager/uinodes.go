@@ -71,6 +71,13 @@ func newNodesPage(m ctlview.Manager, d nodeData) nodesPage {
 			if n.Capacity.Memory > 0 {
 				memory = units.BytesSize(float64(n.Capacity.Memory))
 			}
+			// what the host keeps for itself (--node-reserve)
+			if r := n.Reserved.CPUs; r > 0 {
+				cpus += " (" + strconv.FormatFloat(r, 'f', -1, 64) + " kept by the host)"
+			}
+			if r := n.Reserved.Memory; r > 0 {
+				memory += " (" + units.BytesSize(float64(r)) + " kept by the host)"
+			}
 			lease = leaseText(n.Lease, d.ttl, name)
 			age = ctlview.Age(m.Time, n.RegisteredAt)
 		}

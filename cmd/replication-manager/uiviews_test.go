@@ -127,7 +127,7 @@ func TestStatusPageNodesViewShowsCapacityReservationsContainersAndLease(t *testi
 	t.Parallel()
 	cluster := &fakeCluster{nodes: nodeData{
 		registered: []api.Node{{Name: "a", Labels: map[string]string{"zone": "a"}, Capacity: api.NodeCapacity{CPUs: 4, Memory: 8 << 30},
-			Lease: "694d8a7c3f1e2b05", RegisteredAt: uiNow.Add(-time.Hour)}},
+			Reserved: api.NodeReserved{CPUs: 0.5, Memory: 1 << 30}, Lease: "694d8a7c3f1e2b05", RegisteredAt: uiNow.Add(-time.Hour)}},
 		assigned:   map[string]int{"a": 3, "b": 1},
 		containers: map[string]int{"a": 3, "b": 1},
 		ttl:        map[string]int64{"a": 12},
@@ -140,7 +140,7 @@ func TestStatusPageNodesViewShowsCapacityReservationsContainersAndLease(t *testi
 	body := get(t, srv.URL+"/nodes", http.StatusOK, "text/html")
 	assertContains(t, "the nodes view", body,
 		`<th scope="col">NAME</th><th scope="col">STATUS</th><th scope="col">LABELS</th><th scope="col">CPUS</th><th scope="col">MEMORY</th><th scope="col">RESERVED CPU</th><th scope="col">RESERVED MEMORY</th><th scope="col">ASSIGNED</th><th scope="col">CONTAINERS</th><th scope="col">LEASE</th><th scope="col">AGE</th>`,
-		`<tr data-key="a"><td>a</td><td>Ready</td><td>zone=a</td><td>4</td><td>8GiB</td><td>0.75</td><td>192MiB</td><td>3</td><td>3</td><td class="age">694d8a7c3f1e2b05 (12s left)</td><td class="age">60m</td></tr>`,
+		`<tr data-key="a"><td>a</td><td>Ready</td><td>zone=a</td><td>4 (0.5 kept by the host)</td><td>8GiB (1GiB kept by the host)</td><td>0.75</td><td>192MiB</td><td>3</td><td>3</td><td class="age">694d8a7c3f1e2b05 (12s left)</td><td class="age">60m</td></tr>`,
 		`<tr data-key="b" class="not-ready"><td>b</td><td>NotReady</td>`,
 		`<p id="summary" aria-live="polite">2 nodes, 1 ready</p>`,
 		`<input id="filter" type="search"`,

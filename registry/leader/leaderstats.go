@@ -23,6 +23,10 @@ type NodeStat struct {
 	// reserve: memory in bytes, CPU in cores.
 	CapacityMemory, ReservedMemory int64
 	CapacityCPU, ReservedCPU       float64
+	// HostMemory and HostCPU are what the host keeps for itself
+	// (--node-reserve), in the same units.
+	HostMemory int64
+	HostCPU    float64
 }
 
 // NodeStats returns every node the leader knows: registered, or still
@@ -38,6 +42,7 @@ func (s *ReplicationManager) NodeStats() []NodeStat {
 		if n := s.nodes[name]; n != nil {
 			st.Alive = n.alive
 			st.CapacityMemory, st.CapacityCPU = n.node.Capacity.Memory, float64(n.node.Capacity.CPUs)
+			st.HostMemory, st.HostCPU = n.node.Reserved.Memory, n.node.Reserved.CPUs
 		}
 		if st.Alive || st.Assigned > 0 || st.Containers > 0 {
 			out = append(out, st)
