@@ -152,12 +152,26 @@ func (p *nodesPart) withWorker(ctx context.Context, syncPeriod time.Duration, fi
 	return errors.Join(fn(w), w.stop())
 }
 
+// taskReserve is what each simulated task asks for, and
+// simulatedCapacity each simulated node's machine: room for 2,000 such
+// tasks (twice the even share of 100,000 over 100 nodes), so that every
+// placement weighs memory and CPU and none is refused for them.
+var (
+	taskReserve       = api.Resources{Memory: 32 << 20, CPU: 32}
+	simulatedCapacity = api.NodeCapacity{CPUs: 64, Memory: 64 << 30}
+)
+
 // setup writes the specs and registers the nodes, each under a lease of
 // its own that is kept alive.
 func (p *nodesPart) setup(ctx context.Context, res *NodesResult) error {
 	start := time.Now()
 	err := putControllers(ctx, p.client, p.store, p.cfg.NodesControllers, func(i int) *api.ReplicationController {
-		return newController(scaleID(i), "demo-task:latest", p.cfg.ScaleReplicas, nil)
+		rc := newController(scaleID(i), "demo-task:latest", p.cfg.ScaleReplicas, nil)
+		// every task reserves memory and CPU, so that placement checks
+		// the room of each node it considers (taskReserve)
+		c := &rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0]
+		c.Memory, c.CPU = taskReserve.Memory, taskReserve.CPU
+		return rc
 	})
 	if err != nil {
 		return fmt.Errorf("nodes: %w", err)
@@ -179,7 +193,7 @@ func (p *nodesPart) setup(ctx context.Context, res *NodesResult) error {
 		}()
 		node := &api.Node{
 			Name: name, Labels: map[string]string{"rm-bench": "simulated"}, EngineID: "rm-bench-" + name,
-			Capacity: api.NodeCapacity{CPUs: 2, Memory: 4 << 30}, Manager: "rm-bench",
+			Capacity: simulatedCapacity, Manager: "rm-bench",
 			Lease: fmt.Sprintf("%x", int64(lease.ID)), RegisteredAt: time.Now().UTC(),
 		}
 		if err := p.store.RegisterNode(ctx, node, lease.ID); err != nil {
