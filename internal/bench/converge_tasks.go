@@ -130,7 +130,9 @@ func (e *dockerEnv) taskManagerSystem(tr *TaskConvergenceResult) *system {
 		down: func(ctx context.Context, round int) error {
 			return setReplicas(ctx, e.daemon.store, e.taskControllerID(round), 0)
 		},
-		match: func(round int) func(dockerEvent) bool { return labelled(api.LabelController, e.taskControllerID(round)) },
+		match: func(round int) func(dockerEvent) bool {
+			return labelled(api.LabelController, e.taskControllerID(round))
+		},
 		after: func(ctx context.Context, round, _ int) error {
 			id := e.taskControllerID(round)
 			// the node removes a task's volumes after its containers
