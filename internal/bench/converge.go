@@ -43,28 +43,8 @@ func (e *dockerEnv) measureConvergence(ctx context.Context, cfg Config, res *Doc
 	n := cfg.Replicas
 	for round := range cfg.Rounds {
 		for k := range systems {
-			s := systems[(round+k)%len(systems)]
-			match := s.match(round)
-			curve, err := e.timeCurve(ctx, func() error { return s.up(ctx, round, n) }, "start", n, match)
-			if err != nil {
-				return fmt.Errorf("convergence round %d: %s 0→%d: %w", round+1, s.name, n, err)
-			}
-			up := curve[n-1]
-			*s.curves = append(*s.curves, curve)
-			down, err := e.timeChange(ctx, func() error { return s.down(ctx, round) }, "destroy", n, match)
-			if err != nil {
-				return fmt.Errorf("convergence round %d: %s %d→0: %w", round+1, s.name, n, err)
-			}
-			*s.upTimes = append(*s.upTimes, up)
-			*s.downTimes = append(*s.downTimes, down)
-			fmt.Fprintf(e.progress, "convergence round %d/%d: %-7s 0→%d %s, %d→0 %s\n", round+1, cfg.Rounds, s.name, n, fmtDuration(up), n, fmtDuration(down))
-			if err := e.settle(ctx, s.labels); err != nil {
+			if err := e.convergeRound(ctx, systems[(round+k)%len(systems)], round, cfg.Rounds, n, n); err != nil {
 				return err
-			}
-			if s.after != nil {
-				if err := s.after(ctx, round, n); err != nil {
-					return fmt.Errorf("convergence round %d: %s: %w", round+1, s.name, err)
-				}
 			}
 		}
 	}
@@ -78,6 +58,36 @@ func (e *dockerEnv) measureConvergence(ctx context.Context, cfg Config, res *Doc
 	for op, v := range callsAfter {
 		if d := (v - callsBefore[op] - manager.provenCalls[op]) / float64(cfg.Rounds); d > 0 {
 			res.ManagerDockerCalls[op] = d
+		}
+	}
+	return nil
+}
+
+// convergeRound times one round of system s: its 0→n until containers
+// distinct containers have started (n, or more for tasks of several
+// containers), then its n→0 until as many are destroyed; then it waits for
+// the system's containers to be gone and runs s.after.
+func (e *dockerEnv) convergeRound(ctx context.Context, s *system, round, rounds, n, containers int) error {
+	match := s.match(round)
+	curve, err := e.timeCurve(ctx, func() error { return s.up(ctx, round, n) }, "start", containers, match)
+	if err != nil {
+		return fmt.Errorf("convergence round %d: %s 0→%d: %w", round+1, s.name, n, err)
+	}
+	up := curve[containers-1]
+	*s.curves = append(*s.curves, curve)
+	down, err := e.timeChange(ctx, func() error { return s.down(ctx, round) }, "destroy", containers, match)
+	if err != nil {
+		return fmt.Errorf("convergence round %d: %s %d→0: %w", round+1, s.name, n, err)
+	}
+	*s.upTimes = append(*s.upTimes, up)
+	*s.downTimes = append(*s.downTimes, down)
+	fmt.Fprintf(e.progress, "convergence round %d/%d: %-7s 0→%d %s, %d→0 %s\n", round+1, rounds, s.name, n, fmtDuration(up), n, fmtDuration(down))
+	if err := e.settle(ctx, s.labels); err != nil {
+		return err
+	}
+	if s.after != nil {
+		if err := s.after(ctx, round, n); err != nil {
+			return fmt.Errorf("convergence round %d: %s: %w", round+1, s.name, err)
 		}
 	}
 	return nil

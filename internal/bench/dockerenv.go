@@ -147,7 +147,7 @@ func (e *dockerEnv) settle(ctx context.Context, labels map[string]string) error 
 
 // teardown removes everything the run started: Swarm services (and the
 // swarm, if the run made it), the daemon, every container with the run's
-// label, the image and its second name, and the temporary directory. It
+// label, every volume of the run (removeRunVolumes), the image and its second name, and the temporary directory. It
 // then checks that no container of the run is left.
 func (e *dockerEnv) teardown(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
@@ -167,6 +167,9 @@ func (e *dockerEnv) teardown(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	if err := e.settleTeardown(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := removeRunVolumes(ctx, e.cli, e.runID); err != nil {
 		errs = append(errs, err)
 	}
 	for _, img := range []string{e.rolloutImage, e.image} {

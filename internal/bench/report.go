@@ -135,6 +135,9 @@ func BuildRows(r *Results) []Row {
 		if cfg.runs(PartConvergence) {
 			rows = append(rows, convergenceRows(d)...)
 		}
+		if cfg.runs(PartTasks) {
+			rows = append(rows, taskConvergenceRows(d.Tasks)...)
+		}
 		if cfg.runs(PartReplacement) {
 			rows = append(rows, replacementRows(d)...)
 		}

@@ -58,6 +58,10 @@ type DockerResults struct {
 	ManagerProvenUp     Durations   `json:"managerProvenUpMs,omitempty"`
 	ManagerProvenCurves []Durations `json:"managerProvenCurvesMs,omitempty"`
 
+	// Tasks is the convergence of tasks of several containers; nil when
+	// not measured.
+	Tasks *TaskConvergenceResult `json:"tasks,omitempty"`
+
 	// DockerStart is one plain create+start of the image, until it runs.
 	DockerStart Durations `json:"dockerStartMs"`
 	// Replacement is docker rm -f of a replica until its replacement runs.

@@ -100,7 +100,7 @@ func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writ
 		}
 	}
 	if env != nil {
-		fmt.Fprintln(progress, "cleaning up: services, swarm, daemon, containers, image, temp dir")
+		fmt.Fprintln(progress, "cleaning up: services, swarm, daemon, containers, volumes, image, temp dir")
 		if err := env.teardown(context.WithoutCancel(ctx)); err != nil {
 			fail(fmt.Errorf("cleanup: %w", err))
 		}
@@ -121,6 +121,11 @@ func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writ
 func (e *dockerEnv) measure(ctx context.Context, cfg Config, res *DockerResults) error {
 	if cfg.runs(PartConvergence) {
 		if err := e.measureConvergence(ctx, cfg, res); err != nil {
+			return err
+		}
+	}
+	if cfg.runs(PartTasks) {
+		if err := e.measureTaskConvergence(ctx, cfg, res); err != nil {
 			return err
 		}
 	}
