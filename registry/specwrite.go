@@ -25,7 +25,7 @@ const MaxSpecsPerWrite = 128
 
 // ErrTooManySpecs is a WriteControllers of more than MaxSpecsPerWrite
 // specs, or one that etcd found too large; nothing is written.
-var ErrTooManySpecs = errors.New("registry: too many specs for one etcd transaction")
+var ErrTooManySpecs = errors.New("registry: too many or too large specs for one etcd transaction")
 
 // SpecWrite is one spec of WriteControllers, with what the client read of
 // its key.
