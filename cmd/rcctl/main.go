@@ -22,7 +22,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	clientv3 "go.etcd.io/etcd/client/v3"
-
 )
 
 func init() {
