@@ -3,8 +3,10 @@ package main
 // apply writes specs from files, directories or stdin (applyinput.go): it creates a controller that does
 // not exist and replaces one that does, but only if nobody changed it since
 // it was read (a ModRevision compare), so that it never overwrites someone
-// else's edit. Every spec is decoded and validated before anything is
-// written; an invalid one writes nothing.
+// else's edit. Every spec is decoded and validated, against the published
+// policy too (policy.go), before anything is written; an invalid one
+// writes nothing. The writes go in one transaction
+// (registry.WriteControllers): a conflict on any one writes none.
 
 import (
 	"bytes"
@@ -30,9 +32,13 @@ func (c *cli) applyCommand() *cobra.Command {
 		Use:   "apply -f FILE|DIR|- [-f ...]",
 		Short: "create or update controllers from JSON or YAML files",
 		Long: `Apply creates the controller if it does not exist and replaces its spec if it
-does. Every spec is validated first; if any is invalid, nothing is written. If
-someone changes a controller between apply's read and its write, it is not
-written. A spec that is as stored is reported unchanged and not written.
+does. Every spec is validated first, against the policy the leading manager
+published too (what its --allow-* flags and --max-replicas accept); if any is
+invalid or refused, nothing is written. All of them are then written in one
+etcd transaction, which goes in only if no controller changed since apply read
+it: if someone changed one, none is written. A spec that is as stored is
+reported unchanged and not written. One call takes at most 128 controllers,
+the most one etcd transaction holds by default.
 
 -f may be given several times. Each is a file, - for stdin, or a directory,
 whose .json, .yaml and .yml files are read in name order (not those of its
