@@ -144,6 +144,7 @@ func TestRcctlRefusesWhatTheDaemonsFlagsRefuse(t *testing.T) {
 	id := newID("policy")
 	rc := controller(id, "demo-task:latest", 0, labels)
 	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Ports[0].HostPort = 18080
+	waitForPolicy(t, d, func(p registry.Policy) bool { return !p.AllowHostPorts })
 
 	_, err := d.tryRcctl(mustJSON(t, rc), "apply", "-f", "-")
 	want := "desiredState.taskTemplate.desiredState.manifest.containers[0].ports[0].hostPort: refused: the manager was not started with --allow-host-ports"
@@ -156,7 +157,27 @@ func TestRcctlRefusesWhatTheDaemonsFlagsRefuse(t *testing.T) {
 
 	d.stop(t)
 	d.start(t, "--allow-host-ports")
+	waitForPolicy(t, d, func(p registry.Policy) bool { return p.AllowHostPorts })
 	if out := d.rcctl(t, mustJSON(t, rc), "apply", "-f", "-"); out != fmt.Sprintf("controller %q created\n", id) {
 		t.Errorf("apply under --allow-host-ports printed %q, want created", out)
 	}
+}
+
+// waitForPolicy waits until the daemon's leader has published a policy
+// that ok accepts: /readyz may answer before the term has started.
+func waitForPolicy(t *testing.T, d *daemon, ok func(registry.Policy) bool) {
+	t.Helper()
+	store := registry.NewStore(etcdClient(t, d.etcdURL), "")
+	testpoll.Eventually(t, 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		p, err := store.GetPolicy(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok(p) {
+			return fmt.Errorf("policy %+v is not the one the daemon was started with yet", p)
+		}
+		return nil
+	})
 }
