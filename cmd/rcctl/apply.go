@@ -3,8 +3,10 @@ package main
 // apply writes specs from files, directories or stdin (applyinput.go): it creates a controller that does
 // not exist and replaces one that does, but only if nobody changed it since
 // it was read (a ModRevision compare), so that it never overwrites someone
-// else's edit. Every spec is decoded and validated before anything is
-// written; an invalid one writes nothing.
+// else's edit. Every spec is decoded and validated, against the published
+// policy too (policy.go), before anything is written; an invalid one
+// writes nothing. The writes go in one transaction
+// (registry.WriteControllers): a conflict on any one writes none.
 
 import (
 	"bytes"
@@ -14,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -29,9 +32,13 @@ func (c *cli) applyCommand() *cobra.Command {
 		Use:   "apply -f FILE|DIR|- [-f ...]",
 		Short: "create or update controllers from JSON or YAML files",
 		Long: `Apply creates the controller if it does not exist and replaces its spec if it
-does. Every spec is validated first; if any is invalid, nothing is written. If
-someone changes a controller between apply's read and its write, it is not
-written. A spec that is as stored is reported unchanged and not written.
+does. Every spec is validated first, against the policy the leading manager
+published too (what its --allow-* flags and --max-replicas accept); if any is
+invalid or refused, nothing is written. All of them are then written in one
+etcd transaction, which goes in only if no controller changed since apply read
+it: if someone changed one, none is written. A spec that is as stored is
+reported unchanged and not written. One call takes at most 128 controllers,
+the most one etcd transaction holds by default.
 
 -f may be given several times. Each is a file, - for stdin, or a directory,
 whose .json, .yaml and .yml files are read in name order (not those of its
@@ -71,10 +78,14 @@ func (c *cli) apply(ctx context.Context, filenames []string, dryRun bool, wait w
 	if err != nil {
 		return err
 	}
+	if len(docs) > registry.MaxSpecsPerWrite {
+		return fmt.Errorf("apply: %d controllers are more than the %d that one etcd transaction holds (etcd's --max-txn-ops default), and apply writes all of them or none; nothing written: apply them in several calls of at most %d",
+			len(docs), registry.MaxSpecsPerWrite, registry.MaxSpecsPerWrite)
+	}
 	rcs := make([]*api.ReplicationController, len(docs))
 	for i, d := range docs {
-		if err := c.validate(d.rc, d.rc.ID); err != nil {
-			return fmt.Errorf("%s: controller %q is invalid (nothing written): %w", d.source, d.rc.ID, err)
+		if err := c.validateShape(d.rc, d.rc.ID); err != nil {
+			return fmt.Errorf("%s: %w", d.source, invalid(d.rc.ID, "", err))
 		}
 		rcs[i] = d.rc
 	}
@@ -84,23 +95,31 @@ func (c *cli) apply(ctx context.Context, filenames []string, dryRun bool, wait w
 		return err
 	}
 	defer cn.close()
+	for _, d := range docs {
+		if err := c.validate(ctx, cn, d.rc, d.rc.ID); err != nil {
+			return fmt.Errorf("%s: %w", d.source, invalid(d.rc.ID, "", err))
+		}
+	}
 	if dryRun {
 		return c.applyDryRun(ctx, cn, rcs)
 	}
-	for _, rc := range rcs {
-		var current *registry.Spec
+	items := make([]applyItem, len(rcs))
+	for i, rc := range rcs {
+		items[i].rc = rc
 		spec, err := cn.getController(ctx, rc.ID)
 		switch {
 		case err == nil:
-			current = &spec
+			items[i].current = &spec
 		case !errors.Is(err, registry.ErrNotFound):
 			return err
 		}
-		result, err := applyAt(ctx, cn, rc, current)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "controller %q %s\n", rc.ID, result)
+	}
+	results, err := applyAll(ctx, cn, items)
+	if err != nil {
+		return err
+	}
+	for i, rc := range rcs {
+		fmt.Fprintf(c.stdout, "controller %q %s\n", rc.ID, results[i])
 	}
 	for _, rc := range rcs {
 		if err := c.waitAfterWrite(ctx, cn, rc.ID, wait); err != nil {
@@ -144,43 +163,64 @@ func (c *cli) applyDryRun(ctx context.Context, cn *conn, rcs []*api.ReplicationC
 	return nil
 }
 
-// applyAt writes rc given what was read before: current is nil when the
-// key did not exist. The write only succeeds if the key is still as read.
-// It returns what happened: created, configured or unchanged.
-func applyAt(ctx context.Context, cn *conn, rc *api.ReplicationController, current *registry.Spec) (string, error) {
-	if current == nil {
-		_, err := cn.createController(ctx, rc)
-		if errors.Is(err, registry.ErrExists) {
-			return "", changedSinceRead(rc.ID)
-		}
-		if err != nil {
-			return "", err
-		}
-		return "created", nil
-	}
-	if current.Err == nil {
-		same, err := sameSpec(rc, current.Controller)
-		if err != nil {
-			return "", err
-		}
-		if same {
-			return "unchanged", nil
-		}
-	}
-	_, err := cn.updateController(ctx, rc, current.ModRevision)
-	switch {
-	case errors.Is(err, registry.ErrConflict):
-		return "", changedSinceRead(rc.ID)
-	case errors.Is(err, registry.ErrNotFound):
-		return "", fmt.Errorf("controller %q was deleted by someone else since it was read; nothing written, run apply again", rc.ID)
-	case err != nil:
-		return "", err
-	}
-	return "configured", nil
+// applyItem is one controller to apply and what was read of its key:
+// current is nil when the key did not exist.
+type applyItem struct {
+	rc      *api.ReplicationController
+	current *registry.Spec
 }
 
-func changedSinceRead(id string) error {
-	return fmt.Errorf("controller %q was changed by someone else since it was read; nothing written, run apply again", id)
+// applyAll writes every item in one etcd transaction that succeeds only
+// if every key is still as read (registry.WriteControllers): a conflict on
+// any one writes none. An item whose spec is as stored is compared and
+// not written. It returns, item by item, what happened: created,
+// configured or unchanged.
+func applyAll(ctx context.Context, cn *conn, items []applyItem) ([]string, error) {
+	results := make([]string, len(items))
+	writes := make([]registry.SpecWrite, len(items))
+	for i, it := range items {
+		writes[i].Controller = it.rc
+		results[i] = "created"
+		if it.current == nil {
+			continue
+		}
+		writes[i].ModRevision = it.current.ModRevision
+		results[i] = "configured"
+		if it.current.Err == nil {
+			same, err := sameSpec(it.rc, it.current.Controller)
+			if err != nil {
+				return nil, err
+			}
+			if same {
+				writes[i].Unchanged, results[i] = true, "unchanged"
+			}
+		}
+	}
+	_, err := call(ctx, cn, func(ctx context.Context) (int64, error) { return cn.store.WriteControllers(ctx, writes) })
+	var conflict *registry.ConflictError
+	switch {
+	case errors.As(err, &conflict):
+		return nil, conflictError(conflict)
+	case errors.Is(err, registry.ErrTooManySpecs):
+		return nil, fmt.Errorf("apply: %w; nothing written: apply them in several calls", err)
+	case err != nil:
+		return nil, err
+	}
+	return results, nil
+}
+
+// conflictError says which controllers changed since apply read them, each
+// in a clause of its own, and that nothing was written.
+func conflictError(e *registry.ConflictError) error {
+	clauses := make([]string, len(e.Conflicts))
+	for i, c := range e.Conflicts {
+		verb := "changed"
+		if c.Now == 0 {
+			verb = "deleted"
+		}
+		clauses[i] = fmt.Sprintf("controller %q was %s by someone else since it was read", c.ID, verb)
+	}
+	return fmt.Errorf("%s; nothing written, run apply again", strings.Join(clauses, "; "))
 }
 
 // sameSpec reports whether two specs encode to the same bytes.

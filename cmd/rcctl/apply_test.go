@@ -173,11 +173,11 @@ func TestApplyReportsConflictWhenChangedSinceRead(t *testing.T) {
 		t.Fatalf("concurrent edit: %v", err)
 	}
 
-	_, err := applyAt(ctx, e.conn(), newController("web", 5), &read)
+	_, err := applyAll(ctx, e.conn(), []applyItem{{newController("web", 5), &read}})
 
 	want := `controller "web" was changed by someone else since it was read; nothing written, run apply again`
 	if err == nil || err.Error() != want {
-		t.Fatalf("applyAt error %v, want %q", err, want)
+		t.Fatalf("applyAll error %v, want %q", err, want)
 	}
 	got := e.get("web").Controller
 	if got.DesiredState.Replicas != 7 || got.Labels["edited-by"] != "someone-else" {
@@ -191,7 +191,7 @@ func TestApplyReportsConflictWhenCreatedSinceRead(t *testing.T) {
 	ctx := t.Context()
 	e.create(newController("web", 7)) // created after apply found no key
 
-	_, err := applyAt(ctx, e.conn(), newController("web", 5), nil)
+	_, err := applyAll(ctx, e.conn(), []applyItem{{newController("web", 5), nil}})
 
 	assertFails(t, result{err: err}, `controller "web" was changed by someone else since it was read; nothing written`)
 	if got := e.get("web").Controller.DesiredState.Replicas; got != 7 {
@@ -222,7 +222,7 @@ func TestApplyOfMissingFileFails(t *testing.T) {
 	assertFails(t, r, "/nonexistent/web.json")
 }
 
-func TestApplyLeavesSecurityPolicyToTheManager(t *testing.T) {
+func TestApplyWithoutAPublishedPolicyLeavesSecurityPolicyToTheManager(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	rc := newController("web", 1)

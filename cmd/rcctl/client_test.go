@@ -207,6 +207,7 @@ func TestEtcdAuthFlagsAuthenticate(t *testing.T) {
 	assertNoSecretIn(t, r, "wrong-pw-9f3")
 	assertOK(t, rcctl("--etcd-user", "root", "--etcd-password", "s3cret-password", "run", "web", "--image", "demo-task:latest"))
 	r = rcctl("--etcd-user", "root", "--etcd-password", "s3cret-password", "get", "web", "-o", "json")
+	assertOK(t, r)
 	assertContains(t, r.stdout, `"id": "web"`)
 }
 

@@ -22,8 +22,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/replication-manager/replication-manager/api"
 )
 
 func init() {
@@ -86,18 +84,8 @@ type cli struct {
 	// accepted is set once cobra has accepted the command line (command,
 	// flags, arguments): an error before that is a usage mistake.
 	accepted bool
-}
-
-// validate checks a spec as the manager will, before anything is written
-// under the key of id. The security policy (privileged, host network,
-// mounts, ...) is the daemon's to decide from its own flags, which rcctl
-// cannot see: rcctl checks the shape of those fields and allows them.
-func (c *cli) validate(rc *api.ReplicationController, id string) error {
-	return api.Validate(rc, api.ValidateOptions{
-		Key:         id,
-		MaxReplicas: c.opts.maxReplicas,
-		Policy:      api.AllowAllPolicy(),
-	})
+	// policy is the leader's published policy, once read (policy.go).
+	policy *policyState
 }
 
 // commands are rcctl's subcommands, in the order "rcctl help" lists them.

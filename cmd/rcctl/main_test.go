@@ -32,9 +32,9 @@ type testEnv struct {
 	now    time.Time
 }
 
-func newTestEnv(t *testing.T) *testEnv {
+func newTestEnv(t *testing.T, opts ...func(*embed.Config)) *testEnv {
 	t.Helper()
-	srv := startEtcd(t)
+	srv := startEtcd(t, opts...)
 	client := srv.Client(t)
 	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	return &testEnv{

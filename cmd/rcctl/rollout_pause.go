@@ -58,8 +58,8 @@ func (c *cli) setPaused(ctx context.Context, id string, paused bool) error {
 	err = readModifyWrite(ctx, cn, id, func(rc *api.ReplicationController) error {
 		unchanged = rc.DesiredState.Paused == paused // then nothing is written
 		rc.DesiredState.Paused = paused
-		if err := c.validate(rc, id); err != nil {
-			return fmt.Errorf("controller %q is invalid (nothing written): %w", id, err)
+		if err := c.validate(ctx, cn, rc, id); err != nil {
+			return invalid(id, "", err)
 		}
 		return nil
 	})

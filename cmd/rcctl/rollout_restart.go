@@ -41,8 +41,8 @@ func (c *cli) rolloutRestart(ctx context.Context, id string) error {
 	var paused bool
 	err = readModifyWrite(ctx, cn, id, func(rc *api.ReplicationController) error {
 		rc.DesiredState.TaskTemplate.RestartedAt = restartTime(c.now(), rc.DesiredState.TaskTemplate.RestartedAt)
-		if err := c.validate(rc, id); err != nil {
-			return fmt.Errorf("controller %q is invalid (nothing written): %w", id, err)
+		if err := c.validate(ctx, cn, rc, id); err != nil {
+			return invalid(id, "", err)
 		}
 		paused = rc.DesiredState.Paused
 		return nil

@@ -77,8 +77,8 @@ func (c *cli) undoAt(ctx context.Context, cn *conn, spec registry.Spec, revs []a
 		return nil
 	}
 	rc.DesiredState.TaskTemplate = target.TaskTemplate
-	if err := c.validate(rc, id); err != nil {
-		return fmt.Errorf("controller %q is invalid with the template of revision %d (nothing written): %w", id, target.Revision, err)
+	if err := c.validate(ctx, cn, rc, id); err != nil {
+		return invalid(id, fmt.Sprintf("with the template of revision %d", target.Revision), err)
 	}
 	_, err = cn.updateController(ctx, rc, spec.ModRevision)
 	switch {

@@ -85,14 +85,17 @@ string with --command, split as a shell splits words, quotes included.`,
 }
 
 func (c *cli) create(ctx context.Context, rc *api.ReplicationController) error {
-	if err := c.validate(rc, rc.ID); err != nil {
-		return fmt.Errorf("controller %q is invalid (nothing written): %w", rc.ID, err)
+	if err := c.validateShape(rc, rc.ID); err != nil {
+		return invalid(rc.ID, "", err)
 	}
 	cn, err := c.connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer cn.close()
+	if err := c.validate(ctx, cn, rc, rc.ID); err != nil {
+		return invalid(rc.ID, "", err)
+	}
 	_, err = cn.createController(ctx, rc)
 	if errors.Is(err, registry.ErrExists) {
 		return fmt.Errorf("controller %q already exists; use rcctl scale or rcctl apply", rc.ID)

@@ -65,8 +65,8 @@ func (c *cli) scale(ctx context.Context, id string, replicas int, wait waitFlags
 	defer cn.close()
 	err = readModifyWrite(ctx, cn, id, func(rc *api.ReplicationController) error {
 		rc.DesiredState.Replicas = replicas
-		if err := c.validate(rc, id); err != nil {
-			return fmt.Errorf("controller %q is invalid after scaling (nothing written): %w", id, err)
+		if err := c.validate(ctx, cn, rc, id); err != nil {
+			return invalid(id, "after scaling", err)
 		}
 		return nil
 	})
@@ -99,8 +99,8 @@ func (c *cli) scaleDryRun(ctx context.Context, id string, replicas int) error {
 		return fmt.Errorf("controller %q: %w", id, err)
 	}
 	rc.DesiredState.Replicas = replicas
-	if err := c.validate(rc, id); err != nil {
-		return fmt.Errorf("controller %q is invalid after scaling (nothing written): %w", id, err)
+	if err := c.validate(ctx, cn, rc, id); err != nil {
+		return invalid(id, "after scaling", err)
 	}
 	fmt.Fprintf(c.stdout, "controller %q scaled to %d (dry run)\n", id, replicas)
 	return c.dryRun(ctx, cn, rc, &spec)

@@ -84,6 +84,11 @@ func TestManagerDoesItsWorkWithTheLeastPrivilegeRoleAndCannotWriteSpecs(t *testi
 
 	// campaign and lead: the election keys and the session's lease
 	testpoll.Until(t, waitTimeout, "the manager to lead", l.leading.Load)
+	// publish its policy as its term starts
+	testpoll.Until(t, waitTimeout, "the leader's policy", func() bool {
+		p, err := users.GetPolicy(ctx)
+		return err == nil && p.Leader == "rm-1"
+	})
 	// list the specs and act; write the status; record events under a lease
 	testpoll.Until(t, waitTimeout, "2 containers", func() bool { return fake.Len() == 2 })
 	waitForStatus(t, users, "web", 2)

@@ -3,8 +3,9 @@ package main
 // This file puts the two parts every manager plays together (docs/CONTRACT.md,
 // Nodes): it acts for its node (its Docker engine), in the node's
 // election, and it may lead, in the leader's election, which schedules
-// the slots over the nodes and writes the statuses. Without
-// --leader-elect both act at once.
+// the slots over the nodes and writes the statuses; a leader's term starts
+// by publishing its policy (policy.go). Without --leader-elect both act at
+// once.
 
 import (
 	"context"
@@ -73,6 +74,9 @@ func newRoles(client *clientv3.Client, store *registry.Store, opts *options, doc
 			work: func(ctx context.Context, t term) error {
 				o := schedOpts
 				o.Guard = t.guard()
+				if err := publishPolicy(ctx, store, o.Guard, opts, logger); err != nil {
+					return err
+				}
 				s := leader.NewReplicationManager(store, logger, o)
 				nodes.current.Store(s)
 				defer nodes.current.Store(nil)

@@ -2,7 +2,8 @@ package ctlview
 
 // The formats rcctl prints and the status page shows: labels, ages,
 // ports, commands, health checks and the like, as a human reads them.
-// ui/status.js builds the same strings in the browser; keep it in step.
+// They are made here only: the status page's JSON carries them as display
+// strings, which its script places without formatting anything itself.
 // Nothing here prints an environment value: they may be secrets.
 
 import (

@@ -42,7 +42,9 @@ type Permission struct {
 //   - readwrite <prefix>/reports/: each node reports on its share of a
 //     controller, under its lease;
 //   - readwrite on the one key <prefix>/meta/registry-id: the first manager
-//     of a registry writes its id there, every later one reads it.
+//     of a registry writes its id there, every later one reads it;
+//   - readwrite on the one key <prefix>/meta/policy: the leader publishes
+//     its policy there when its term starts.
 //
 // Leases need no key permission to be granted; keeping one alive or
 // revoking it needs write permission on the keys attached to it, which are
@@ -62,6 +64,7 @@ func ManagerPermissions(prefix string) []Permission {
 		perm(store.AssignmentsPrefix(), clientv3.PermissionType(clientv3.PermReadWrite)),
 		perm(store.ReportsPrefix(), clientv3.PermissionType(clientv3.PermReadWrite)),
 		{Key: store.RegistryIDKey(), Type: clientv3.PermissionType(clientv3.PermReadWrite)},
+		{Key: store.PolicyKey(), Type: clientv3.PermissionType(clientv3.PermReadWrite)},
 	}
 }
 

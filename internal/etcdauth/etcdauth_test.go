@@ -16,7 +16,7 @@ import (
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 )
 
-func TestManagerPermissionsAreTheEightPrefixesAndTheRegistryID(t *testing.T) {
+func TestManagerPermissionsAreTheEightPrefixesTheRegistryIDAndThePolicy(t *testing.T) {
 	for _, prefix := range []string{"", "/registry", "/registry/"} {
 		got := etcdauth.ManagerPermissions(prefix)
 		want := []etcdauth.Permission{
@@ -29,6 +29,7 @@ func TestManagerPermissionsAreTheEightPrefixesAndTheRegistryID(t *testing.T) {
 			{"/registry/assignments/", "/registry/assignments0", clientv3.PermissionType(clientv3.PermReadWrite)},
 			{"/registry/reports/", "/registry/reports0", clientv3.PermissionType(clientv3.PermReadWrite)},
 			{"/registry/meta/registry-id", "", clientv3.PermissionType(clientv3.PermReadWrite)},
+			{"/registry/meta/policy", "", clientv3.PermissionType(clientv3.PermReadWrite)},
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("ManagerPermissions(%q) = %v, want %v", prefix, got, want)
