@@ -42,6 +42,10 @@ type AssignChange struct {
 	Slot   int
 	OldRev int64
 	Next   *api.Assignment
+	// Data is the value the write puts for Next, set by Prepare (and
+	// CommitLeader): the leader knows the watch's echo of its own write
+	// by it.
+	Data []byte
 }
 
 // LeaderWrite is what the leader writes for one controller.
@@ -139,12 +143,13 @@ func (s *Store) extraOps(w LeaderWrite) ([]clientv3.Op, int, error) {
 }
 
 // assignmentOps are the comparisons and writes of changes, and the bytes
-// they put.
+// they put; it sets each change's Data.
 func (s *Store) assignmentOps(changes []AssignChange) ([]clientv3.Cmp, []clientv3.Op, int, error) {
 	cmps := make([]clientv3.Cmp, 0, len(changes))
 	ops := make([]clientv3.Op, 0, len(changes))
 	size := 0
-	for _, c := range changes {
+	for i := range changes {
+		c := &changes[i]
 		key := s.AssignmentKey(c.ID, c.Slot)
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", c.OldRev))
 		size += len(key)
@@ -156,6 +161,7 @@ func (s *Store) assignmentOps(changes []AssignChange) ([]clientv3.Cmp, []clientv
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("put %s: %w", key, err)
 		}
+		c.Data = data
 		ops = append(ops, clientv3.OpPut(key, string(data)))
 		size += len(key) + len(data)
 	}

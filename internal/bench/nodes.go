@@ -262,6 +262,7 @@ func (p *nodesPart) watch(ctx context.Context) error {
 func (p *nodesPart) measureIdle(ctx context.Context, w *nodesWorker, res *NodesResult) error {
 	want := p.cfg.NodesControllers * p.cfg.ScaleReplicas
 	p.tally.expectCreates(want)
+	cpu0, cpuErr := selfCPU()
 	var created int
 	var first, at time.Time
 	err := w.waitUntil(ctx, func() bool {
@@ -275,6 +276,13 @@ func (p *nodesPart) measureIdle(ctx context.Context, w *nodesWorker, res *NodesR
 	res.SlotsPerNodeMin, res.SlotsPerNodeMax = spreadOf(p.tally.perNode(), p.names)
 	p.log("first assignment: %d keys in %s, the first after %s (%d-%d slots per node)", created, fmtDuration(res.FirstAssignment),
 		fmtDuration(res.FirstKey), res.SlotsPerNodeMin, res.SlotsPerNodeMax)
+	// on a machine of two cores the figure is bound by the CPU of both
+	// processes, which tells more than the wall time when others load it
+	if cpu1, err := selfCPU(); cpuErr == nil && err == nil {
+		if worker, err := w.cpu(); err == nil {
+			p.log("CPU until then: the scheduler %s, this process (etcd, the simulated nodes, the watch) %s", fmtDuration(worker), fmtDuration(cpu1-cpu0))
+		}
+	}
 
 	if res.Profiles["statuses"], err = w.profile("statuses"); err != nil {
 		return err

@@ -117,6 +117,10 @@ type ReplicationManager struct {
 	// show applied yet (records' released).
 	wanting   map[string]bool
 	releasing map[string]bool
+	// inflight are the assignment writes in flight, by controller (a
+	// controller has one write at a time): the watch's echo of one is
+	// this leader's own change, applied without deciding again (ownEcho).
+	inflight map[string]*inflightWrite
 	// progressWanted counts the progress requests wanted since the one in
 	// flight began (requestProgress).
 	progressWanted atomic.Int64
@@ -164,7 +168,7 @@ func NewReplicationManager(store *registry.Store, logger *slog.Logger, opts Opti
 		specs: map[string]*schedSpec{}, nodes: map[string]*nodeState{},
 		assignments: map[string]map[int]registry.SlotAssignment{}, reports: map[string]map[string]*leaderReport{},
 		loads: map[string]*nodeLoad{}, listed: map[string]bool{}, records: map[string]*leaderRecord{}, wanting: map[string]bool{}, releasing: map[string]bool{},
-		queue: newLaneQueue(),
+		inflight: map[string]*inflightWrite{}, queue: newLaneQueue(),
 	}
 }
 

@@ -8,6 +8,7 @@ package leader
 // guarded transaction (registry/leaderstore.go).
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -118,9 +119,17 @@ func (s *ReplicationManager) syncReplicationController(ctx context.Context, id s
 		return nil
 	}
 
-	rev, err := s.commit(ctx, w)
+	rev, own, err := s.commit(ctx, w)
 	s.mu.Lock()
 	s.assumeLocked(sp, in.Assigned, w.Changes, -1)
+	if own != nil {
+		delete(s.inflight, id)
+		if own.echoed && errors.Is(err, registry.ErrAssignmentConflict) {
+			// an echo taken for this write was another's write of the same
+			// value: no other change of the watch may come to decide again
+			s.queue.add(id)
+		}
+	}
 	if errors.Is(err, registry.ErrNotLeader) || rev == 0 && err != nil {
 		s.mu.Unlock()
 		return err
@@ -154,8 +163,11 @@ func (s *ReplicationManager) syncReplicationController(ctx context.Context, id s
 }
 
 // commit writes w: in a batch with other controllers' writes while Run
-// runs, alone otherwise (and when it is too large for a batch).
-func (s *ReplicationManager) commit(ctx context.Context, w registry.LeaderWrite) (int64, error) {
+// runs, alone otherwise (and when it is too large for a batch). A batched
+// write with assignment changes is in s.inflight until it is answered; it
+// returns that record, which the caller removes (with s.mu held, as it
+// applies the changes).
+func (s *ReplicationManager) commit(ctx context.Context, w registry.LeaderWrite) (int64, *inflightWrite, error) {
 	var bw *registry.BatchedWrite
 	if s.writes != nil {
 		bw = s.store.Prepare(w)
@@ -163,15 +175,68 @@ func (s *ReplicationManager) commit(ctx context.Context, w registry.LeaderWrite)
 	if bw == nil || !bw.Batchable() {
 		ctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
 		defer cancel()
-		return s.store.CommitLeader(ctx, s.opts.Guard, w)
+		rev, err := s.store.CommitLeader(ctx, s.opts.Guard, w)
+		return rev, nil, err
+	}
+	var own *inflightWrite
+	if len(w.Changes) > 0 {
+		own = &inflightWrite{changes: w.Changes} // Prepare set their Data
+		s.mu.Lock()
+		s.inflight[w.ID] = own
+		s.mu.Unlock()
 	}
 	select {
 	case s.writes <- bw:
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		return 0, own, ctx.Err()
 	}
 	r := <-bw.Done // the batcher answers every write it took, within EtcdTimeout
-	return r.Rev, r.Err
+	return r.Rev, own, r.Err
+}
+
+// inflightWrite is the assignment changes of one write in flight.
+type inflightWrite struct {
+	changes []registry.AssignChange
+	// echoed: the watch brought a key of it before its answer came.
+	echoed bool
+}
+
+// ownEcho applies the watch's put (put true, of value) or delete of an
+// assignment key at rev when it is the echo of a write of this leader in
+// flight, and reports whether it was. The echo queues no decision: the
+// worker that wrote it decides what comes next once the answer comes (at
+// 10,000 new controllers, every one was decided twice, and every echo
+// decoded, for nothing). Anything else (another value, a key the write
+// does not hold) is a change to decide on.
+func (s *ReplicationManager) ownEcho(key string, value []byte, rev int64, put bool) bool {
+	id, slot, ok := s.store.ParseAssignmentKey(key)
+	if !ok {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	own := s.inflight[id]
+	if own == nil {
+		return false
+	}
+	for _, c := range own.changes {
+		if c.Slot != slot {
+			continue
+		}
+		if put != (c.Next != nil) || put && !bytes.Equal(c.Data, value) {
+			return false
+		}
+		own.echoed = true
+		cur, ok := s.assignments[id][slot]
+		switch {
+		case put && (!ok || cur.Rev < rev):
+			s.setAssignmentLocked(id, slot, &registry.SlotAssignment{Assignment: *c.Next, Rev: rev})
+		case !put && ok && cur.Rev <= rev:
+			s.setAssignmentLocked(id, slot, nil)
+		}
+		return true
+	}
+	return false
 }
 
 // assumeLocked counts in the loads (sign 1) the slots that changes place
