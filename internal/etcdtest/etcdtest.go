@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // Server is a running embedded etcd.
@@ -73,6 +74,10 @@ func New(dir string, opts ...func(*embed.Config)) (*Server, error) {
 	cfg.ListenPeerUrls = []url.URL{peerURL}
 	cfg.AdvertisePeerUrls = []url.URL{peerURL}
 	cfg.InitialCluster = fmt.Sprintf("%s=%s", cfg.Name, peerURL.String())
+	// the cheapest password hashing bcrypt allows: under the race detector
+	// the default cost takes seconds per login, and the tests that enable
+	// auth log in many times at once
+	cfg.BcryptCost = uint(bcrypt.MinCost)
 	for _, o := range opts {
 		o(cfg)
 	}
