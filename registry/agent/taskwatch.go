@@ -148,12 +148,20 @@ func (rm *Agent) inspectTask(ctx context.Context, taskID string) (bool, error) {
 // it is inspected.
 func (rm *Agent) createContainer(ctx context.Context, id string, spec api.TaskSpec) (api.Task, error) {
 	rm.tasks.creating(spec.Name)
+	finished := false
+	defer func() {
+		if !finished {
+			// the create panicked: that name's events are held no longer
+			rm.tasks.createDone(spec.Name)
+		}
+	}()
 	t, err := rm.taskControl.CreateTask(ctx, spec)
 	var changed, inspect bool
 	if err == nil {
 		changed, inspect = rm.tasks.created(t)
 	}
 	unknown := rm.tasks.createDone(spec.Name)
+	finished = true
 	if inspect {
 		unknown = append(unknown, t.ID)
 	}

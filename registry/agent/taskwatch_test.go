@@ -7,6 +7,7 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
+	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
 // followEvents runs the container watch (list, then the events) until the
@@ -126,6 +127,47 @@ func TestADieEventsExitCodeAndTimeReachTheCrashLoopHistory(t *testing.T) {
 		t.Errorf("crash %+v, want exit code 3 at %s after %s", *last, died, died.Sub(started))
 	}
 	h.eventsApplied(t, "by-hand") // the dead container's rename, too
+	if c := h.fake.Counts(); c.Inspect != 1 {
+		t.Errorf("%d inspects (calls %q), want 1: the container made by hand", c.Inspect, h.fake.Calls())
+	}
+}
+
+// crashingCreates is a task control whose containers die as their create
+// returns: their die event comes before the manager has the create's
+// result.
+type crashingCreates struct {
+	*taskcontrol.Fake
+	clock *testClock
+}
+
+func (c *crashingCreates) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
+	t, err := c.Fake.CreateTask(ctx, spec)
+	if err == nil {
+		c.clock.Advance(time.Second)
+		c.SetState(t.ID, api.StateExited, 3)
+	}
+	return t, err
+}
+
+// A container that dies before its create returns is cached dead, with
+// its exit code and times, and costs no inspect either.
+func TestADeathBeforeTheCreateReturnsIsNotLost(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.rm.taskControl = &crashingCreates{Fake: h.fake, clock: h.clock}
+	h.followEvents(t)
+	h.setSpec(newController("web", 1))
+	if err := h.step(t.Context(), "web"); err != nil {
+		t.Fatal(err)
+	}
+	testpoll.Until(t, waitTimeout, "the container cached dead", func() bool {
+		cached := h.cached("web")
+		return len(cached) == 1 && cached[0].State == api.StateExited
+	})
+	got := h.cached("web")[0]
+	if got.ExitCode != 3 || got.FinishedAt.Sub(got.StartedAt) != time.Second {
+		t.Errorf("cached %+v, want exit code 3 a second after the start", got)
+	}
+	h.eventsApplied(t, "by-hand")
 	if c := h.fake.Counts(); c.Inspect != 1 {
 		t.Errorf("%d inspects (calls %q), want 1: the container made by hand", c.Inspect, h.fake.Calls())
 	}
