@@ -37,7 +37,7 @@ const replaceChunk = 512
 // changed afterwards, by the cache or by anyone it hands them to.
 //
 // Every change the cache learns outside a list (the manager's own create,
-// rename or delete, an event's inspect, a destroy event) gets a sequence
+// rename or delete, an event or its inspect, a destroy event) gets a sequence
 // number. A list started at sequence number s knows nothing newer: it does
 // not override a container changed after s, does not remove one created
 // after s, and does not bring back one removed at all. So two lists, or a
@@ -198,8 +198,10 @@ func (c *taskCache) applyListedLocked(t api.Task, since uint64, seen, changed ma
 	c.insertLocked(t)
 }
 
-// observe records a container as an event's inspect saw it. A container the
-// manager removed is ignored. It reports whether anything changed.
+// observe records a container as an inspect saw it: one whose event the
+// cache could not apply, a dead one (inspectDead), a name's holder. A
+// container the manager removed is ignored. It reports whether anything
+// changed; times a list lacked are kept without counting as a change.
 func (c *taskCache) observe(t api.Task) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
