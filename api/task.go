@@ -141,11 +141,32 @@ func (t Task) Ready() bool {
 	return t.State == StateRunning && (t.Health == HealthNone || t.Health == HealthHealthy)
 }
 
-// TaskEvent is a hint that a container changed: the cache relists or
-// updates, and the owning controller is queued.
+// TaskEvent is one change of a container, as the engine's event stream
+// tells it: the cache updates the container from it (or relists, when
+// events were lost), and the owning controller is queued.
+//
+// An event carries what Docker's container events carry, no more: the
+// fields below that the action does not tell are zero. It never carries a
+// container's state as a whole: Created, StartedAt, JoinedTo and the health
+// check of a container the receiver has not seen before take an inspect.
 type TaskEvent struct {
-	// Action is Docker's event action: create, start, die, destroy, ...
+	// Action is Docker's event action without its detail: create, start,
+	// die, destroy, rename, pause, unpause, health_status, ...
 	Action string
 	ID     string
+	// Labels are the container's labels (without the event's attributes).
 	Labels map[string]string
+	// Name is the container's name (for a rename, the new one), Image the
+	// image it was made from, as given at the create.
+	Name  string
+	Image string
+	// OldName is the name a rename replaced; empty for other actions.
+	OldName string
+	// Time is when the engine logged the event; zero when it does not say.
+	Time time.Time
+	// ExitCode is the exit code a die reports; 0 for other actions.
+	ExitCode int
+	// Health is the health a health_status event reports (HealthHealthy,
+	// HealthUnhealthy, HealthStarting); HealthNone for other actions.
+	Health string
 }

@@ -258,10 +258,12 @@ func (d *Docker) InspectTask(ctx context.Context, id string) (api.Task, error) {
 }
 
 // Events streams the events of containers that carry the label key
-// labelKey (every container when labelKey is empty). Each event is a hint
-// that a container changed: Action is Docker's action without its detail
-// ("health_status: healthy" becomes "health_status"), Labels are the
-// container's labels.
+// labelKey (every container when labelKey is empty). Each event tells what
+// changed as far as the engine's event does: Action is Docker's action
+// without its detail ("health_status: healthy" becomes "health_status",
+// with Health "healthy"), Labels are the container's labels, and Name,
+// Image, OldName, Time, ExitCode and Health come from the event's
+// attributes and time (taskEvent).
 //
 // The stream ends when ctx is cancelled or the connection fails: the event
 // channel is closed and the error channel delivers one error (wrapping
@@ -311,14 +313,50 @@ func (d *Docker) Events(ctx context.Context, labelKey string) (<-chan api.TaskEv
 // event's labels; they are not labels.
 var eventAttributes = []string{"name", "image", "exitCode", "signal", "oldName", "execID", "execDuration"}
 
-// taskEvent maps a Docker container event to a task event.
+// taskEvent maps a Docker container event to a task event: the action
+// without its detail, the container's labels, and what the attributes and
+// the event's time tell (name, image, a rename's old name, a die's exit
+// code, a health_status's health).
 func taskEvent(m events.Message) api.TaskEvent {
-	action, _, _ := strings.Cut(string(m.Action), ":")
-	labels := maps.Clone(m.Actor.Attributes)
+	action, detail, _ := strings.Cut(string(m.Action), ":")
+	attrs := m.Actor.Attributes
+	labels := maps.Clone(attrs)
 	for _, k := range eventAttributes {
 		delete(labels, k)
 	}
-	return api.TaskEvent{Action: action, ID: m.Actor.ID, Labels: labels}
+	ev := api.TaskEvent{
+		Action:  action,
+		ID:      m.Actor.ID,
+		Labels:  labels,
+		Name:    strings.TrimPrefix(attrs["name"], "/"),
+		Image:   attrs["image"],
+		OldName: strings.TrimPrefix(attrs["oldName"], "/"),
+		Time:    eventTime(m),
+	}
+	switch action {
+	case string(events.ActionDie):
+		// engines before API 1.22 had no exitCode: 0, as inspect would
+		// not do better for the crash count than the time
+		ev.ExitCode, _ = strconv.Atoi(attrs["exitCode"])
+	case string(events.ActionHealthStatus):
+		switch h := strings.TrimSpace(detail); h {
+		case api.HealthHealthy, api.HealthUnhealthy, api.HealthStarting:
+			ev.Health = h
+		}
+	}
+	return ev
+}
+
+// eventTime is when the engine logged m: timeNano, else time (seconds),
+// else zero.
+func eventTime(m events.Message) time.Time {
+	switch {
+	case m.TimeNano != 0:
+		return time.Unix(0, m.TimeNano)
+	case m.Time != 0:
+		return time.Unix(m.Time, 0)
+	}
+	return time.Time{}
 }
 
 // joinError names the failure to start a container that joins another's

@@ -58,30 +58,74 @@ func TestSummaryName(t *testing.T) {
 }
 
 func TestTaskEvent(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	labels := map[string]string{"replicationController": "web"}
 	tests := []struct {
 		action     events.Action
 		attributes map[string]string
-		wantAction string
+		want       api.TaskEvent
 	}{
-		{"start", map[string]string{"name": "web-1", "image": "demo-task:latest", "replicationController": "web"}, "start"},
-		{"die", map[string]string{"exitCode": "3", "name": "web-1", "replicationController": "web"}, "die"},
-		{"health_status: healthy", map[string]string{"replicationController": "web"}, "health_status"},
-		{"exec_start: /task healthcheck", map[string]string{"execID": "x", "replicationController": "web"}, "exec_start"},
-		{"rename", map[string]string{"oldName": "/web-1", "name": "web-1-dead", "replicationController": "web"}, "rename"},
+		{"create", map[string]string{"name": "web-1", "image": "demo-task:latest", "replicationController": "web"},
+			api.TaskEvent{Action: "create", Name: "web-1", Image: "demo-task:latest"}},
+		{"start", map[string]string{"name": "web-1", "image": "demo-task:latest", "replicationController": "web"},
+			api.TaskEvent{Action: "start", Name: "web-1", Image: "demo-task:latest"}},
+		{"die", map[string]string{"exitCode": "3", "name": "web-1", "image": "demo-task:latest", "execDuration": "2", "replicationController": "web"},
+			api.TaskEvent{Action: "die", Name: "web-1", Image: "demo-task:latest", ExitCode: 3}},
+		{"die", map[string]string{"exitCode": "garbage", "name": "web-1", "replicationController": "web"},
+			api.TaskEvent{Action: "die", Name: "web-1"}},
+		{"kill", map[string]string{"signal": "15", "name": "web-1", "replicationController": "web"},
+			api.TaskEvent{Action: "kill", Name: "web-1"}},
+		{"health_status: healthy", map[string]string{"name": "web-1", "replicationController": "web"},
+			api.TaskEvent{Action: "health_status", Name: "web-1", Health: api.HealthHealthy}},
+		{"health_status: unhealthy", map[string]string{"replicationController": "web"},
+			api.TaskEvent{Action: "health_status", Health: api.HealthUnhealthy}},
+		{"health_status: starting", map[string]string{"replicationController": "web"},
+			api.TaskEvent{Action: "health_status", Health: api.HealthStarting}},
+		// a free-form health_status (the probe's output) names no health
+		{"health_status: /task healthcheck ok", map[string]string{"replicationController": "web"},
+			api.TaskEvent{Action: "health_status"}},
+		{"exec_start: /task healthcheck", map[string]string{"execID": "x", "replicationController": "web"},
+			api.TaskEvent{Action: "exec_start"}},
+		{"rename", map[string]string{"oldName": "/web-1", "name": "web-1-dead", "replicationController": "web"},
+			api.TaskEvent{Action: "rename", Name: "web-1-dead", OldName: "web-1"}},
 	}
 	for _, tt := range tests {
 		attrs := maps.Clone(tt.attributes)
 		got := taskEvent(events.Message{
-			Type:   events.ContainerEventType,
-			Action: tt.action,
-			Actor:  events.Actor{ID: "abc", Attributes: attrs},
+			Type:     events.ContainerEventType,
+			Action:   tt.action,
+			Actor:    events.Actor{ID: "abc", Attributes: attrs},
+			Time:     at.Unix(),
+			TimeNano: at.UnixNano(),
 		})
-		want := api.TaskEvent{Action: tt.wantAction, ID: "abc", Labels: map[string]string{"replicationController": "web"}}
+		want := tt.want
+		want.ID, want.Labels = "abc", labels
+		if !got.Time.Equal(at) {
+			t.Errorf("taskEvent(%q): time %s, want %s", tt.action, got.Time, at)
+		}
+		got.Time = time.Time{}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("taskEvent(%q, %v): got %+v, want %+v", tt.action, tt.attributes, got, want)
 		}
 		if !maps.Equal(attrs, tt.attributes) {
 			t.Errorf("taskEvent(%q) changed the event's attributes", tt.action)
+		}
+	}
+}
+
+func TestEventTime(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 500, time.UTC)
+	tests := []struct {
+		m    events.Message
+		want time.Time
+	}{
+		{events.Message{Time: at.Unix(), TimeNano: at.UnixNano()}, at},
+		{events.Message{Time: at.Unix()}, at.Truncate(time.Second)},
+		{events.Message{}, time.Time{}},
+	}
+	for _, tt := range tests {
+		if got := eventTime(tt.m); !got.Equal(tt.want) || got.IsZero() != tt.want.IsZero() {
+			t.Errorf("eventTime(time %d, timeNano %d) = %s, want %s", tt.m.Time, tt.m.TimeNano, got, tt.want)
 		}
 	}
 }

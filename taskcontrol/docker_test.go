@@ -445,12 +445,19 @@ func TestDockerEvents(t *testing.T) {
 	defer cancel()
 	events, errs := d.Events(ctx, key)
 
+	before := time.Now().Add(-time.Second) // the engine's clock is the host's
 	task := createTask(t, d, spec)
+	deadName := spec.Name + "-dead"
+	if err := d.RenameTask(t.Context(), task.ID, deadName); err != nil {
+		t.Fatalf("RenameTask: %v", err)
+	}
 	if err := d.DeleteTask(t.Context(), task.ID); err != nil {
 		t.Fatalf("DeleteTask: %v", err)
 	}
+	after := time.Now().Add(time.Second)
 
 	var actions []string
+	name := spec.Name
 	timeout := time.After(waitTimeout)
 	for !slices.Contains(actions, "destroy") {
 		select {
@@ -460,6 +467,22 @@ func TestDockerEvents(t *testing.T) {
 			}
 			if ev.ID != task.ID {
 				t.Errorf("event for %.12s, want only %.12s", ev.ID, task.ID)
+			}
+			// what the attributes tell
+			if ev.Action == "rename" {
+				if ev.OldName != spec.Name {
+					t.Errorf("rename event: old name %q, want %q", ev.OldName, spec.Name)
+				}
+				name = deadName
+			}
+			if ev.Name != name {
+				t.Errorf("%s event: name %q, want %q", ev.Action, ev.Name, name)
+			}
+			if ev.Image != spec.Container.Image {
+				t.Errorf("%s event: image %q, want %q", ev.Action, ev.Image, spec.Container.Image)
+			}
+			if ev.Time.Before(before) || ev.Time.After(after) {
+				t.Errorf("%s event: time %s, want between %s and %s", ev.Action, ev.Time, before, after)
 			}
 			if ev.Labels[key] != "1" || ev.Labels[api.LabelController] != spec.Labels[api.LabelController] {
 				t.Errorf("%s event labels: got %v, want the container's", ev.Action, ev.Labels)
@@ -475,7 +498,7 @@ func TestDockerEvents(t *testing.T) {
 		}
 	}
 	t.Logf("events: %q", actions)
-	for _, want := range []string{"create", "start", "die", "destroy"} {
+	for _, want := range []string{"create", "start", "rename", "die", "destroy"} {
 		if !slices.Contains(actions, want) {
 			t.Errorf("events: got %q, want %s among them", actions, want)
 		}

@@ -39,8 +39,11 @@ import (
 // cannot be removed (fakevolumes.go).
 //
 // Events streams what happens to the fake's containers (create, start, die,
-// destroy, rename, health_status), whether caused by the methods or by the
-// test helpers (Add, SetState, SetHealth); FailEvents ends the streams.
+// destroy, rename, health_status, pause, unpause), whether caused by the
+// methods or by the test helpers (Add, SetState, SetHealth), each with what
+// Docker's event carries (name, image, time, a die's exit code, a
+// health_status's health, a rename's old name); FailEvents ends the
+// streams.
 type Fake struct {
 	// Now is the clock for Created, StartedAt and FinishedAt; nil means
 	// time.Now.
@@ -247,8 +250,8 @@ func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, err
 		JoinedTo:  joined,
 	}, volumes: volumes}
 	f.insertLocked(t)
-	f.publishLocked("create", t)
-	f.publishLocked("start", t)
+	f.publishLocked("create", t, now)
+	f.publishLocked("start", t, now)
 	return t.copy(), nil
 }
 
@@ -285,6 +288,7 @@ func (f *Fake) DeleteTask(ctx context.Context, id string) error {
 		}
 	}
 
+	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t, ok := f.byID[id]
@@ -293,11 +297,11 @@ func (f *Fake) DeleteTask(ctx context.Context, id string) error {
 	}
 	f.removeLocked(t)
 	if t.State == api.StateRunning || t.State == api.StatePaused || t.State == api.StateRestarting {
-		f.publishLocked("kill", t)
-		f.publishLocked("die", t)
-		f.publishLocked("stop", t)
+		f.publishLocked("kill", t, now)
+		f.publishLocked("die", t, now)
+		f.publishLocked("stop", t, now)
 	}
-	f.publishLocked("destroy", t)
+	f.publishLocked("destroy", t, now)
 	return nil
 }
 
@@ -319,6 +323,7 @@ func (f *Fake) RenameTask(ctx context.Context, id, newName string) error {
 		}
 	}
 
+	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t, ok := f.byID[id]
@@ -328,10 +333,13 @@ func (f *Fake) RenameTask(ctx context.Context, id, newName string) error {
 	if other, taken := f.byName[newName]; taken && other != t {
 		return fmt.Errorf("rename %s to %s: %w", id, newName, api.ErrTaskNameConflict)
 	}
+	oldName := t.Name
 	delete(f.byName, t.Name)
 	t.Name = newName
 	f.byName[newName] = t
-	f.publishLocked("rename", t)
+	ev := f.eventLocked("rename", t, now)
+	ev.OldName = oldName
+	f.publishEventLocked(ev, t)
 	return nil
 }
 
@@ -473,16 +481,39 @@ func (s *fakeSubscriber) next() (api.TaskEvent, bool, error) {
 	return ev, true, nil
 }
 
-// publishLocked queues an event for every stream that wants it; f.mu must
-// be held so that streams see events in the order of the changes.
-func (f *Fake) publishLocked(action string, t *fakeTask) {
+// publishLocked queues the event action of t, at the time at, for every
+// stream that wants it; f.mu must be held so that streams see events in
+// the order of the changes.
+func (f *Fake) publishLocked(action string, t *fakeTask, at time.Time) {
+	f.publishEventLocked(f.eventLocked(action, t, at), t)
+}
+
+// eventLocked is the event action of t as Docker's would tell it: the
+// container's name, image and labels, the time, a die's exit code and a
+// health_status's health.
+func (f *Fake) eventLocked(action string, t *fakeTask, at time.Time) api.TaskEvent {
+	ev := api.TaskEvent{Action: action, ID: t.ID, Name: t.Name, Image: t.Image, Time: at}
+	switch action {
+	case "die":
+		ev.ExitCode = t.ExitCode
+	case "health_status":
+		ev.Health = t.Health
+	}
+	return ev
+}
+
+// publishEventLocked queues ev, an event of t, for every stream that wants
+// it, each with labels of its own; f.mu must be held.
+func (f *Fake) publishEventLocked(ev api.TaskEvent, t *fakeTask) {
 	for sub := range f.subs {
 		if sub.labelKey != "" {
 			if _, ok := t.Labels[sub.labelKey]; !ok {
 				continue
 			}
 		}
-		sub.push(api.TaskEvent{Action: action, ID: t.ID, Labels: maps.Clone(t.Labels)})
+		ev := ev
+		ev.Labels = maps.Clone(t.Labels)
+		sub.push(ev)
 	}
 }
 
@@ -532,17 +563,18 @@ func (f *Fake) Add(task api.Task) (string, error) {
 	task.Labels = maps.Clone(task.Labels)
 	t := &fakeTask{Task: task}
 	f.insertLocked(t)
-	f.publishLocked("create", t)
+	f.publishLocked("create", t, now)
 	if task.State == api.StateRunning {
-		f.publishLocked("start", t)
+		f.publishLocked("start", t, now)
 	}
 	return task.ID, nil
 }
 
 // SetState changes a container's state, as if it had exited (state
-// "exited" and its exit code) or been restarted ("running"). It stamps
-// FinishedAt or StartedAt with the clock and reports whether the container
-// exists.
+// "exited" and its exit code), been restarted ("running") or paused
+// ("paused", and "running" again to unpause). It stamps FinishedAt or
+// StartedAt with the clock, publishes the event Docker would (die, start,
+// pause, unpause) and reports whether the container exists.
 func (f *Fake) SetState(id, state string, exitCode int) bool {
 	now := f.now()
 	f.mu.Lock()
@@ -551,17 +583,22 @@ func (f *Fake) SetState(id, state string, exitCode int) bool {
 	if !ok {
 		return false
 	}
-	wasRunning := t.State == api.StateRunning
+	was := t.State
 	t.State = state
 	t.ExitCode = exitCode
 	switch {
-	case state == api.StateRunning && !wasRunning:
+	case state == was:
+	case was == api.StateRunning && state == api.StatePaused:
+		f.publishLocked("pause", t, now)
+	case was == api.StatePaused && state == api.StateRunning:
+		f.publishLocked("unpause", t, now)
+	case state == api.StateRunning:
 		t.StartedAt = now
 		t.Health = healthAfterStart(t.Health)
-		f.publishLocked("start", t)
-	case state != api.StateRunning && wasRunning:
+		f.publishLocked("start", t, now)
+	case was == api.StateRunning || was == api.StatePaused:
 		t.FinishedAt = now
-		f.publishLocked("die", t)
+		f.publishLocked("die", t, now)
 	}
 	return true
 }
@@ -577,6 +614,7 @@ func healthAfterStart(h string) string {
 
 // SetHealth changes a container's health and reports whether it exists.
 func (f *Fake) SetHealth(id, health string) bool {
+	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t, ok := f.byID[id]
@@ -584,7 +622,7 @@ func (f *Fake) SetHealth(id, health string) bool {
 		return false
 	}
 	t.Health = health
-	f.publishLocked("health_status", t)
+	f.publishLocked("health_status", t, now)
 	return true
 }
 

@@ -367,22 +367,47 @@ func TestFakeEvents(t *testing.T) {
 	if _, err := f.Add(api.Task{Name: "manual"}); err != nil { // no controller label: filtered out
 		t.Fatalf("Add: %v", err)
 	}
+	f.SetHealth(task.ID, api.HealthHealthy)
+	f.SetState(task.ID, api.StatePaused, 0)
+	f.SetState(task.ID, api.StateRunning, 0)
 	f.SetState(task.ID, api.StateExited, 3)
+	if err := f.RenameTask(t.Context(), task.ID, "web-1-dead"); err != nil {
+		t.Fatalf("RenameTask: %v", err)
+	}
 	if err := f.DeleteTask(t.Context(), task.ID); err != nil {
 		t.Fatalf("DeleteTask: %v", err)
 	}
 	stop := errors.New("connection lost")
 	f.FailEvents(stop)
 
-	var got []string
+	// what Docker's events carry: the name, image and time, a die's exit
+	// code, a health_status's health, a rename's old name
+	name := "web-1"
+	want := []api.TaskEvent{
+		{Action: "create"},
+		{Action: "start"},
+		{Action: "health_status", Health: api.HealthHealthy},
+		{Action: "pause"},
+		{Action: "unpause"},
+		{Action: "die", ExitCode: 3},
+		{Action: "rename", OldName: "web-1"},
+		{Action: "destroy"},
+	}
+	var got []api.TaskEvent
 	for ev := range events {
 		if ev.ID != task.ID || ev.Labels[api.LabelController] != "web" {
 			t.Errorf("event %+v: want ID %s and the controller label", ev, task.ID)
 		}
-		got = append(got, ev.Action)
+		if ev.Action == "rename" {
+			name = "web-1-dead"
+		}
+		if ev.Name != name || ev.Image != "demo-task:latest" || !ev.Time.Equal(epoch) {
+			t.Errorf("%s event: name %q, image %q, time %s; want %q, demo-task:latest, %s", ev.Action, ev.Name, ev.Image, ev.Time, name, epoch)
+		}
+		got = append(got, api.TaskEvent{Action: ev.Action, ExitCode: ev.ExitCode, Health: ev.Health, OldName: ev.OldName})
 	}
-	if want := []string{"create", "start", "die", "destroy"}; !slices.Equal(got, want) {
-		t.Errorf("actions: got %q, want %q", got, want)
+	if !slices.EqualFunc(got, want, func(a, b api.TaskEvent) bool { return reflect.DeepEqual(a, b) }) {
+		t.Errorf("events:\n got %+v\nwant %+v", got, want)
 	}
 	if err := <-errs; !errors.Is(err, stop) {
 		t.Errorf("stream error: got %v, want %v", err, stop)

@@ -53,6 +53,9 @@ const (
 	// targetConvergenceRatio bounds a new controller's 0→N (first apply)
 	// over N parallel create+start, of the medians.
 	targetConvergenceRatio = 1.10
+	// targetInspectsPerReplica bounds the manager's inspects per 0→N→0
+	// (issue 16), per replica.
+	targetInspectsPerReplica = 1
 	// targetReplacementSlack bounds a replacement beyond one plain
 	// create+start, of the medians.
 	targetReplacementSlack = 100 * time.Millisecond
@@ -207,6 +210,11 @@ func convergenceRows(d *DockerResults) []Row {
 	if len(d.ManagerDockerCalls) > 0 {
 		rows = append(rows, Row{Part: part, Measure: fmt.Sprintf("task-control calls per 0→%d→0 of a new controller, manager (its /metrics; a create is create+start+inspect, a delete stop+remove, image an image check)", d.Replicas), Result: fmtCalls(d.ManagerDockerCalls)},
 			Row{Part: part, Measure: fmt.Sprintf("Docker API calls per 0→%d→0, raw Docker", d.Replicas), Result: fmt.Sprintf("create %d, start %d, remove %d", d.Replicas, d.Replicas, d.Replicas)})
+		// issue 16: events update the cache; an inspect per event
+		// (create, start, die) made it 3 per container
+		inspects := d.ManagerDockerCalls["inspect"]
+		rows = append(rows, Row{Part: part, Measure: fmt.Sprintf("inspects per 0→%d→0 of a new controller, manager (InspectTask; besides the one in each create)", d.Replicas),
+			Result: fmt.Sprintf("%.1f", inspects), Target: fmt.Sprintf("≤ %d", d.Replicas*targetInspectsPerReplica), Verdict: verdict(inspects <= float64(d.Replicas*targetInspectsPerReplica))})
 	}
 	return rows
 }

@@ -429,3 +429,16 @@ func TestFmtPeriodAndSlots(t *testing.T) {
 		t.Errorf("fmtSlots(1000, 1012) = %q", got)
 	}
 }
+
+func TestConvergenceRowsJudgeTheInspects(t *testing.T) {
+	d := goodResults().Docker
+	for _, tt := range []struct {
+		inspects float64
+		want     Verdict
+	}{{0, Met}, {float64(d.Replicas), Met}, {3 * float64(d.Replicas), Missed}} {
+		d.ManagerDockerCalls = map[string]float64{"create": float64(d.Replicas), "inspect": tt.inspects}
+		if got := verdictOf(t, convergenceRows(d), "inspects per 0→"); got != tt.want {
+			t.Errorf("%.0f inspects per round of %d replicas: verdict %v, want %v", tt.inspects, d.Replicas, got, tt.want)
+		}
+	}
+}

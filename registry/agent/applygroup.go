@@ -22,22 +22,20 @@ func (rm *Agent) createTask(ctx context.Context, id string, c taskCreate) (api.T
 			return api.Task{}, fmt.Errorf("create volume %s: %w", v.Name, err)
 		}
 	}
-	first, err := rm.taskControl.CreateTask(ctx, c.TaskSpec)
+	first, err := rm.createContainer(ctx, id, c.TaskSpec)
 	rm.metrics.countContainerOp("create", err)
 	if err != nil {
 		return api.Task{}, errors.Join(err, rm.removeVolumes(ctx, c.volumes))
 	}
-	rm.tasks.created(first)
 	rm.logger.Info("container created", "controller", id, "container", c.Name)
 	for _, p := range c.parts {
-		part, err := rm.taskControl.CreateTask(ctx, p)
+		_, err := rm.createContainer(ctx, id, p)
 		rm.metrics.countContainerOp("create", err)
 		if err != nil {
 			// half a task is no task; the error as text, as a part's name conflict is a
 			// failure of the task, not a slot held (so not wrapped)
 			return api.Task{}, errors.Join(fmt.Errorf("create %s: %s", p.Name, err.Error()), rm.deleteTask(ctx, first, nil))
 		}
-		rm.tasks.created(part)
 		rm.logger.Info("container created", "controller", id, "container", p.Name)
 	}
 	return first, nil

@@ -9,6 +9,11 @@ package agent
 // at once (the expectations of the modern controllers): a sync never acts
 // twice on containers it has just created or removed, even when a list that
 // started before the change lands after it.
+//
+// Events update the containers the cache knows from what the event itself
+// tells (eventTask): no inspect per event. The events of a container the
+// manager is creating arrive before its create returns; they are held
+// until it does, then applied to what the create returned (created).
 
 import (
 	"sync"
@@ -32,7 +37,7 @@ const replaceChunk = 512
 // changed afterwards, by the cache or by anyone it hands them to.
 //
 // Every change the cache learns outside a list (the manager's own create,
-// rename or delete, an event's inspect, a destroy event) gets a sequence
+// rename or delete, an event or its inspect, a destroy event) gets a sequence
 // number. A list started at sequence number s knows nothing newer: it does
 // not override a container changed after s, does not remove one created
 // after s, and does not bring back one removed at all. So two lists, or a
@@ -48,6 +53,20 @@ type taskCache struct {
 	listed  uint64               // sequence number the installed list started at
 	touched map[string]uint64    // container id -> seq of its newest change
 	gone    map[string]time.Time // container id -> when it was removed
+
+	// pending holds the events of the containers the manager is creating,
+	// by name, and early the names of the ids those events were of: held
+	// until the create returns (creating, created, createDone).
+	pending map[string]*pendingCreate
+	early   map[string]string // container id -> name in pending
+}
+
+// pendingCreate is one create under way: the events that arrived for its
+// container before the create returned, and, once it has, the id it
+// returned, whose later events are no longer held.
+type pendingCreate struct {
+	events  []api.TaskEvent
+	created string
 }
 
 func newTaskCache() *taskCache {
@@ -56,6 +75,8 @@ func newTaskCache() *taskCache {
 		byRC:    make(map[string]map[string]struct{}),
 		touched: make(map[string]uint64),
 		gone:    make(map[string]time.Time),
+		pending: make(map[string]*pendingCreate),
+		early:   make(map[string]string),
 	}
 }
 
@@ -177,8 +198,10 @@ func (c *taskCache) applyListedLocked(t api.Task, since uint64, seen, changed ma
 	c.insertLocked(t)
 }
 
-// observe records a container as an event's inspect saw it. A container the
-// manager removed is ignored. It reports whether anything changed.
+// observe records a container as an inspect saw it: one whose event the
+// cache could not apply, a dead one (inspectDead), a name's holder. A
+// container the manager removed is ignored. It reports whether anything
+// changed; times a list lacked are kept without counting as a change.
 func (c *taskCache) observe(t api.Task) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -190,6 +213,14 @@ func (c *taskCache) observe(t api.Task) bool {
 	}
 	if old, ok := c.tasks[t.ID]; ok {
 		if sameTask(old, t) {
+			if (old.StartedAt.IsZero() && !t.StartedAt.IsZero()) || (old.FinishedAt.IsZero() && !t.FinishedAt.IsZero()) {
+				// times a list lacked: keep them, so that the sync
+				// need not inspect the container again
+				old.StartedAt, old.FinishedAt, old.ExitCode = t.StartedAt, t.FinishedAt, t.ExitCode
+				c.seq++
+				c.touched[t.ID] = c.seq
+				c.tasks[t.ID] = old
+			}
 			return false
 		}
 		if t.State == api.StateCreated && old.State != api.StateCreated {
@@ -204,13 +235,213 @@ func (c *taskCache) observe(t api.Task) bool {
 	return true
 }
 
-// created writes a container the manager has just created.
-func (c *taskCache) created(t api.Task) {
+// created writes a container the manager has just created, then applies
+// the events of it that arrived while the create was under way (creating).
+// The create's own create and start events, which the create's result
+// already tells, are skipped; a start after a die is not. It reports
+// whether those events changed the container, and whether one of them
+// could not be applied without an inspect. A container whose destroy
+// event came already is not written.
+func (c *taskCache) created(t api.Task) (changed, inspect bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var held []api.TaskEvent
+	if p := c.pending[t.Name]; p != nil {
+		p.created = t.ID
+		rest := p.events[:0]
+		for _, ev := range p.events {
+			if ev.ID == t.ID {
+				held = append(held, ev)
+			} else {
+				rest = append(rest, ev)
+			}
+		}
+		p.events = rest
+		delete(c.early, t.ID)
+	}
+	if _, removed := c.gone[t.ID]; removed {
+		return false, false
+	}
+	died := false
+	for _, ev := range held {
+		switch ev.Action {
+		case "create":
+			continue // what the create returned tells it
+		case "start":
+			if !died {
+				continue // the create's own start, which it returned after
+			}
+		case "die":
+			died = true
+		}
+		next, ok := eventTask(t, ev)
+		if !ok {
+			inspect = true
+			continue
+		}
+		changed = changed || !sameTask(t, next)
+		t = next
+	}
 	c.seq++
 	c.touched[t.ID] = c.seq
 	c.insertLocked(t)
+	return changed, inspect
+}
+
+// creating tells the cache that the manager is creating a container named
+// name: its events are held until created and createDone.
+func (c *taskCache) creating(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending[name] = &pendingCreate{}
+}
+
+// createDone ends the create of name, after created when it succeeded,
+// and returns the ids of containers of that name whose events arrived
+// during it but that the create did not return (it failed after the
+// engine made the container, and removing it failed too or has not been
+// seen yet): nil in the usual case. Those need an inspect; one whose
+// destroy event came already (destroy events are not held) does not.
+func (c *taskCache) createDone(name string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pending[name]
+	delete(c.pending, name)
+	if p == nil {
+		return nil
+	}
+	var unknown []string
+	for _, ev := range p.events {
+		if _, ok := c.early[ev.ID]; !ok {
+			continue // seen already
+		}
+		delete(c.early, ev.ID)
+		if _, removed := c.gone[ev.ID]; !removed {
+			unknown = append(unknown, ev.ID)
+		}
+	}
+	return unknown
+}
+
+// eventResult is what the cache made of an event.
+type eventResult int
+
+const (
+	eventUnchanged eventResult = iota // nothing a sync looks at changed, or not ours
+	eventChanged                      // the container changed
+	eventHeld                         // held for a create under way
+	eventInspect                      // the event cannot tell: inspect the container
+)
+
+// event applies an event of a container, other than destroy, from what it
+// tells: a container the cache knows is updated (eventTask); one it does
+// not know, or an event that does not tell enough, asks for an inspect;
+// an event of a container the manager is creating is held until the
+// create returns (created). A container the manager removed is left
+// alone.
+func (c *taskCache) event(ev api.TaskEvent) eventResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, removed := c.gone[ev.ID]; removed {
+		return eventUnchanged
+	}
+	name, held := c.early[ev.ID]
+	if p := c.pending[ev.Name]; !held && p != nil && p.created != ev.ID {
+		// a create of that name is under way: unless the cache knows
+		// the container under another name (an earlier holder of the
+		// name, renamed since), this is the create's container
+		if old, known := c.tasks[ev.ID]; !known || old.Name == ev.Name {
+			name, held = ev.Name, true
+		}
+	}
+	if held {
+		c.early[ev.ID] = name
+		p := c.pending[name]
+		p.events = append(p.events, ev)
+		return eventHeld
+	}
+	old, ok := c.tasks[ev.ID]
+	if !ok {
+		// another manager's container, or one made by hand, or one
+		// the list has not seen yet: its JoinedTo, Created, image and
+		// state take an inspect
+		return eventInspect
+	}
+	t, ok := eventTask(old, ev)
+	switch {
+	case !ok:
+		return eventInspect
+	case sameTask(old, t) && old.StartedAt.Equal(t.StartedAt) && old.FinishedAt.Equal(t.FinishedAt):
+		return eventUnchanged
+	}
+	c.seq++
+	c.touched[t.ID] = c.seq
+	c.insertLocked(t)
+	if sameTask(old, t) {
+		return eventUnchanged // new times only: nothing to sync
+	}
+	return eventChanged
+}
+
+// eventTask is t after the event ev, from what the event tells, or false
+// when it does not tell enough and the container needs an inspect:
+//   - start: running since the event's time; a container with a health
+//     check starts over at "starting". One whose health the cache does not
+//     know (none: no check, or the cache learned it from a created
+//     container or a list) needs an inspect, as does a start without a
+//     time (crash-loop counting needs StartedAt). A start of a container
+//     the cache has running already is one that the inspect or list the
+//     cache had it from saw: events come in order, and a container does
+//     not start twice without a die in between.
+//   - die: exited with the event's exit code, finished at its time. When
+//     the cache does not know when it started (it came from a list),
+//     FinishedAt stays zero, so that the sync inspects it for both times
+//     (inspectDead) before the crash count reads them.
+//   - health_status: the event's health; one the event does not name
+//     needs an inspect.
+//   - pause, unpause: paused, running.
+//   - rename: the event's name.
+//   - restart: the engine restarted it and what it went through depends
+//     on the engine's version: inspect.
+//   - create of a known container, kill, stop, oom (a die follows), exec
+//     and the rest change nothing a sync looks at.
+func eventTask(t api.Task, ev api.TaskEvent) (api.Task, bool) {
+	switch ev.Action {
+	case "start":
+		if t.State == api.StateRunning {
+			return t, true
+		}
+		if ev.Time.IsZero() || t.Health == api.HealthNone {
+			return t, false
+		}
+		t.State = api.StateRunning
+		t.StartedAt = ev.Time
+		t.Health = api.HealthStarting
+	case "die":
+		t.State = api.StateExited
+		t.ExitCode = ev.ExitCode
+		t.FinishedAt = time.Time{}
+		if !t.StartedAt.IsZero() && !ev.Time.IsZero() {
+			t.FinishedAt = ev.Time
+		}
+	case "health_status":
+		if ev.Health == api.HealthNone {
+			return t, false
+		}
+		t.Health = ev.Health
+	case "pause":
+		t.State = api.StatePaused
+	case "unpause":
+		t.State = api.StateRunning
+	case "rename":
+		if ev.Name == "" {
+			return t, false
+		}
+		t.Name = ev.Name
+	case "restart":
+		return t, false
+	}
+	return t, true
 }
 
 // renamed records the manager's rename of a container.
@@ -261,9 +492,12 @@ func (c *taskCache) removeLocked(id string) {
 }
 
 // sameTask compares what a sync looks at: a list and an inspect of the same
-// unchanged container agree on these.
+// unchanged container agree on these. The health of a container that does
+// not run is not looked at (a list does not report it, and the cache keeps
+// the last one a die left, so that a start knows there is a check).
 func sameTask(a, b api.Task) bool {
-	return a.ID == b.ID && a.Name == b.Name && a.State == b.State && a.Health == b.Health &&
+	return a.ID == b.ID && a.Name == b.Name && a.State == b.State &&
+		(a.Health == b.Health || !a.Active() && !b.Active()) &&
 		a.Labels[api.LabelController] == b.Labels[api.LabelController]
 }
 

@@ -41,3 +41,145 @@ func TestTaskCacheReplaceReportsOnlyControllersThatChanged(t *testing.T) {
 		t.Errorf("web = %v, want a exited", tasks)
 	}
 }
+
+func TestEventsUpdateAKnownContainerWithoutAnInspect(t *testing.T) {
+	c := newTaskCache()
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	c.replace(nil, c.startList(), t0)
+	task := owned("a", "web", api.StateRunning)
+	task.Name, task.Health, task.StartedAt = "web-1", api.HealthStarting, t0
+	c.created(task)
+	ev := func(action string) api.TaskEvent {
+		return api.TaskEvent{Action: action, ID: "a", Name: "web-1", Labels: task.Labels, Time: t0.Add(2 * time.Second)}
+	}
+	get := func() api.Task {
+		tasks, _ := c.list("web")
+		if len(tasks) != 1 {
+			t.Fatalf("web = %v, want one container", tasks)
+		}
+		return tasks[0]
+	}
+
+	healthy := ev("health_status")
+	healthy.Health = api.HealthHealthy
+	if r := c.event(healthy); r != eventChanged || get().Health != api.HealthHealthy {
+		t.Errorf("health_status: %v, %+v; want changed, healthy", r, get())
+	}
+	if r := c.event(ev("create")); r != eventUnchanged {
+		t.Errorf("create of a known container: %v, want unchanged", r)
+	}
+	if r := c.event(ev("pause")); r != eventChanged || get().State != api.StatePaused {
+		t.Errorf("pause: %v, %+v", r, get())
+	}
+	if r := c.event(ev("unpause")); r != eventChanged || get().State != api.StateRunning {
+		t.Errorf("unpause: %v, %+v", r, get())
+	}
+	die := ev("die")
+	die.ExitCode = 3
+	if r := c.event(die); r != eventChanged {
+		t.Errorf("die: %v, want changed", r)
+	}
+	if got := get(); got.State != api.StateExited || got.ExitCode != 3 || !got.StartedAt.Equal(t0) || !got.FinishedAt.Equal(die.Time) {
+		t.Errorf("after die: %+v, want exited with 3, started %s, finished %s", got, t0, die.Time)
+	}
+	renamed := ev("rename")
+	renamed.Name, renamed.OldName = "web-dead-a", "web-1"
+	if r := c.event(renamed); r != eventChanged || get().Name != "web-dead-a" {
+		t.Errorf("rename: %v, %+v", r, get())
+	}
+	start := ev("start")
+	start.Name, start.Time = "web-dead-a", t0.Add(time.Minute)
+	if r := c.event(start); r != eventChanged {
+		t.Errorf("start: %v, want changed", r)
+	}
+	if got := get(); got.State != api.StateRunning || got.Health != api.HealthStarting || !got.StartedAt.Equal(start.Time) {
+		t.Errorf("after a start: %+v, want running, health starting, started %s", got, start.Time)
+	}
+
+	// what an event cannot tell
+	for _, e := range []api.TaskEvent{
+		{Action: "start", ID: "b", Name: "web-2", Labels: task.Labels, Time: t0},    // unknown container
+		{Action: "health_status", ID: "a", Name: "web-dead-a", Labels: task.Labels}, // no health named
+		{Action: "restart", ID: "a", Name: "web-dead-a", Labels: task.Labels, Time: t0},
+	} {
+		if r := c.event(e); r != eventInspect {
+			t.Errorf("%s of %s: %v, want an inspect", e.Action, e.ID, r)
+		}
+	}
+	// a container the manager removed is left alone
+	c.deleted("a", t0)
+	if r := c.event(ev("die")); r != eventUnchanged {
+		t.Errorf("die of a removed container: %v, want unchanged", r)
+	}
+}
+
+func TestADieOfAListedContainerLeavesItsTimesToTheInspect(t *testing.T) {
+	c := newTaskCache()
+	t0 := time.Now()
+	c.replace([]api.Task{owned("a", "web", api.StateRunning)}, c.startList(), t0) // a list: no StartedAt
+	die := api.TaskEvent{Action: "die", ID: "a", Name: "a", Labels: map[string]string{api.LabelController: "web"}, Time: t0, ExitCode: 1}
+	if r := c.event(die); r != eventChanged {
+		t.Fatalf("die: %v, want changed", r)
+	}
+	tasks, _ := c.list("web")
+	if got := tasks[0]; got.State != api.StateExited || !got.FinishedAt.IsZero() {
+		t.Errorf("after die: %+v, want exited without FinishedAt, so that inspectDead reads both times", got)
+	}
+	// the inspect's times are kept, though nothing else changed
+	full := owned("a", "web", api.StateExited)
+	full.StartedAt, full.FinishedAt, full.ExitCode = t0.Add(-time.Second), t0, 1
+	c.observe(full)
+	tasks, _ = c.list("web")
+	if got := tasks[0]; !got.StartedAt.Equal(full.StartedAt) || !got.FinishedAt.Equal(full.FinishedAt) {
+		t.Errorf("after the inspect: %+v, want its times", got)
+	}
+}
+
+func TestEventsOfACreateUnderWayWaitForItsResult(t *testing.T) {
+	c := newTaskCache()
+	t0 := time.Now()
+	c.replace(nil, c.startList(), t0)
+	labels := map[string]string{api.LabelController: "web"}
+	ev := func(action, id string, at time.Duration) api.TaskEvent {
+		return api.TaskEvent{Action: action, ID: id, Name: "web-1", Labels: labels, Time: t0.Add(at)}
+	}
+
+	// the create's own events, then a crash, all before it returns
+	c.creating("web-1")
+	die := ev("die", "a", time.Second)
+	die.ExitCode = 3
+	for _, e := range []api.TaskEvent{ev("create", "a", 0), ev("start", "a", 0), die} {
+		if r := c.event(e); r != eventHeld {
+			t.Errorf("%s during the create: %v, want held", e.Action, r)
+		}
+	}
+	changed, inspect := c.created(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateRunning, Health: api.HealthStarting, StartedAt: t0})
+	if !changed || inspect {
+		t.Errorf("created: changed %v, inspect %v; want changed (the die), no inspect", changed, inspect)
+	}
+	if unknown := c.createDone("web-1"); unknown != nil {
+		t.Errorf("createDone: %v, want nothing to inspect", unknown)
+	}
+	tasks, _ := c.list("web")
+	if len(tasks) != 1 || tasks[0].State != api.StateExited || tasks[0].ExitCode != 3 || !tasks[0].FinishedAt.Equal(die.Time) || !tasks[0].StartedAt.Equal(t0) {
+		t.Errorf("web = %+v, want a exited with 3 at %s, started at %s", tasks, die.Time, t0)
+	}
+	// once the create returned, its container's events apply at once
+	if r := c.event(ev("rename", "a", 2*time.Second)); r != eventUnchanged {
+		t.Errorf("an event after the create: %v, want applied (unchanged)", r)
+	}
+
+	// a create that failed after the engine made the container: it is
+	// inspected, unless its destroy was seen
+	c.creating("web-2")
+	c.event(api.TaskEvent{Action: "create", ID: "b", Name: "web-2", Labels: labels})
+	c.creating("web-3")
+	c.event(api.TaskEvent{Action: "create", ID: "c", Name: "web-3", Labels: labels})
+	c.deleted("c", t0) // its destroy event
+	if unknown := c.createDone("web-2"); !slices.Equal(unknown, []string{"b"}) {
+		t.Errorf("createDone of a failed create: %v, want b to inspect", unknown)
+	}
+	if unknown := c.createDone("web-3"); unknown != nil {
+		t.Errorf("createDone of a failed create whose container was destroyed: %v, want nothing", unknown)
+	}
+}

@@ -2,8 +2,18 @@ package agent
 
 // This file keeps the container cache in step with Docker: subscribe to the
 // events of containers carrying the ownership label, list, then apply the
-// events, each one inspected, and queue the controller concerned. When the
-// stream breaks, it starts over; the periodic resync lists again anyway.
+// events and queue the controller concerned. When the stream breaks, it
+// starts over; the periodic resync lists again anyway.
+//
+// An event updates the cache from what it tells (the action, its time, a
+// die's exit code, a health_status's health, a rename's name), not from an
+// inspect: a container the cache knows costs Docker nothing more. Only what
+// an event cannot tell is inspected (taskCache.event, eventTask): a
+// container the cache does not know (another manager's, one made by hand,
+// one the list has not seen), a start whose health check the cache does
+// not know, a health_status without a health, a restart. The events of the
+// manager's own creates are held until the create returns, and applied to
+// what it returned (createContainer).
 
 import (
 	"context"
@@ -97,20 +107,75 @@ func (rm *Agent) applyTaskEvent(ctx context.Context, ev api.TaskEvent) error {
 		}
 		rm.tasks.deleted(ev.ID, rm.now())
 	case "create", "start", "restart", "die", "pause", "unpause", "health_status", "rename", "oom":
-		t, err := rm.taskControl.InspectTask(ctx, ev.ID)
-		switch {
-		case errors.Is(err, api.ErrTaskNotFound):
-			rm.tasks.deleted(ev.ID, rm.now())
-		case err != nil:
-			return err
-		case !rm.tasks.observe(t):
-			return nil // nothing the sync looks at changed
+		switch rm.tasks.event(ev) {
+		case eventUnchanged, eventHeld:
+			return nil // nothing the sync looks at changed, or the create under way sees to it
+		case eventInspect:
+			changed, err := rm.inspectTask(ctx, ev.ID)
+			if err != nil || !changed {
+				return err
+			}
 		}
 	default:
 		return nil // exec, attach, kill (a die follows), ...
 	}
 	rm.queueController(id)
 	return nil
+}
+
+// inspectTask reads one container into the cache, for what its events
+// cannot tell, and reports whether anything a sync looks at changed. Only
+// a failure to reach Docker is returned.
+func (rm *Agent) inspectTask(ctx context.Context, taskID string) (bool, error) {
+	t, err := rm.taskControl.InspectTask(ctx, taskID)
+	switch {
+	case errors.Is(err, api.ErrTaskNotFound):
+		rm.tasks.deleted(taskID, rm.now())
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return rm.tasks.observe(t), nil
+}
+
+// createContainer creates one container of controller id and writes it to
+// the cache. Its create and start events, which arrive before the create
+// returns, are held meanwhile and then applied to what the create
+// returned, so that they cost no inspect; one that tells of a change since
+// (it died already) queues the controller. A create that failed after the
+// engine made a container (the removal of a container that did not start
+// failed too, or the call was cut off) leaves one the cache does not know:
+// it is inspected.
+func (rm *Agent) createContainer(ctx context.Context, id string, spec api.TaskSpec) (api.Task, error) {
+	rm.tasks.creating(spec.Name)
+	finished := false
+	defer func() {
+		if !finished {
+			// the create panicked: that name's events are held no longer
+			rm.tasks.createDone(spec.Name)
+		}
+	}()
+	t, err := rm.taskControl.CreateTask(ctx, spec)
+	var changed, inspect bool
+	if err == nil {
+		changed, inspect = rm.tasks.created(t)
+	}
+	unknown := rm.tasks.createDone(spec.Name)
+	finished = true
+	if inspect {
+		unknown = append(unknown, t.ID)
+	}
+	for _, taskID := range unknown {
+		// ctx may be what cut the create off
+		inspectCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		c, inspectErr := rm.inspectTask(inspectCtx, taskID)
+		cancel()
+		changed = changed || c || inspectErr != nil
+	}
+	if changed || len(unknown) > 0 {
+		rm.queueController(id)
+	}
+	return t, err
 }
 
 // queueController queues id if it is a controller of this registry, now or
