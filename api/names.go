@@ -19,20 +19,12 @@ const LabelContainer = "replicationController.container"
 // MaxContainers is the most containers a task may have.
 const MaxContainers = 16
 
-// SlotName is the name of a slot, <id>-<slot>: the name of the first
-// container of the task in that slot, which Docker lets only one container
-// hold, and the stem of the names of the task's other containers and
-// volumes.
-func SlotName(id string, slot int) string {
-	return id + "-" + strconv.Itoa(slot)
-}
-
 // ContainerName is the name of the container at index i of the manifest's
-// containers in a slot: SlotName for the first (i == 0), whatever its
+// containers in a slot: TaskName for the first (i == 0), whatever its
 // name, and <id>-<slot>.<name> for each other one.
 func ContainerName(id string, slot int, m *ContainerManifest, i int) string {
 	if i == 0 {
-		return SlotName(id, slot)
+		return TaskName(id, slot)
 	}
 	return SidecarName(id, slot, m.Containers[i].Name)
 }
@@ -41,7 +33,7 @@ func ContainerName(id string, slot int, m *ContainerManifest, i int) string {
 // other than the first. A container name is a DNS label and has no '.',
 // so the part after the last '.' is always the container's name.
 func SidecarName(id string, slot int, name string) string {
-	return SlotName(id, slot) + "." + name
+	return TaskName(id, slot) + "." + name
 }
 
 // EmptyDirVolumeName is <id>-<slot>.<volume>, the name of the Docker volume
@@ -49,7 +41,7 @@ func SidecarName(id string, slot int, name string) string {
 // separate namespaces in Docker, so a volume and a container of the same
 // name do not collide.
 func EmptyDirVolumeName(id string, slot int, volume string) string {
-	return SlotName(id, slot) + "." + volume
+	return TaskName(id, slot) + "." + volume
 }
 
 // ParseTaskName reads the name of a container (or of an emptyDir volume)
@@ -78,7 +70,7 @@ func ParseTaskName(id, name string) (slot int, part string, ok bool) {
 		return 0, "", false
 	}
 	slot, err := strconv.Atoi(digits)
-	// Atoi reads "+1" and "01": neither is a name SlotName makes.
+	// Atoi reads "+1" and "01": neither is a name TaskName makes.
 	if err != nil || slot < 1 || strconv.Itoa(slot) != digits {
 		return 0, "", false
 	}

@@ -8,7 +8,7 @@ import (
 func TestTaskNames(t *testing.T) {
 	m := &sidecarController().DesiredState.TaskTemplate.DesiredState.Manifest
 	for _, tt := range []struct{ got, want string }{
-		{SlotName("web", 3), "web-3"},
+		{TaskName("web", 3), "web-3"},
 		{ContainerName("web", 3, m, 0), "web-3"},
 		{ContainerName("web", 3, m, 1), "web-3.prober"},
 		{SidecarName("a.b-1", 12, "log-shipper"), "a.b-1-12.log-shipper"},
@@ -69,8 +69,8 @@ func TestParseTaskName(t *testing.T) {
 func TestParseTaskNameReadsTheNamers(t *testing.T) {
 	for _, id := range []string{"web", "a-1.b", "W_x.y-2"} {
 		for _, slot := range []int{1, 9, 10, 100000} {
-			if got, part, ok := ParseTaskName(id, SlotName(id, slot)); !ok || got != slot || part != "" {
-				t.Errorf("ParseTaskName(%q, SlotName) = %d, %q, %v; want %d", id, got, part, ok, slot)
+			if got, part, ok := ParseTaskName(id, TaskName(id, slot)); !ok || got != slot || part != "" {
+				t.Errorf("ParseTaskName(%q, TaskName) = %d, %q, %v; want %d", id, got, part, ok, slot)
 			}
 			for _, name := range []string{"prober", "a", "log-shipper-2"} {
 				for _, n := range []string{SidecarName(id, slot, name), EmptyDirVolumeName(id, slot, name)} {

@@ -42,7 +42,7 @@ func addCapped(a, b int64) int64 {
 
 // TaskSpecs returns the specs of the containers of the task in a slot of
 // controller id, in the manifest's order, which is the order they must be
-// created in: the first container is named SlotName and holds the network;
+// created in: the first container is named TaskName and holds the network;
 // each other one, named SidecarName, joins it. The first container
 // publishes the ports of every container (in the containers' order), since
 // a container that joins another's network can publish none. Every spec

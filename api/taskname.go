@@ -4,7 +4,10 @@ package api
 
 import "strconv"
 
-// TaskName is the contract's container name of a replica: <id>-<slot>.
+// TaskName is the name of a slot, <id>-<slot>: the name of the first
+// container of the task in that slot, which Docker lets only one container
+// hold, and the stem of the names of the task's other containers and
+// volumes.
 func TaskName(id string, slot int) string {
 	return id + "-" + strconv.Itoa(slot)
 }

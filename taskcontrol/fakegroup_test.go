@@ -32,7 +32,7 @@ func sidecarSpec(rc string, slot int, name string) api.TaskSpec {
 	s := spec(rc, slot)
 	s.Name = api.SidecarName(rc, slot, name)
 	s.Labels[api.LabelContainer] = name
-	s.JoinNetwork = api.SlotName(rc, slot)
+	s.JoinNetwork = api.TaskName(rc, slot)
 	return s
 }
 

@@ -148,3 +148,18 @@ func FreeAddr(tb testing.TB) string {
 	}
 	return addr
 }
+
+// RunShared is a package's TestMain with one server for all its tests:
+// it starts the server, stores it in *srv, runs the tests, stops it and
+// returns the code to exit with. Each test keeps to a key prefix of its
+// own.
+func RunShared(m *testing.M, srv **Server) int {
+	s, err := New("")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start embedded etcd:", err)
+		return 1
+	}
+	*srv = s
+	defer s.Close()
+	return m.Run()
+}

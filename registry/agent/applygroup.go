@@ -92,14 +92,24 @@ func (rm *Agent) deleteContainer(ctx context.Context, t api.Task) error {
 
 // partsOf returns the containers that joined t's network, from the cache.
 func (rm *Agent) partsOf(t api.Task) []api.Task {
-	all, _ := rm.tasks.list(t.Labels[api.LabelController])
-	var out []api.Task
+	return rm.partsIndex(t.Labels[api.LabelController])(t)
+}
+
+// partsIndex lists controller id's containers from the cache once and
+// returns what partsOf would say of each of its tasks, for the callers
+// that ask of every task (a report).
+func (rm *Agent) partsIndex(id string) func(api.Task) []api.Task {
+	all, _ := rm.tasks.list(id)
+	var byFirst map[string][]api.Task
 	for _, p := range all {
-		if p.JoinedTo == t.ID {
-			out = append(out, p)
+		if p.JoinedTo != "" {
+			if byFirst == nil {
+				byFirst = map[string][]api.Task{}
+			}
+			byFirst[p.JoinedTo] = append(byFirst[p.JoinedTo], p)
 		}
 	}
-	return out
+	return func(t api.Task) []api.Task { return byFirst[t.ID] }
 }
 
 // slotVolumes are the emptyDir volumes of t's slot, as the newest spec

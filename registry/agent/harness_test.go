@@ -29,17 +29,7 @@ import (
 // prefix, so tests stay independent.
 var etcdServer *etcdtest.Server
 
-func TestMain(m *testing.M) {
-	srv, err := etcdtest.New("")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start embedded etcd:", err)
-		os.Exit(1)
-	}
-	etcdServer = srv
-	code := m.Run()
-	srv.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m, &etcdServer)) }
 
 // testClient returns a client of the package's embedded etcd.
 func testClient(tb testing.TB) *clientv3.Client {

@@ -227,11 +227,12 @@ func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st ap
 		record.status = &st
 		return nil
 	}
+	partsOf := rm.partsIndex(st.ID)
 	if prev := record.status; record.reported && !empty && prev != nil && api.SameStatus(*prev, st) &&
-		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && sameTasks(record.reportedTasks, active, rm.partsOf) {
+		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && sameTasks(record.reportedTasks, active, partsOf) {
 		return nil
 	}
-	r := nodeReport(node.Name, st, active, rm.partsOf, blocked, slots)
+	r := nodeReport(node.Name, st, active, partsOf, blocked, slots)
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
 	if empty {
@@ -274,7 +275,7 @@ func (rm *Agent) claimSlots(ctx context.Context, id string, record *controllerSt
 		st = *record.status
 	}
 	slots := runSlots(assigned, active)
-	r := nodeReport(rm.opts.Node.Name, st, active, rm.partsOf, record.reportedBlocked, slots)
+	r := nodeReport(rm.opts.Node.Name, st, active, rm.partsIndex(id), record.reportedBlocked, slots)
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
 	if err := rm.store.PutReport(ctx, r, rm.opts.Node.Lease, cmps); err != nil {

@@ -42,6 +42,9 @@ type grouping struct {
 // task of that template must have. A task of a template it does not know
 // must have the parts it has.
 func groupTasks(tasks []api.Task, templates map[string]*api.TaskTemplate, now time.Time) grouping {
+	if !anyGroup(tasks, templates) {
+		return grouping{firsts: tasks} // every task is one container: nothing to sort
+	}
 	var g grouping
 	parts := map[string][]api.Task{}
 	for _, t := range tasks {
@@ -79,6 +82,17 @@ func groupTasks(tasks []api.Task, templates map[string]*api.TaskTemplate, now ti
 	}
 	slices.SortFunc(g.orphans, func(a, b api.Task) int { return strings.Compare(a.Name, b.Name) })
 	return g
+}
+
+// anyGroup reports whether a container joined another's network or a
+// template has several containers: only then are there tasks to sort.
+func anyGroup(tasks []api.Task, templates map[string]*api.TaskTemplate) bool {
+	for _, tmpl := range templates {
+		if len(tmpl.DesiredState.Manifest.Containers) > 1 {
+			return true
+		}
+	}
+	return slices.ContainsFunc(tasks, func(t api.Task) bool { return t.JoinedTo != "" })
 }
 
 // taskState is first with the state of its whole task, from its parts:
