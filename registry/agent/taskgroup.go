@@ -88,7 +88,7 @@ func groupTasks(tasks []api.Task, templates map[string]*api.TaskTemplate, now ti
 // template has several containers: only then are there tasks to sort.
 func anyGroup(tasks []api.Task, templates map[string]*api.TaskTemplate) bool {
 	for _, tmpl := range templates {
-		if len(tmpl.DesiredState.Manifest.Containers) > 1 {
+		if tmpl != nil && len(tmpl.DesiredState.Manifest.Containers) > 1 {
 			return true
 		}
 	}
