@@ -128,7 +128,7 @@ func TestTwoManagersNeverExceedTheDesiredCount(t *testing.T) {
 
 	limit.Store(6)
 	a.rcctl(t, controllerJSON(t, id, image, 6, labels), "apply", "-f", "-")
-	waitForReplicas(t, cli, id, 6)
+	waitForHealthy(t, cli, id, 6)
 	a.rcctl(t, "", "scale", id, "--replicas", "3")
 	waitForReplicas(t, cli, id, 3)
 	limit.Store(8)

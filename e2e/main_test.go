@@ -282,6 +282,19 @@ func containers(t *testing.T, cli *client.Client, id string) map[string]containe
 // containers <id>-1 .. <id>-n and nothing else.
 func waitForReplicas(t *testing.T, cli *client.Client, id string, n int) map[string]container.Summary {
 	t.Helper()
+	return waitForSlots(t, cli, id, n, false)
+}
+
+// waitForHealthy is waitForReplicas that also waits for every container's
+// health check to pass. A scale-down takes the replicas that are not ready
+// first, so a test that expects it to keep slots 1..n waits for this.
+func waitForHealthy(t *testing.T, cli *client.Client, id string, n int) map[string]container.Summary {
+	t.Helper()
+	return waitForSlots(t, cli, id, n, true)
+}
+
+func waitForSlots(t *testing.T, cli *client.Client, id string, n int, healthy bool) map[string]container.Summary {
+	t.Helper()
 	want := make([]string, n)
 	for i := range n {
 		want[i] = fmt.Sprintf("%s-%d", id, i+1)
@@ -294,6 +307,9 @@ func waitForReplicas(t *testing.T, cli *client.Client, id string, n int) map[str
 		for name, c := range got {
 			if c.State != "running" {
 				return fmt.Errorf("%s is %s", name, c.State)
+			}
+			if healthy && !strings.Contains(c.Status, "(healthy)") {
+				return fmt.Errorf("%s is %q, not healthy yet", name, c.Status)
 			}
 			names = append(names, name)
 		}

@@ -134,6 +134,13 @@ func TestTwoRegistriesShareOneDockerHost(t *testing.T) {
 		t.Errorf("first registry's containers after the second's delete: %v", err)
 	}
 
+	// a scale-down takes a replica that is not ready first: both are, here
+	waitForStatus(t, first, id, func(st *api.ReplicationControllerStatus) error {
+		if st.ReadyReplicas != 2 {
+			return fmt.Errorf("first registry: %d ready, want 2", st.ReadyReplicas)
+		}
+		return nil
+	})
 	first.rcctl(t, "", "scale", id, "--replicas", "1")
 	after := waitForNames(t, cli, ofFirst, id+"-1")
 	if after[id+"-1"].ID != before[id+"-1"].ID {

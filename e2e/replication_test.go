@@ -28,7 +28,7 @@ func TestScaleUpAndDownKeepsExactContainers(t *testing.T) {
 	waitForReplicas(t, cli, id, 0)
 	for _, n := range []int{3, 5, 1, 0} {
 		d.rcctl(t, "", "scale", id, "--replicas", fmt.Sprint(n))
-		got := waitForReplicas(t, cli, id, n)
+		got := waitForHealthy(t, cli, id, n)
 		for name, c := range got {
 			for k, v := range labels {
 				if c.Labels[k] != v {
