@@ -116,6 +116,24 @@ func BenchmarkDecide(b *testing.B) {
 			}
 		})
 	}
+	// a new controller whose tasks reserve memory and CPU, over nodes of
+	// uneven load, as the nodes part of rm-bench places them
+	loaded := make([]decide.Node, len(nodes))
+	for i := range loaded {
+		loaded[i] = decide.Node{Name: nodes[i].Name, Alive: true, Slots: (i * 37) % 1000,
+			Capacity: decide.Resources{Memory: 64 << 30, CPU: 64 * 1024}, Used: decide.Resources{Memory: int64(i) << 25, CPU: int64(i) * 32}}
+	}
+	c := decide.Controller{ID: "web", Replicas: 10, Revision: 2, Hash: "h", Unavailable: 1, AvailableAfter: 5 * time.Second,
+		Reserve: decide.Resources{Memory: 32 << 20, CPU: 32}}
+	b.Run("new-reserving/replicas=10", func(b *testing.B) {
+		in := decide.Input{Controller: c, Nodes: loaded, Now: now}
+		b.ReportAllocs()
+		for b.Loop() {
+			if r := decide.Decide(in); len(r.Changes) != 10 {
+				b.Fatalf("%d changes, want 10", len(r.Changes))
+			}
+		}
+	})
 }
 
 // fakeWithContainers returns a fake holding controllers × replicas running

@@ -58,9 +58,10 @@ type decision struct {
 	held map[int]bool
 	// taken are the slots this decision took off a node that is not lost.
 	taken map[int]bool
-	// mine counts the controller's slots per node in next, and used what
-	// they reserve there, and ports the host ports they publish.
-	mine  map[string]int
+	// mine counts the controller's slots in next per node of the input,
+	// in its order, and used what they reserve there, and ports the host
+	// ports they publish.
+	mine  []int
 	used  map[string]Resources
 	ports map[string]map[string]bool
 	// looked are the nodes node has found, by name: the few the
@@ -76,7 +77,7 @@ func newDecision(in Input, r *Result) *decision {
 		in: &in, c: &in.Controller, r: r,
 		next: maps.Clone(in.Assigned),
 		live: make(map[int][]Container, len(in.Containers)), held: map[int]bool{}, taken: map[int]bool{},
-		mine: make(map[string]int, len(in.Assigned)), used: make(map[string]Resources, len(in.Assigned)),
+		mine: make([]int, len(in.Nodes)), used: make(map[string]Resources, len(in.Assigned)),
 		ports: map[string]map[string]bool{}, looked: make(map[string]*Node, len(in.Assigned)),
 	}
 	if d.next == nil {
@@ -236,7 +237,11 @@ func (d *decision) set(slot int, a *Assignment) {
 
 // count adds n of the controller's slots to node.
 func (d *decision) count(node string, n int) {
-	d.mine[node] += n
+	mine := 0
+	if i, ok := FindNode(d.in.Nodes, node); ok {
+		d.mine[i] += n
+		mine = d.mine[i]
+	}
 	u := d.used[node]
 	u.Memory += int64(n) * d.c.Reserve.Memory
 	u.CPU += int64(n) * d.c.Reserve.CPU
@@ -248,7 +253,7 @@ func (d *decision) count(node string, n int) {
 		d.ports[node] = map[string]bool{}
 	}
 	for _, p := range d.c.Ports {
-		d.ports[node][p] = d.mine[node] > 0
+		d.ports[node][p] = mine > 0
 	}
 }
 
@@ -567,13 +572,14 @@ func (d *decision) pick(slot int) string {
 	blocked := d.in.Blocked[slot]
 	for i := range d.in.Nodes {
 		n := &d.in.Nodes[i]
-		if blocked[n.Name] || !d.fits(n) {
+		mine := d.mine[i]
+		better := best == "" || mine < bestMine || mine == bestMine && n.Slots+mine < bestSlots
+		// whether it fits is asked only of a node that would win: over
+		// nodes in random order of load, a few of a hundred
+		if !better || blocked[n.Name] || !d.fits(n) {
 			continue
 		}
-		mine := d.mine[n.Name]
-		if best == "" || mine < bestMine || mine == bestMine && n.Slots+mine < bestSlots {
-			best, bestMine, bestSlots = n.Name, mine, n.Slots+mine
-		}
+		best, bestMine, bestSlots = n.Name, mine, n.Slots+mine
 	}
 	return best
 }
