@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -41,8 +42,8 @@ const (
 type BatchedWrite struct {
 	w LeaderWrite
 	// cas holds the assignment changes (nil: none); extra the rest.
-	cas   *clientv3.Op
-	extra []clientv3.Op
+	cas   *pb.RequestOp
+	extra []*pb.RequestOp
 	// bytes are the keys and values it puts.
 	bytes int
 	Err   error
@@ -117,7 +118,7 @@ func (s *Store) RunBatches(ctx context.Context, guard []clientv3.Cmp, writes <-c
 // commitBatchOf writes batch in one guarded transaction.
 func (s *Store) commitBatchOf(ctx context.Context, guard []clientv3.Cmp, batch []*BatchedWrite) []BatchResult {
 	results := make([]BatchResult, len(batch))
-	var then []clientv3.Op
+	var then []*pb.RequestOp
 	casAt := make([]int, len(batch)) // index of each write's assignment transaction in then; -1: none
 	for i, bw := range batch {
 		casAt[i] = -1
@@ -127,14 +128,14 @@ func (s *Store) commitBatchOf(ctx context.Context, guard []clientv3.Cmp, batch [
 		}
 		if bw.cas != nil {
 			casAt[i] = len(then)
-			then = append(then, *bw.cas)
+			then = append(then, bw.cas)
 		}
 		then = append(then, bw.extra...)
 	}
 	if len(then) == 0 {
 		return results
 	}
-	resp, err := s.client.Txn(ctx).If(guard...).Then(then...).Commit()
+	resp, err := s.commitTxn(ctx, &pb.TxnRequest{Compare: compares(guard), Success: then})
 	for i := range batch {
 		switch {
 		case results[i].Err != nil:

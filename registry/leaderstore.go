@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"strconv"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -94,7 +95,7 @@ func (s *Store) CommitLeader(ctx context.Context, guard []clientv3.Cmp, w Leader
 // leaderOps returns w as operations: its assignment changes as one
 // transaction comparing what they replace (nil for none), and the rest;
 // and the bytes of the keys and values they put.
-func (s *Store) leaderOps(w LeaderWrite) (*clientv3.Op, []clientv3.Op, int, error) {
+func (s *Store) leaderOps(w LeaderWrite) (*pb.RequestOp, []*pb.RequestOp, int, error) {
 	extra, size, err := s.extraOps(w)
 	if err != nil || len(w.Changes) == 0 {
 		return nil, extra, size, err
@@ -103,15 +104,14 @@ func (s *Store) leaderOps(w LeaderWrite) (*clientv3.Op, []clientv3.Op, int, erro
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	cas := clientv3.OpTxn(cmps, ops, nil)
-	return &cas, extra, size + n, nil
+	return txnOp(cmps, ops...), extra, size + n, nil
 }
 
 // extraOps are w's writes besides the assignments: its status, its
 // history record, the records it prunes, or the removal of all; and the
 // bytes they put.
-func (s *Store) extraOps(w LeaderWrite) ([]clientv3.Op, int, error) {
-	var extra []clientv3.Op
+func (s *Store) extraOps(w LeaderWrite) ([]*pb.RequestOp, int, error) {
+	var extra []*pb.RequestOp
 	size := 0
 	if w.Status != nil {
 		key := s.StatusKey(w.ID)
@@ -119,7 +119,7 @@ func (s *Store) extraOps(w LeaderWrite) ([]clientv3.Op, int, error) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("put %s: %w", key, err)
 		}
-		extra = append(extra, clientv3.OpPut(key, string(data)))
+		extra = append(extra, putOp(key, data))
 		size += len(key) + len(data)
 	}
 	if r := w.Revision; r != nil {
@@ -128,33 +128,31 @@ func (s *Store) extraOps(w LeaderWrite) ([]clientv3.Op, int, error) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("put %s: %w", key, err)
 		}
-		extra = append(extra, clientv3.OpTxn(
-			[]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)},
-			[]clientv3.Op{clientv3.OpPut(key, string(data))}, nil))
+		extra = append(extra, txnOp([]*pb.Compare{absent(key)}, putOp(key, data)))
 		size += 2*len(key) + len(data)
 	}
 	for _, rev := range w.Prune {
-		extra = append(extra, clientv3.OpDelete(s.HistoryPrefix(w.ID)+strconv.FormatInt(rev, 10)))
+		extra = append(extra, deleteOp(s.HistoryPrefix(w.ID)+strconv.FormatInt(rev, 10)))
 	}
 	if w.Forget {
-		extra = append(extra, clientv3.OpDelete(s.StatusKey(w.ID)), clientv3.OpDelete(s.HistoryPrefix(w.ID), clientv3.WithPrefix()))
+		extra = append(extra, deleteOp(s.StatusKey(w.ID)), deletePrefixOp(s.HistoryPrefix(w.ID)))
 	}
 	return extra, size, nil
 }
 
 // assignmentOps are the comparisons and writes of changes, and the bytes
 // they put; it sets each change's Data.
-func (s *Store) assignmentOps(changes []AssignChange) ([]clientv3.Cmp, []clientv3.Op, int, error) {
-	cmps := make([]clientv3.Cmp, 0, len(changes))
-	ops := make([]clientv3.Op, 0, len(changes))
+func (s *Store) assignmentOps(changes []AssignChange) ([]*pb.Compare, []*pb.RequestOp, int, error) {
+	cmps := make([]*pb.Compare, 0, len(changes))
+	ops := make([]*pb.RequestOp, 0, len(changes))
 	size := 0
 	for i := range changes {
 		c := &changes[i]
 		key := s.AssignmentKey(c.ID, c.Slot)
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", c.OldRev))
+		cmps = append(cmps, modRevisionIs(key, c.OldRev))
 		size += len(key)
 		if c.Next == nil {
-			ops = append(ops, clientv3.OpDelete(key))
+			ops = append(ops, deleteOp(key))
 			continue
 		}
 		data, err := json.Marshal(c.Next)
@@ -162,7 +160,7 @@ func (s *Store) assignmentOps(changes []AssignChange) ([]clientv3.Cmp, []clientv
 			return nil, nil, 0, fmt.Errorf("put %s: %w", key, err)
 		}
 		c.Data = data
-		ops = append(ops, clientv3.OpPut(key, string(data)))
+		ops = append(ops, putOp(key, data))
 		size += len(key) + len(data)
 	}
 	return cmps, ops, size, nil
