@@ -64,9 +64,10 @@ type decision struct {
 	mine  []int
 	used  map[string]Resources
 	ports map[string]map[string]bool
-	// looked are the nodes node has found, by name: the few the
+	// looked are where nodeAt has found nodes in the input, by name (-1:
+	// not there): the few the
 	// controller's slots are on, asked for again and again.
-	looked map[string]*Node
+	looked map[string]int
 }
 
 func newDecision(in Input, r *Result) *decision {
@@ -78,7 +79,7 @@ func newDecision(in Input, r *Result) *decision {
 		next: maps.Clone(in.Assigned),
 		live: make(map[int][]Container, len(in.Containers)), held: map[int]bool{}, taken: map[int]bool{},
 		mine: make([]int, len(in.Nodes)), used: make(map[string]Resources, len(in.Assigned)),
-		ports: map[string]map[string]bool{}, looked: make(map[string]*Node, len(in.Assigned)),
+		ports: map[string]map[string]bool{}, looked: make(map[string]int, len(in.Assigned)),
 	}
 	if d.next == nil {
 		d.next = map[int]Assignment{}
@@ -159,15 +160,24 @@ func FindNode(nodes []Node, name string) (int, bool) {
 // node returns the node of that name; nil for one the input does not
 // hold.
 func (d *decision) node(name string) *Node {
-	if n, ok := d.looked[name]; ok {
-		return n
+	if i := d.nodeAt(name); i >= 0 {
+		return &d.in.Nodes[i]
 	}
-	var n *Node
-	if i, ok := FindNode(d.in.Nodes, name); ok {
-		n = &d.in.Nodes[i]
+	return nil
+}
+
+// nodeAt returns where the node of that name is in the input; -1 for one
+// it does not hold.
+func (d *decision) nodeAt(name string) int {
+	if i, ok := d.looked[name]; ok {
+		return i
 	}
-	d.looked[name] = n
-	return n
+	i, ok := FindNode(d.in.Nodes, name)
+	if !ok {
+		i = -1
+	}
+	d.looked[name] = i
+	return i
 }
 
 // alive reports whether node is registered.
@@ -238,7 +248,7 @@ func (d *decision) set(slot int, a *Assignment) {
 // count adds n of the controller's slots to node.
 func (d *decision) count(node string, n int) {
 	mine := 0
-	if i, ok := FindNode(d.in.Nodes, node); ok {
+	if i := d.nodeAt(node); i >= 0 {
 		d.mine[i] += n
 		mine = d.mine[i]
 	}
