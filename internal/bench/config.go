@@ -64,6 +64,7 @@ type Config struct {
 const (
 	PartConvergence  = "convergence"
 	PartTasks        = "tasks"
+	PartHealth       = "health"
 	PartReplacement  = "replacement"
 	PartEndToEnd     = "e2e"
 	PartRollout      = "rollout"
@@ -75,10 +76,10 @@ const (
 
 // Parts are the parts of a run in the order it measures them (the
 // missing-image window runs alongside the last three).
-var Parts = []string{PartConvergence, PartTasks, PartReplacement, PartEndToEnd, PartRollout, PartMissingImage, PartScale, PartNodes, PartGoBench}
+var Parts = []string{PartConvergence, PartTasks, PartHealth, PartReplacement, PartEndToEnd, PartRollout, PartMissingImage, PartScale, PartNodes, PartGoBench}
 
 // dockerParts are the parts that need the Docker Engine.
-var dockerParts = []string{PartConvergence, PartTasks, PartReplacement, PartEndToEnd, PartRollout, PartMissingImage}
+var dockerParts = []string{PartConvergence, PartTasks, PartHealth, PartReplacement, PartEndToEnd, PartRollout, PartMissingImage}
 
 // runs reports whether the run measures part: --only names it (or is
 // empty) and no skip flag leaves it out.
@@ -160,7 +161,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.NodesSyncPeriod, "nodes-sync-period", c.NodesSyncPeriod, "the scheduler's SyncPeriod in the nodes part: every period it runs a full pass")
 	fs.IntVar(&c.NodesPeriods, "nodes-periods", c.NodesPeriods, "sync periods over which the nodes part counts the assignment writes of the steady state")
 	fs.BoolVar(&c.NodesReports, "nodes-reports", c.NodesReports, "the nodes part's simulated nodes write the reports a node's manager writes (slots, a running container each); false registers them only")
-	fs.BoolVar(&c.SkipDocker, "skip-docker", c.SkipDocker, "skip the parts that need Docker (convergence, tasks, replacement, end to end, rolling updates, missing image, Swarm)")
+	fs.BoolVar(&c.SkipDocker, "skip-docker", c.SkipDocker, "skip the parts that need Docker (convergence, tasks, health-checked image, replacement, end to end, rolling updates, missing image, Swarm)")
 	fs.BoolVar(&c.SkipRollout, "skip-rollout", c.SkipRollout, "skip the rolling updates on Docker (the control plane's mass rollout runs with --scale-rollout-controllers)")
 	fs.StringSliceVar(&c.Only, "only", c.Only, "measure only these parts ("+strings.Join(Parts, ", ")+"); the skip flags still apply")
 	fs.BoolVar(&c.SkipScale, "skip-scale", c.SkipScale, "skip the control-plane parts (scale: one host, leader and node, on the in-memory fake; nodes: the scheduler over simulated nodes)")

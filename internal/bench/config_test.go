@@ -43,8 +43,9 @@ func TestOnlyAndTheSkipFlagsTogether(t *testing.T) {
 		{"only the control plane", []string{PartScale}, func(*Config) {}, []string{PartScale}, false},
 		{"only the scheduler over nodes", []string{PartNodes}, func(*Config) {}, []string{PartNodes}, false},
 		{"--skip-scale skips the scheduler over nodes too", nil, func(c *Config) { c.SkipScale = true },
-			[]string{PartConvergence, PartTasks, PartReplacement, PartEndToEnd, PartRollout, PartMissingImage, PartGoBench}, true},
+			[]string{PartConvergence, PartTasks, PartHealth, PartReplacement, PartEndToEnd, PartRollout, PartMissingImage, PartGoBench}, true},
 		{"only the tasks", []string{PartTasks}, func(*Config) {}, []string{PartTasks}, true},
+		{"only the health-checked image", []string{PartHealth}, func(*Config) {}, []string{PartHealth}, true},
 		{"a skip flag still applies", []string{PartRollout, PartScale}, func(c *Config) { c.SkipRollout = true }, []string{PartScale}, false},
 		{"--skip-docker skips the rolling updates", nil, func(c *Config) { c.SkipDocker = true }, []string{PartScale, PartNodes, PartGoBench}, false},
 	}

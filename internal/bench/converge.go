@@ -4,11 +4,16 @@ package bench
 // engine driven directly (N parallel create+start, N parallel rm -f), and
 // by Swarm where it runs, alternated over rounds so that each system goes
 // first in turn and drift in the engine's speed hits all of them alike.
-// The manager's side of a round is in converge_manager.go.
+// The manager's side of a round is in converge_manager.go. The rounds
+// (convergeRounds, convergeRound) and raw Docker's side (rawSystem) serve
+// the tasks and health parts too.
 
 import (
 	"context"
 	"fmt"
+	"sync"
+
+	"github.com/docker/docker/api/types/events"
 )
 
 // system is one way of running N containers of the image.
@@ -30,37 +35,61 @@ type system struct {
 	// times of the k-th start of each round's 0→N.
 	upTimes, downTimes *Durations
 	curves             *[]Durations
+	// healthyTimes, when not nil, receives per round how long from the
+	// same start until the last container's health_status: healthy event;
+	// the round's N→0 waits for it.
+	healthyTimes *Durations
+}
+
+// healthyAction is the event of a container whose health check passed.
+const healthyAction = string(events.ActionHealthStatusHealthy)
+
+// into sets where s's samples go and returns s.
+func (s *system) into(upTimes, downTimes *Durations, curves *[]Durations) *system {
+	s.upTimes, s.downTimes, s.curves = upTimes, downTimes, curves
+	return s
 }
 
 // measureConvergence runs the rounds and fills in res.
 func (e *dockerEnv) measureConvergence(ctx context.Context, cfg Config, res *DockerResults) error {
 	manager := e.newManagerRounds(res, cfg.ProvenTemplate)
 	systems := e.convergenceSystems(manager, res)
-	callsBefore, err := e.dockerCalls(ctx)
-	if err != nil {
-		return err
-	}
-	n := cfg.Replicas
-	for round := range cfg.Rounds {
-		for k := range systems {
-			if err := e.convergeRound(ctx, systems[(round+k)%len(systems)], round, cfg.Rounds, n, n); err != nil {
-				return err
-			}
-		}
-	}
-	callsAfter, err := e.dockerCalls(ctx)
+	calls, err := e.convergeRounds(ctx, systems, cfg.Rounds, cfg.Replicas, cfg.Replicas)
 	if err != nil {
 		return err
 	}
 	// the proven-template scales are extra 0→N→0s: they are left out of
 	// the calls of a round
 	res.ManagerDockerCalls = make(map[string]float64)
-	for op, v := range callsAfter {
-		if d := (v - callsBefore[op] - manager.provenCalls[op]) / float64(cfg.Rounds); d > 0 {
+	for op, v := range calls {
+		if d := v - manager.provenCalls[op]/float64(cfg.Rounds); d > 0 {
 			res.ManagerDockerCalls[op] = d
 		}
 	}
 	return nil
+}
+
+// convergeRounds runs rounds rounds of systems, each round starting with
+// the next system, so that each goes first in turn: a convergeRound of n
+// replicas (of containers containers in all) each. It returns the
+// daemon's task-control calls per round.
+func (e *dockerEnv) convergeRounds(ctx context.Context, systems []*system, rounds, n, containers int) (map[string]float64, error) {
+	before, err := e.dockerCalls(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for round := range rounds {
+		for k := range systems {
+			if err := e.convergeRound(ctx, systems[(round+k)%len(systems)], round, rounds, n, containers); err != nil {
+				return nil, err
+			}
+		}
+	}
+	after, err := e.dockerCalls(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return callsPerRound(before, after, rounds), nil
 }
 
 // convergeRound times one round of system s: its 0→n until containers
@@ -69,19 +98,28 @@ func (e *dockerEnv) measureConvergence(ctx context.Context, cfg Config, res *Doc
 // the system's containers to be gone and runs s.after.
 func (e *dockerEnv) convergeRound(ctx context.Context, s *system, round, rounds, n, containers int) error {
 	match := s.match(round)
-	curve, err := e.timeCurve(ctx, func() error { return s.up(ctx, round, n) }, "start", containers, match)
+	actions := []string{"start"}
+	if s.healthyTimes != nil {
+		actions = append(actions, healthyAction)
+	}
+	curves, err := e.timeCurves(ctx, func() error { return s.up(ctx, round, n) }, containers, match, actions...)
 	if err != nil {
 		return fmt.Errorf("convergence round %d: %s 0→%d: %w", round+1, s.name, n, err)
 	}
-	up := curve[containers-1]
-	*s.curves = append(*s.curves, curve)
+	up := curves[0][containers-1]
+	*s.curves = append(*s.curves, curves[0])
 	down, err := e.timeChange(ctx, func() error { return s.down(ctx, round) }, "destroy", containers, match)
 	if err != nil {
 		return fmt.Errorf("convergence round %d: %s %d→0: %w", round+1, s.name, n, err)
 	}
 	*s.upTimes = append(*s.upTimes, up)
 	*s.downTimes = append(*s.downTimes, down)
-	fmt.Fprintf(e.progress, "convergence round %d/%d: %-7s 0→%d %s, %d→0 %s\n", round+1, rounds, s.name, n, fmtDuration(up), n, fmtDuration(down))
+	healthy := ""
+	if s.healthyTimes != nil {
+		*s.healthyTimes = append(*s.healthyTimes, curves[1][containers-1])
+		healthy = " (healthy " + fmtDuration(curves[1][containers-1]) + ")"
+	}
+	fmt.Fprintf(e.progress, "convergence round %d/%d: %-7s 0→%d %s%s, %d→0 %s\n", round+1, rounds, s.name, n, fmtDuration(up), healthy, n, fmtDuration(down))
 	if err := e.settle(ctx, s.labels); err != nil {
 		return err
 	}
@@ -105,32 +143,10 @@ func (e *dockerEnv) dockerCalls(ctx context.Context) (map[string]float64, error)
 // convergenceSystems returns the manager, raw Docker and, where it runs,
 // Swarm.
 func (e *dockerEnv) convergenceSystems(m *managerRounds, res *DockerResults) []*system {
-	var rawIDs []string
-	raw := &system{
-		name: "raw",
-		up: func(ctx context.Context, _, n int) error {
-			rawIDs = make([]string, n)
-			errs := make([]error, n)
-			done := make(chan struct{})
-			for i := range n {
-				go func() {
-					rawIDs[i], errs[i] = runContainer(ctx, e.cli, e.image, fmt.Sprintf("rmbench-%s-raw-%d", e.runID, i+1), e.runLabels("raw"))
-					done <- struct{}{}
-				}()
-			}
-			for range n {
-				<-done
-			}
-			return joinErrs(errs)
-		},
-		down:      func(ctx context.Context, _ int) error { return removeContainers(ctx, e.cli, rawIDs) },
-		match:     func(int) func(dockerEvent) bool { return labelled(systemLabel, "raw") },
-		labels:    e.runLabels("raw"),
-		upTimes:   &res.RawUp,
-		downTimes: &res.RawDown,
-		curves:    &res.RawCurves,
+	systems := []*system{
+		m.system().into(&res.ManagerUp, &res.ManagerDown, &res.ManagerCurves),
+		e.rawSystem("raw", "raw", e.image).into(&res.RawUp, &res.RawDown, &res.RawCurves),
 	}
-	systems := []*system{m.system(), raw}
 
 	if e.swarmUnavailable == "" {
 		var serviceID string
@@ -154,4 +170,29 @@ func (e *dockerEnv) convergenceSystems(m *managerRounds, res *DockerResults) []*
 		})
 	}
 	return systems
+}
+
+// rawSystem is the engine driven directly: n parallel docker run -d of
+// image (create+start, rmbench-<run>-<label>-<k>) with the system label
+// label, and n parallel rm -f. Its samples go where into says.
+func (e *dockerEnv) rawSystem(name, label, image string) *system {
+	var ids []string
+	return &system{
+		name: name,
+		up: func(ctx context.Context, _, n int) error {
+			ids = make([]string, n)
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					ids[i], errs[i] = runContainer(ctx, e.cli, image, fmt.Sprintf("rmbench-%s-%s-%d", e.runID, label, i+1), e.runLabels(label))
+				})
+			}
+			wg.Wait()
+			return joinErrs(errs)
+		},
+		down:   func(ctx context.Context, _ int) error { return removeContainers(ctx, e.cli, ids) },
+		match:  func(int) func(dockerEvent) bool { return labelled(systemLabel, label) },
+		labels: e.runLabels(label),
+	}
 }

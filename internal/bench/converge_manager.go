@@ -7,7 +7,9 @@ package bench
 // round's N→0 scales that controller to 0. With --proven-template the
 // same controller is then scaled 0→N→0 once more, now that the daemon
 // has created its containers: the proven-template figure, without a
-// target. The controller is deleted at the end of its round.
+// target. The controller is deleted at the end of its round. The health
+// part drives the manager the same way, with an image of its own and no
+// proven-template scale.
 
 import (
 	"context"
@@ -18,7 +20,13 @@ import (
 
 // managerRounds is the manager as a convergence system.
 type managerRounds struct {
-	e      *dockerEnv
+	e *dockerEnv
+	// name is the system's, in the progress lines; label is its
+	// containers' system label; idPart names its controllers
+	// (rmbench-<run>-<idPart>-<round>), of image.
+	name, label, idPart, image string
+	// res receives the proven-template scales, which only the
+	// convergence part times (proven).
 	res    *DockerResults
 	proven bool
 	// hashes are the template hashes applied so far: each round's must
@@ -29,34 +37,44 @@ type managerRounds struct {
 	provenCalls map[string]float64
 }
 
+// newManagerRounds returns the manager of the convergence part, which
+// times the proven-template scales into res when proven.
 func (e *dockerEnv) newManagerRounds(res *DockerResults, proven bool) *managerRounds {
-	return &managerRounds{e: e, res: res, proven: proven, hashes: make(map[string]bool), provenCalls: make(map[string]float64)}
+	m := e.newControllerRounds("manager", "manager", "conv", e.image)
+	m.res, m.proven = res, proven
+	return m
+}
+
+// newControllerRounds returns the manager given a new controller of image
+// each round, named name, its containers labelled label, its controllers
+// rmbench-<run>-<idPart>-<round>.
+func (e *dockerEnv) newControllerRounds(name, label, idPart, image string) *managerRounds {
+	return &managerRounds{e: e, name: name, label: label, idPart: idPart, image: image,
+		hashes: make(map[string]bool), provenCalls: make(map[string]float64)}
 }
 
 // id is the controller of a round.
 func (m *managerRounds) id(round int) string {
-	return fmt.Sprintf("rmbench-%s-conv-%d", m.e.runID, round+1)
+	return fmt.Sprintf("rmbench-%s-%s-%d", m.e.runID, m.idPart, round+1)
 }
 
-// system returns the manager as the convergence loop drives it.
+// system returns the manager as the convergence loop drives it; its
+// samples go where into says.
 func (m *managerRounds) system() *system {
 	return &system{
-		name:      "manager",
-		up:        m.apply,
-		down:      func(ctx context.Context, round int) error { return setReplicas(ctx, m.e.daemon.store, m.id(round), 0) },
-		match:     func(round int) func(dockerEvent) bool { return labelled(api.LabelController, m.id(round)) },
-		after:     m.after,
-		labels:    m.e.runLabels("manager"),
-		upTimes:   &m.res.ManagerUp,
-		downTimes: &m.res.ManagerDown,
-		curves:    &m.res.ManagerCurves,
+		name:   m.name,
+		up:     m.apply,
+		down:   func(ctx context.Context, round int) error { return setReplicas(ctx, m.e.daemon.store, m.id(round), 0) },
+		match:  func(round int) func(dockerEvent) bool { return labelled(api.LabelController, m.id(round)) },
+		after:  m.after,
+		labels: m.e.runLabels(m.label),
 	}
 }
 
 // apply writes the round's new controller with n replicas, as
 // `rcctl apply` of a new controller does (Store.CreateController).
 func (m *managerRounds) apply(ctx context.Context, round, n int) error {
-	rc := newController(m.id(round), m.e.image, n, m.e.runLabels("manager"))
+	rc := newController(m.id(round), m.image, n, m.e.runLabels(m.label))
 	hash := api.TemplateHash(&rc.DesiredState.TaskTemplate)
 	if m.hashes[hash] {
 		return fmt.Errorf("controller %s: template %s was applied in an earlier round, so this would not be a first apply", rc.ID, hash)
@@ -101,7 +119,7 @@ func (m *managerRounds) scaleProven(ctx context.Context, id string, n int) error
 	fmt.Fprintf(m.e.progress, "  manager, proven template: 0→%d %s, %d→0 %s\n", n, fmtDuration(curve[n-1]), n, fmtDuration(down))
 	// after the settle, so that the calls the scale's events cause are
 	// its own
-	if err := m.e.settle(ctx, m.e.runLabels("manager")); err != nil {
+	if err := m.e.settle(ctx, m.e.runLabels(m.label)); err != nil {
 		return err
 	}
 	after, err := m.e.dockerCalls(ctx)

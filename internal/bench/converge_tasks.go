@@ -38,17 +38,8 @@ type TaskConvergenceResult struct {
 	// out on both sides, as the image's is).
 	HealthCheck bool `json:"healthCheck"`
 
-	ManagerUp   Durations `json:"managerUpMs"`
-	ManagerDown Durations `json:"managerDownMs"`
-	RawUp       Durations `json:"rawUpMs"`
-	RawDown     Durations `json:"rawDownMs"`
-	// The curves are, per round, when the k-th container of the 0→N
-	// started, k = 1..Replicas×Containers.
-	ManagerCurves []Durations `json:"managerCurvesMs"`
-	RawCurves     []Durations `json:"rawCurvesMs"`
-	// ManagerDockerCalls are the daemon's task-control calls per round
-	// (one 0→N and one N→0 of a new controller, and its deletion).
-	ManagerDockerCalls map[string]float64 `json:"managerDockerCallsPerRound,omitempty"`
+	// The curves have Replicas×Containers points.
+	ManagerVersusRaw
 }
 
 // taskShape describes the tasks of the part.
@@ -81,22 +72,11 @@ func (e *dockerEnv) measureTaskConvergence(ctx context.Context, cfg Config, res 
 	manager, raw := e.taskManagerSystem(tr), e.taskRawSystem(tr, m)
 	systems := []*system{manager, raw}
 	fmt.Fprintf(e.progress, "tasks: 0→%d of tasks of %d containers, manager and raw Docker, %d rounds\n", n, tr.Containers, cfg.Rounds)
-	before, err := e.dockerCalls(ctx)
+	calls, err := e.convergeRounds(ctx, systems, cfg.Rounds, n, n*tr.Containers)
 	if err != nil {
-		return err
+		return fmt.Errorf("tasks: %w", err)
 	}
-	for round := range cfg.Rounds {
-		for k := range systems {
-			if err := e.convergeRound(ctx, systems[(round+k)%len(systems)], round, cfg.Rounds, n, n*tr.Containers); err != nil {
-				return fmt.Errorf("tasks: %w", err)
-			}
-		}
-	}
-	after, err := e.dockerCalls(ctx)
-	if err != nil {
-		return err
-	}
-	tr.ManagerDockerCalls = callsPerRound(before, after, cfg.Rounds)
+	tr.ManagerDockerCalls = calls
 	return nil
 }
 

@@ -34,15 +34,29 @@ func newDockerClient(ctx context.Context) (*client.Client, error) {
 	return cli, nil
 }
 
-// buildImage builds the demo task as tag without a HEALTHCHECK, so that a
+// buildImage builds the demo task as tag with the HEALTHCHECK arguments
+// healthcheck. Without any (""), the image has no HEALTHCHECK, so that a
 // container is ready as soon as it runs and no health probes load the
-// engine while it is measured.
-func buildImage(ctx context.Context, tag string) error {
-	cmd := exec.CommandContext(ctx, "bash", "scripts/build-image.sh", "--cmd", "demo-task", "--bin-name", "task", "--no-healthcheck", tag)
+// engine while it is measured: the image of every part but health.
+func buildImage(ctx context.Context, tag, healthcheck string) error {
+	cmd := exec.CommandContext(ctx, "bash", buildImageArgs(tag, healthcheck)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("build image %s: %w\n%s", tag, err, out)
 	}
 	return nil
+}
+
+// buildImageArgs are the arguments of bash that build the demo task as
+// tag with scripts/build-image.sh, with the HEALTHCHECK arguments
+// healthcheck, or none when it is empty.
+func buildImageArgs(tag, healthcheck string) []string {
+	args := []string{"scripts/build-image.sh", "--cmd", "demo-task", "--bin-name", "task"}
+	if healthcheck == "" {
+		args = append(args, "--no-healthcheck")
+	} else {
+		args = append(args, "--healthcheck", healthcheck)
+	}
+	return append(args, tag)
 }
 
 func removeImage(ctx context.Context, cli *client.Client, tag string) error {

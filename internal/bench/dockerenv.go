@@ -29,9 +29,12 @@ type dockerEnv struct {
 	// rolloutImage is the second name of image the rolling updates
 	// switch to and back; teardown removes it once it is set.
 	rolloutImage string
-	tempDir      string
-	daemon       *daemon
-	progress     io.Writer
+	// healthImage is the demo task built with a HEALTHCHECK (part
+	// health); teardown removes it once it is set.
+	healthImage string
+	tempDir     string
+	daemon      *daemon
+	progress    io.Writer
 
 	swarm *swarmMode
 	// swarmUnavailable says why Swarm is not measured; empty when it is.
@@ -61,7 +64,7 @@ func setupDocker(ctx context.Context, cfg Config, runID, runDir string, machine 
 		return env, fmt.Errorf("temp dir: %w", err)
 	}
 	fmt.Fprintf(progress, "building image %s\n", env.image)
-	if err := buildImage(ctx, env.image); err != nil {
+	if err := buildImage(ctx, env.image, ""); err != nil {
 		return env, err
 	}
 	if env.rec, err = startRecorder(ctx, cli, runID, env.image); err != nil {
@@ -104,20 +107,34 @@ func (e *dockerEnv) timeChange(ctx context.Context, action func() error, eventAc
 // timeCurve is timeChange that returns when each of the n containers had
 // the event, in order: the k-th is how long until k of them had it.
 func (e *dockerEnv) timeCurve(ctx context.Context, action func() error, eventAction string, n int, match func(dockerEvent) bool) (Durations, error) {
+	curves, err := e.timeCurves(ctx, action, n, match, eventAction)
+	if err != nil {
+		return nil, err
+	}
+	return curves[0], nil
+}
+
+// timeCurves is timeCurve of several event actions from one start: it
+// returns once n containers have had each of them, the i-th curve that of
+// eventActions[i].
+func (e *dockerEnv) timeCurves(ctx context.Context, action func() error, n int, match func(dockerEvent) bool, eventActions ...string) ([]Durations, error) {
 	mark := e.rec.mark()
 	start := time.Now()
 	if err := action(); err != nil {
 		return nil, err
 	}
-	evs, err := e.rec.waitEvents(ctx, mark, eventAction, n, changeTimeout, match)
-	if err != nil {
-		return nil, err
+	curves := make([]Durations, len(eventActions))
+	for i, eventAction := range eventActions {
+		evs, err := e.rec.waitEvents(ctx, mark, eventAction, n, changeTimeout, match)
+		if err != nil {
+			return nil, err
+		}
+		curves[i] = make(Durations, n)
+		for k, ev := range evs {
+			curves[i][k] = ev.At.Sub(start)
+		}
 	}
-	curve := make(Durations, n)
-	for i, ev := range evs {
-		curve[i] = ev.At.Sub(start)
-	}
-	return curve, nil
+	return curves, nil
 }
 
 // settle waits until no container with labels is left, then a second
@@ -147,8 +164,9 @@ func (e *dockerEnv) settle(ctx context.Context, labels map[string]string) error 
 
 // teardown removes everything the run started: Swarm services (and the
 // swarm, if the run made it), the daemon, every container with the run's
-// label, every volume of the run (removeRunVolumes), the image and its second name, and the temporary directory. It
-// then checks that no container of the run is left.
+// label, every volume of the run (removeRunVolumes), the image, its second
+// name and the health-checked image, and the temporary directory. It then
+// checks that no container of the run is left.
 func (e *dockerEnv) teardown(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
@@ -172,7 +190,7 @@ func (e *dockerEnv) teardown(ctx context.Context) error {
 	if err := removeRunVolumes(ctx, e.cli, e.runID); err != nil {
 		errs = append(errs, err)
 	}
-	for _, img := range []string{e.rolloutImage, e.image} {
+	for _, img := range []string{e.rolloutImage, e.image, e.healthImage} {
 		if img == "" {
 			continue
 		}

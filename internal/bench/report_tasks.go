@@ -3,10 +3,7 @@ package bench
 // This file makes the rows of the tasks part: tasks of several containers,
 // 0→N and N→0 by the manager and by the engine driven directly.
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // targetTaskConvergenceRatio bounds a new controller's 0→N of tasks of
 // two containers over the same tasks made by plain Docker calls (issue
@@ -25,13 +22,11 @@ func taskConvergenceRows(t *TaskConvergenceResult) []Row {
 	up := fmt.Sprintf("0→%d tasks", t.Replicas)
 	down := fmt.Sprintf("%d→0 tasks", t.Replicas)
 	all := t.Replicas * t.Containers
-	r := ratio(t.ManagerUp.Median(), t.RawUp.Median())
 	return []Row{
 		{Part: part, Measure: "task: " + t.Shape, Result: health},
 		{Part: part, Measure: fmt.Sprintf("%s manager, new controller each round (spec write → all %d containers running)", up, all), Result: spread(t.ManagerUp)},
 		{Part: part, Measure: fmt.Sprintf("%s raw Docker (%d at once, each: volume create, docker run -d of the first, docker run -d --network container:<first> of the other; %d docker run -d in all)", up, t.Replicas, all), Result: spread(t.RawUp)},
-		{Part: part, Measure: up + " ratio manager (new controller)/raw (of the medians)", Result: fmtRatio(r),
-			Target: fmt.Sprintf("≤ %.2f", targetTaskConvergenceRatio), Verdict: judge(!math.IsNaN(r) && len(t.ManagerUp) > 0, r <= targetTaskConvergenceRatio)},
+		ratioRow(part, up+" ratio manager (new controller)/raw (of the medians)", t.ManagerUp, t.RawUp, targetTaskConvergenceRatio),
 		{Part: part, Measure: up + " ratio manager/raw, median of the rounds' ratios", Result: fmtRatio(medianRatio(t.ManagerUp, t.RawUp))},
 		{Part: part, Measure: up + " manager: k-th container running by (median over rounds)", Result: fmtCurve(medianCurve(t.ManagerCurves))},
 		{Part: part, Measure: up + " raw Docker: k-th container running by", Result: fmtCurve(medianCurve(t.RawCurves))},

@@ -19,12 +19,35 @@ func verdictOf(t *testing.T, rows []Row, what string) Verdict {
 	return Info
 }
 
+// wantVerdicts checks the verdict of the first row whose measure contains
+// each of whats.
+func wantVerdicts(t *testing.T, rows []Row, want Verdict, whats ...string) {
+	t.Helper()
+	for _, what := range whats {
+		if got := verdictOf(t, rows, what); got != want {
+			t.Errorf("%s: verdict %v, want %v", what, got, want)
+		}
+	}
+}
+
+// targeted are the rows with a target.
+func targeted(rows []Row) []Row {
+	var out []Row
+	for _, r := range rows {
+		if r.Target != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // targetRows are the measures of the rows that carry the targets.
 var targetRows = []string{
 	"ratio manager (new controller)/raw", "replacement beyond", "ratio manager/plain of the p50s", "ratio manager/plain of the p99s",
 	"the node's full resync", "the node's first create call", "while the node's full resyncs run", "resident memory of the host's process", "create calls",
 	"start-first: ratio manager/Swarm", "stop-first: ratio manager/Swarm", "while every controller rolls out",
 	"first assignment", "reassignment of a dead node: ", "steady state",
+	"running: ratio manager (new controller)/raw", "healthy: ratio manager (new controller)/raw",
 }
 
 // repeat returns n samples of v ms.
@@ -50,6 +73,7 @@ func goodResults() *Results {
 				{Strategy: "start-first", Manager: ms(4000, 4200), Swarm: ms(4100, 4100)},
 				{Strategy: "stop-first", Manager: ms(3000), Swarm: ms(3000)},
 			},
+			Health: goodHealth(),
 		},
 		Scale: []ScaleResult{{
 			Controllers: 10000, Replicas: 10, Resync: ms(900, 950, 1200),
@@ -74,19 +98,9 @@ func goodNodes() *NodesResult {
 
 func TestBuildRowsJudgesEveryTarget(t *testing.T) {
 	rows := BuildRows(goodResults())
-	for _, what := range targetRows {
-		if got := verdictOf(t, rows, what); got != Met {
-			t.Errorf("%s: verdict %v, want met", what, got)
-		}
-	}
-	targets := 0
-	for _, r := range rows {
-		if r.Target != "" {
-			targets++
-		}
-	}
-	if targets != len(targetRows) {
-		t.Errorf("%d rows with a target, want %d", targets, len(targetRows))
+	wantVerdicts(t, rows, Met, targetRows...)
+	if n := len(targeted(rows)); n != len(targetRows) {
+		t.Errorf("%d rows with a target, want %d", n, len(targetRows))
 	}
 
 	bad := goodResults()
@@ -104,12 +118,9 @@ func TestBuildRowsJudgesEveryTarget(t *testing.T) {
 	bad.Nodes.FirstAssignment = 5*time.Second + 1
 	bad.Nodes.Reassign.Took = time.Second + 1
 	bad.Nodes.SteadyWrites = 1
-	rows = BuildRows(bad)
-	for _, what := range targetRows {
-		if got := verdictOf(t, rows, what); got != Missed {
-			t.Errorf("%s: verdict %v, want MISSED", what, got)
-		}
-	}
+	bad.Docker.Health.ManagerUp = ms(1051)
+	bad.Docker.Health.ManagerHealthy = ms(2101)
+	wantVerdicts(t, BuildRows(bad), Missed, targetRows...)
 }
 
 func TestWithoutSwarmItsComparisonsAreNotAvailable(t *testing.T) {

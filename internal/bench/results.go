@@ -61,6 +61,9 @@ type DockerResults struct {
 	// Tasks is the convergence of tasks of several containers; nil when
 	// not measured.
 	Tasks *TaskConvergenceResult `json:"tasks,omitempty"`
+	// Health is the convergence of a health-checked image; nil when not
+	// measured.
+	Health *HealthConvergenceResult `json:"health,omitempty"`
 
 	// DockerStart is one plain create+start of the image, until it runs.
 	DockerStart Durations `json:"dockerStartMs"`
@@ -84,6 +87,23 @@ type DockerResults struct {
 	// sample per round and system.
 	RolloutReplicas int             `json:"rolloutReplicas,omitempty"`
 	Rollouts        []RolloutResult `json:"rollouts,omitempty"`
+}
+
+// ManagerVersusRaw are the samples of a part that sets a new controller of
+// the manager each round against the same containers made by the engine
+// driven directly (the tasks and health parts): one per round and system.
+type ManagerVersusRaw struct {
+	ManagerUp   Durations `json:"managerUpMs"`
+	ManagerDown Durations `json:"managerDownMs"`
+	RawUp       Durations `json:"rawUpMs"`
+	RawDown     Durations `json:"rawDownMs"`
+	// The curves are, per round, when the k-th container of the 0→N
+	// started, k = 1 to every container of the part's N.
+	ManagerCurves []Durations `json:"managerCurvesMs"`
+	RawCurves     []Durations `json:"rawCurvesMs"`
+	// ManagerDockerCalls are the daemon's task-control calls per round
+	// (one 0→N and one N→0 of a new controller, and its deletion).
+	ManagerDockerCalls map[string]float64 `json:"managerDockerCallsPerRound,omitempty"`
 }
 
 // RolloutResult is the rolling updates of one strategy: N running
