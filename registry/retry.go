@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -25,7 +26,7 @@ func UnlessStopped(ctx context.Context, err error) error {
 	}
 }
 
-// RetryEtcd calls read until it succeeds, with retryBackoff between
+// RetryEtcd calls read until it succeeds, with RetryBackoff between
 // tries, each failure logged as msg. It returns ctx's error when ctx ends
 // first, and an error etcd refuses this manager with (Refused) at once.
 func RetryEtcd(ctx context.Context, logger *slog.Logger, msg string, read func() error) error {
@@ -76,5 +77,5 @@ func WatchRestartReason(err error) string {
 // RetryBackoff is the delay between attempts to reach etcd: 100ms doubling
 // to 5s, with jitter so that several managers do not retry in step.
 func RetryBackoff() *wait.Backoff {
-	return &wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 1 << 30, Cap: 5 * time.Second}
+	return &wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: math.MaxInt, Cap: 5 * time.Second}
 }

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
@@ -93,7 +95,7 @@ func (t term) guard() []clientv3.Cmp {
 // run campaigns, works until the session is lost, and campaigns again,
 // until ctx ends; it then resigns so that a standby takes over at once.
 func (l *campaign) run(ctx context.Context) error {
-	var wait time.Duration
+	backoff := l.backoff()
 	for {
 		began := time.Now()
 		led, err := l.term(ctx)
@@ -105,31 +107,40 @@ func (l *campaign) run(ctx context.Context) error {
 		if registry.Refused(err) {
 			return err // etcd refuses this manager: campaigning again cannot help
 		}
-		wait = l.nextWait(wait, led || time.Since(began) >= l.maxWait())
-		l.logger.Warn("election: starting over", "role", l.what, "retryIn", wait, "err", err)
+		delay := l.nextWait(&backoff, led || time.Since(began) >= l.maxWait())
+		l.logger.Warn("election: starting over", "role", l.what, "retryIn", delay, "err", err)
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(wait):
+		case <-time.After(delay):
 		}
 	}
 }
 
-// nextWait returns the wait before the next campaign, given the last one
-// (0 before the first). It doubles over failures in a row, from retryStart
-// up to retryMax, and starts over after a healthy term: one in which this
+// nextWait returns the wait before the next campaign and steps b, the
+// waits of the failures in a row so far. They double from retryStart up
+// to retryMax, and start over after a healthy term: one in which this
 // instance led, or that lasted at least retryMax (a standby's long
 // campaign). Otherwise every etcd blip after a few lost terms, however far
 // apart, would cost the longest wait without a leader.
-func (l *campaign) nextWait(last time.Duration, healthy bool) time.Duration {
+func (l *campaign) nextWait(b *wait.Backoff, healthy bool) time.Duration {
+	if healthy {
+		*b = l.backoff()
+	}
+	return b.Step()
+}
+
+// backoff is the waits between campaigns as they are before a failure.
+// No jitter: with etcd away a campaign waits in its lease grant, so the
+// managers' grants go out as their clients reconnect, and gRPC's reconnect
+// backoff (etcd.go) has jitter of its own.
+func (l *campaign) backoff() wait.Backoff {
 	start := l.retryStart
 	if start <= 0 {
 		start = defaultRetryStart
 	}
-	if last == 0 || healthy {
-		return min(start, l.maxWait())
-	}
-	return min(last*2, l.maxWait())
+	limit := l.maxWait()
+	return wait.Backoff{Duration: min(start, limit), Factor: 2, Steps: math.MaxInt, Cap: limit}
 }
 
 func (l *campaign) maxWait() time.Duration {

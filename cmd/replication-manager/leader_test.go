@@ -150,9 +150,9 @@ func TestNextWaitDoublesOverFailuresInARowAndStartsOverAfterAHealthyTerm(t *test
 		{"a start above the max", &campaign{retryStart: time.Minute, retryMax: time.Second}, []term{{false, time.Second}, {true, time.Second}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var wait time.Duration
+			b := tt.l.backoff()
 			for i, ev := range tt.events {
-				wait = tt.l.nextWait(wait, ev.healthy)
+				wait := tt.l.nextWait(&b, ev.healthy)
 				if wait != ev.want {
 					t.Errorf("wait %d (healthy %v) = %s, want %s", i+1, ev.healthy, wait, ev.want)
 				}

@@ -9,7 +9,10 @@ package agent
 
 import (
 	"fmt"
+	"math"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/replication-manager/replication-manager/api"
 )
@@ -19,6 +22,12 @@ const (
 	crashBackoffStart = 100 * time.Millisecond
 	crashBackoffMax   = time.Minute
 )
+
+// crashDelays are the delays before the create that follows a crash: 100ms
+// doubling to a minute.
+func crashDelays() wait.Backoff {
+	return wait.Backoff{Duration: crashBackoffStart, Factor: 2, Steps: math.MaxInt, Cap: crashBackoffMax}
+}
 
 // crashHistory is a controller's recent crashes.
 type crashHistory struct {
@@ -54,7 +63,7 @@ func (h crashHistory) observe(dead []api.Task) (crashHistory, []crash) {
 			continue
 		}
 		cr := crash{name: t.Name, exitCode: t.ExitCode, ranFor: ran, at: t.FinishedAt}
-		h.backoff = h.backoff.failed(t.FinishedAt, crashBackoffStart, crashBackoffMax)
+		h.backoff = h.backoff.failed(t.FinishedAt, crashDelays)
 		h.last = &cr
 		crashes = append(crashes, cr)
 	}
@@ -99,7 +108,7 @@ func (h crashHistory) condition(now time.Time) *api.Condition {
 		Type:   api.ConditionCrashLoop,
 		Reason: "BackOff",
 		Message: fmt.Sprintf("container %s exited with code %d after %s; %d crashes in a row; next start in %s",
-			h.last.name, h.last.exitCode, h.last.ranFor.Round(time.Millisecond), h.backoff.steps,
+			h.last.name, h.last.exitCode, h.last.ranFor.Round(time.Millisecond), h.backoff.failures,
 			h.backoff.wait(now).Round(time.Millisecond)),
 	}
 }

@@ -338,13 +338,13 @@ func planCreates(in planInput, d *decision, slots []int) {
 		return
 	}
 	if wait := createWait(d, in.now); wait > 0 {
-		d.keepFailure = d.state.createBackoff.steps > 0
+		d.keepFailure = d.state.createBackoff.failures > 0
 		d.requeue(wait)
 		return
 	}
 	n := min(len(slots), in.burst)
 	d.more = n < len(slots)
-	if d.state.crash.backoff.steps > 0 {
+	if d.state.crash.backoff.failures > 0 {
 		// crash looping: one probe, and the next once it has run long
 		// enough to clear the loop (settle requeues for that) or crashed
 		n, d.more = 1, false
@@ -370,7 +370,7 @@ func planCreates(in planInput, d *decision, slots []int) {
 			Message: "no template for " + strings.Join(missing, ", ") + ": its history record is gone"}
 		d.requeue(time.Minute)
 	}
-	d.slowStart = d.state.createBackoff.steps > 0
+	d.slowStart = d.state.createBackoff.failures > 0
 }
 
 // taskLabels are a new container's labels: a copy of the template's, plus

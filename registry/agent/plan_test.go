@@ -181,12 +181,12 @@ func TestPlan(t *testing.T) {
 		},
 		{
 			name: "creates wait out the create backoff",
-			spec: web(3), state: controllerState{createBackoff: backoff{delay: time.Second, until: planNow.Add(time.Second), steps: 1}},
+			spec: web(3), state: controllerState{createBackoff: backoff{until: planNow.Add(time.Second), failures: 1}},
 			requeued: true,
 		},
 		{
 			name: "a crash-looping controller probes with one create at a time",
-			spec: web(3), state: controllerState{crash: crashHistory{backoff: backoff{delay: time.Second, until: planNow.Add(-time.Second), steps: 3}}},
+			spec: web(3), state: controllerState{crash: crashHistory{backoff: backoff{until: planNow.Add(-time.Second), failures: 3}}},
 			creates: []string{"web-1"}, checkImage: true,
 		},
 		{
@@ -366,7 +366,7 @@ func TestSettle(t *testing.T) {
 		d := plan(in)
 		r := settle(in, d, outcome{createErrs: []error{errors.New("create web-1: no such image: demo-task:latest")}})
 		c := r.status.FindCondition(api.ConditionReplicaFailure)
-		if c == nil || c.Reason != api.ReasonCreateFailed || r.state.createBackoff.steps != 1 || r.requeueAfter != createBackoffStart {
+		if c == nil || c.Reason != api.ReasonCreateFailed || r.state.createBackoff.failures != 1 || r.requeueAfter != createBackoffStart {
 			t.Errorf("condition %+v, backoff %+v, requeue %s; want CreateFailed, one step, 1s", c, r.state.createBackoff, r.requeueAfter)
 		}
 		if r.state.proven != "" {

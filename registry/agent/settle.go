@@ -111,9 +111,9 @@ func settle(in planInput, d decision, out outcome) report {
 	failure := d.failure
 	switch {
 	case len(out.createErrs) > 0:
-		r.state.createBackoff = r.state.createBackoff.failed(in.now, createBackoffStart, createBackoffMax)
+		r.state.createBackoff = r.state.createBackoff.failed(in.now, createDelays)
 		r.state.proven = ""
-		delay := r.state.createBackoff.delay
+		delay := r.state.createBackoff.wait(in.now)
 		requeue(delay)
 		failure = &api.Condition{Type: api.ConditionReplicaFailure, Reason: api.ReasonCreateFailed, Message: out.createErrs[0].Error()}
 		r.events = append(r.events, note{api.EventWarning, "FailedCreate", fmt.Sprintf("%v (next attempt in %s)", out.createErrs[0], delay)})

@@ -10,8 +10,11 @@ package agent
 // is known (the watches, the orphan sweep).
 
 import (
+	"math"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/replication-manager/replication-manager/api"
 )
@@ -66,24 +69,25 @@ type slotConflict struct {
 	seen   time.Time
 }
 
-// backoff is a delay that doubles on every failure, from an initial value
-// up to a cap, and is cleared by a success. It is a value: failed returns
-// the next one.
+// backoff is a wait.Backoff anchored in time: the delays of failures in a
+// row, when the last one ends and how many there were. The zero value has
+// no failures and does not wait; a success sets it back to zero. It is a
+// value: failed returns the next one.
 type backoff struct {
-	delay time.Duration
-	until time.Time
-	steps int
+	// delays is what is left of the first failure's wait.Backoff.
+	delays   wait.Backoff
+	until    time.Time
+	failures int
 }
 
-// failed records a failure at time at.
-func (b backoff) failed(at time.Time, initial, limit time.Duration) backoff {
-	if b.delay == 0 {
-		b.delay = initial
-	} else {
-		b.delay = min(b.delay*2, limit)
+// failed records a failure at time at; delays builds the backoff that a
+// first failure starts.
+func (b backoff) failed(at time.Time, delays func() wait.Backoff) backoff {
+	if b.failures == 0 {
+		b.delays = delays()
 	}
-	b.steps++
-	b.until = at.Add(b.delay)
+	b.failures++
+	b.until = at.Add(b.delays.Step())
 	return b
 }
 
@@ -95,8 +99,13 @@ func (b backoff) wait(now time.Time) time.Duration {
 	return b.until.Sub(now)
 }
 
-// A failed create waits 1s before the next, doubling to five minutes, so a
-// refusing daemon costs a handful of calls a minute, not thousands.
+// createDelays space out creates after a failed one: 1s doubling to five
+// minutes, so a refusing daemon costs a handful of calls a minute, not
+// thousands.
+func createDelays() wait.Backoff {
+	return wait.Backoff{Duration: createBackoffStart, Factor: 2, Steps: math.MaxInt, Cap: createBackoffMax}
+}
+
 const (
 	createBackoffStart = time.Second
 	createBackoffMax   = 5 * time.Minute
