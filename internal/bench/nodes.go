@@ -388,7 +388,7 @@ func (p *nodesPart) reassign(ctx context.Context, w *nodesWorker) (*NodeReassign
 func (p *nodesPart) measureSteady(ctx context.Context, w *nodesWorker, res *NodesResult) error {
 	want := p.cfg.NodesControllers * p.cfg.ScaleReplicas
 	var st nodesWorkerReply
-	// polled gently: NodeStats takes the lock every decision takes
+	// polled gently: NodeStats is a call on the loop every decision runs on
 	err := w.waitUntilEvery(ctx, 50*time.Millisecond, func() bool {
 		var err error
 		st, err = w.stats()

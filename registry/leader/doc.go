@@ -1,9 +1,14 @@
 // Package leader is the loop that decides replicas: the 2014
 // ReplicationManager, run by the one manager that wins the leader's
 // election. It mirrors the specs, nodes, assignments and nodes' reports
-// (WatchControllers and its siblings), decides one controller at a time
-// from a work queue (syncReplicationController, through the pure package
-// decide), writes each decision as assignments and one status per
-// controller, and runs Synchronize every period as the safety net. The
-// dry run plans with the same code.
+// (WatchControllers and its siblings); the mirrors decode in goroutines of
+// their own and send each change to the loop, which alone holds the
+// leader's state (no lock guards it). The loop decides one controller at
+// a time from a work queue (syncReplicationController, through the pure
+// package decide), hands each decision's write (assignments and one status
+// per controller) to the batchers without waiting, applies the answer
+// when it comes back, and runs Synchronize every period as the safety
+// net. What is asked from outside (NodeStats, Sync) runs on the loop, or
+// on the caller's goroutine when no loop runs. The dry run plans with the
+// same code.
 package leader

@@ -1,19 +1,21 @@
 package leader
 
-// This file is the leader's loop. The ReplicationManager mirrors four prefixes of
-// etcd (the specs, the nodes, the assignments and the nodes' reports);
-// each change marks the controllers it concerns dirty, and workers decide
+// This file is the leader's loop. The ReplicationManager mirrors four
+// prefixes of etcd (the specs, the nodes, the assignments and the nodes'
+// reports); the mirrors decode each change in goroutines of their own and
+// send it to the loop, which applies it and marks the controllers it
+// concerns dirty. The loop alone holds the leader's state, and decides
 // one controller at a time (leadersync.go): the pure decision of package
 // decide says which slots exist, which node runs each and which template
-// revision it runs, and one guarded transaction writes the assignments
-// that changed with the controller's status and history. A change never
-// waits for a pass over the fleet; the periodic pass over every
-// controller is the safety net, in a second lane behind the changes.
-// The leader never talks to Docker: the nodes do.
+// revision it runs, and one guarded transaction, handed to the batchers
+// without waiting, writes the assignments that changed with the
+// controller's status and history; its answer comes back to the loop. A
+// change never waits for a pass over the fleet; the periodic pass over
+// every controller is the safety net, in a lane behind the changes. The
+// leader never talks to Docker: the nodes do.
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"maps"
 	"slices"
@@ -29,9 +31,10 @@ import (
 )
 
 // DefaultLeaderWorkers is how many controllers the leader has in hand at
-// once by default. The decisions themselves go one at a time (tens of
-// microseconds each); what the workers bound is the writes waiting for
-// etcd's disk, and with them how full a batched transaction is: at
+// once by default: decided, their writes in flight. The decisions
+// themselves go one at a time, on the loop (tens of microseconds each);
+// what this bounds is the writes waiting for etcd's disk, and with them
+// how full a batched transaction is: at
 // 10,000 new controllers over 100 nodes, 20 took 12 s to assign every
 // slot, 128 took 7 s and 512 take 5 s.
 const DefaultLeaderWorkers = 512
@@ -52,7 +55,8 @@ type Options struct {
 	Policy      api.SecurityPolicy
 	// RevisionHistoryLimit is how many templates are kept per controller.
 	RevisionHistoryLimit int
-	// Workers is how many controllers are decided at once.
+	// Workers is how many controllers may have a write in flight at
+	// once.
 	Workers int
 	// Guard holds the comparisons every leader write must pass: this
 	// manager still leads. Empty when there is no election.
@@ -88,17 +92,28 @@ func (o Options) withDefaults() Options {
 
 // ReplicationManager decides every slot of every controller and writes one status
 // per controller. Exactly one runs at a time: the leader's.
+//
+// Its state is its loop's (Run): the mirrors decode in goroutines of
+// their own and send what they decoded to the loop, the writes' answers
+// come back to it, and what is asked from outside (NodeStats, Synchronize)
+// runs on it. Without Run (Refresh and Sync, one step at a time), the same
+// code runs on the caller's goroutine instead.
 type ReplicationManager struct {
 	store  *registry.Store
 	logger *slog.Logger
 	opts   Options
 	now    func() time.Time
 
-	// viewBuf holds the nodes of the decision that holds mu
-	// (syncController).
-	viewBuf []decide.Node
-	// mu guards what the mirrors fill in and the per-controller records.
-	mu          sync.Mutex
+	// mailbox is the running loop's; nil while none runs.
+	mailbox atomic.Pointer[mailbox]
+	// term is what the loop runs with; nil without one (the writes go
+	// alone, from the caller's goroutine).
+	term *term
+
+	// The rest is the loop's.
+
+	// viewBuf holds the nodes of the decision being made.
+	viewBuf     []decide.Node
 	specs       map[string]*schedSpec
 	nodes       map[string]*nodeState
 	assignments map[string]map[int]registry.SlotAssignment
@@ -117,9 +132,10 @@ type ReplicationManager struct {
 	// show applied yet (records' released).
 	wanting   map[string]bool
 	releasing map[string]bool
-	// inflight are the assignment writes in flight, by controller (a
-	// controller has one write at a time): the watch's echo of one is
-	// this leader's own change, applied without deciding again (ownEcho).
+	// inflight are the writes in flight, by controller (a controller has
+	// one write at a time, and is not decided again until it is
+	// answered): the watch's echo of a batched one is this leader's own
+	// change, applied without deciding again (ownEcho).
 	inflight map[string]*inflightWrite
 	// progressWanted counts the progress requests wanted since the one in
 	// flight began (requestProgress).
@@ -128,8 +144,64 @@ type ReplicationManager struct {
 	started        time.Time
 	// loaded: Refresh has read the statuses and history.
 	loaded bool
-	// writes go to the batcher while Run runs; nil writes each alone.
+}
+
+// mailbox is how the loop hears from the other goroutines.
+type mailbox struct {
+	// events are the mirrors' changes and the writes' answers, in the
+	// order each goroutine sent them; calls are what is asked from
+	// outside, each answered before its caller goes on.
+	events chan func()
+	calls  chan func()
+	// done is closed once the loop takes nothing more.
+	done chan struct{}
+}
+
+// mailboxEvents is how many events may wait for the loop before a mirror
+// waits to send the next one.
+const mailboxEvents = 4096
+
+// term is what one run of the loop writes with.
+type term struct {
+	ctx  context.Context
+	fail context.CancelCauseFunc
+	// writes go to the batchers.
 	writes chan *registry.BatchedWrite
+	// async are the goroutines of the writes in flight.
+	async sync.WaitGroup
+}
+
+// send hands an event to the loop without waiting for it to be applied;
+// without a loop it is applied here, and once the loop has ended it is
+// dropped.
+func (s *ReplicationManager) send(event func()) {
+	mb := s.mailbox.Load()
+	if mb == nil {
+		event()
+		return
+	}
+	select {
+	case mb.events <- event:
+	case <-mb.done:
+	}
+}
+
+// onLoop runs call on the loop and returns once it has run; without a
+// loop, or once it has ended (nothing changes the state then), it runs
+// here.
+func (s *ReplicationManager) onLoop(call func()) {
+	mb := s.mailbox.Load()
+	if mb == nil {
+		call()
+		return
+	}
+	ran := make(chan struct{})
+	select {
+	case mb.calls <- func() { call(); close(ran) }: // unbuffered: the loop has it, and runs it at once
+		<-ran
+	case <-mb.done:
+		call()
+	}
 }
 
 // schedSpec is a spec as the scheduler keeps it, validated once.
@@ -148,7 +220,7 @@ type nodeState struct {
 }
 
 // leaderRecord is what the leader remembers of one controller between
-// decisions; the worker holding the controller owns it.
+// decisions; the loop owns it.
 type leaderRecord struct {
 	// status is the last status written (or read at start).
 	status *api.ReplicationControllerStatus
@@ -174,7 +246,8 @@ func NewReplicationManager(store *registry.Store, logger *slog.Logger, opts Opti
 
 // Run decides until ctx ends; it returns nil then, ErrNotLeader when a
 // write found that another manager leads, and the error that ended it
-// otherwise (etcd refusing this manager).
+// otherwise (etcd refusing this manager). The goroutine that calls it
+// runs the loop.
 func (s *ReplicationManager) Run(ctx context.Context) error {
 	s.started = s.now()
 	if err := s.readRegistry(ctx); err != nil {
@@ -182,10 +255,20 @@ func (s *ReplicationManager) Run(ctx context.Context) error {
 	}
 	runCtx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	mb := &mailbox{events: make(chan func(), mailboxEvents), calls: make(chan func()), done: make(chan struct{})}
+	s.mailbox.Store(mb)
+	defer s.mailbox.Store(nil)
+	// the batchers outlive the loop, which waits for their answers: they
+	// stop once it is done
+	t := &term{ctx: runCtx, fail: fail, writes: make(chan *registry.BatchedWrite, s.opts.Workers)}
+	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(runCtx))
+	var batches sync.WaitGroup
+	for range registry.Batchers {
+		batches.Go(func() { s.store.RunBatches(batchCtx, s.opts.Guard, t.writes, s.opts.EtcdTimeout) })
+	}
+	var mirrors sync.WaitGroup
 	for prefix, target := range s.targets() {
-		wg.Go(func() {
+		mirrors.Go(func() {
 			watch := func() error { return s.store.Mirror(runCtx, prefix, target, s.logger.Warn) }
 			if prefix == s.store.ControllersPrefix() {
 				watch = func() error { return s.WatchControllers(runCtx) }
@@ -195,54 +278,59 @@ func (s *ReplicationManager) Run(ctx context.Context) error {
 			}
 		})
 	}
-	// the batcher outlives the workers, which wait for its answers: it
-	// stops once they are done
-	s.writes = make(chan *registry.BatchedWrite)
-	batchCtx, stopBatches := context.WithCancel(context.WithoutCancel(runCtx))
-	var batches sync.WaitGroup
-	for range registry.Batchers {
-		batches.Go(func() { s.store.RunBatches(batchCtx, s.opts.Guard, s.writes, s.opts.EtcdTimeout) })
-	}
-	defer func() {
-		stopBatches()
-		batches.Wait()
-	}()
-	for range s.opts.Workers {
-		wg.Go(func() {
-			for {
-				id, ok := s.queue.pop(runCtx)
-				if !ok {
-					return
-				}
-				if err := s.syncReplicationController(runCtx, id); err != nil {
-					switch {
-					case errors.Is(err, registry.ErrNotLeader):
-						s.logger.Warn("another manager leads now; this term ends", "controller", id)
-						fail(err)
-					case runCtx.Err() != nil:
-					default:
-						s.logger.Warn("deciding a controller failed; retrying", "controller", id, "err", err)
-						s.queue.after(id, time.Second)
-					}
-				}
-				s.queue.done(id)
-			}
-		})
-	}
+	s.term = t
+	s.loop(mb)
+	s.term = nil // a decision after Run writes alone
+	close(mb.done)
+	t.async.Wait()
+	mirrors.Wait()
+	stopBatches()
+	batches.Wait()
+	return registry.UnlessStopped(ctx, context.Cause(runCtx))
+}
+
+// loop is the leader's loop: it applies what the mirrors and the writes'
+// answers send, runs the calls from outside, and decides the next
+// controller of the queue when nothing waits and fewer than Workers
+// writes are in flight. Once the term's context ends it decides nothing
+// more, and returns when every write in flight is answered.
+func (s *ReplicationManager) loop(mb *mailbox) {
+	ctx := s.term.ctx
 	ticker := time.NewTicker(s.opts.SyncPeriod)
 	defer ticker.Stop()
 	for {
+		stopping := ctx.Err() != nil
+		if stopping && len(s.inflight) == 0 {
+			return
+		}
+		select { // what came in goes before the next decision
+		case event := <-mb.events:
+			event()
+			continue
+		case call := <-mb.calls:
+			call()
+			continue
+		default:
+		}
+		if !stopping && len(s.inflight) < s.opts.Workers {
+			if id, ok := s.queue.take(); ok {
+				_ = s.syncReplicationController(ctx, id) // nil on the loop: finish handles what the write answers
+				continue
+			}
+		}
+		done := ctx.Done()
+		if stopping {
+			done = nil
+		}
 		select {
-		case <-runCtx.Done():
-			fail(nil)
-			s.queue.close()
-			wg.Wait() // the workers are done: nothing more to batch
-			stopBatches()
-			batches.Wait()
-			s.writes = nil // a decision after Run writes alone
-			return registry.UnlessStopped(ctx, context.Cause(runCtx))
+		case event := <-mb.events:
+			event()
+		case call := <-mb.calls:
+			call()
+		case <-s.queue.wake:
 		case <-ticker.C:
-			s.Synchronize()
+			s.synchronize()
+		case <-done:
 		}
 	}
 }
@@ -258,11 +346,10 @@ func (s *ReplicationManager) WatchControllers(ctx context.Context) error {
 
 // Synchronize queues every controller for a decision in the periodic
 // lane, behind every change: the safety net Run runs each SyncPeriod.
-func (s *ReplicationManager) Synchronize() {
-	s.mu.Lock()
-	ids := slices.Collect(maps.Keys(s.specs))
-	s.mu.Unlock()
-	s.queue.later(ids...)
+func (s *ReplicationManager) Synchronize() { s.onLoop(s.synchronize) }
+
+func (s *ReplicationManager) synchronize() {
+	s.queue.later(slices.Collect(maps.Keys(s.specs))...)
 }
 
 // readRegistry reads the statuses and the newest recorded template of
@@ -281,20 +368,20 @@ func (s *ReplicationManager) readRegistry(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for id, st := range statuses {
-			s.recordLocked(id).status = st
-		}
-		for id, r := range newest {
-			s.recordLocked(id).recorded = r.TemplateHash
-		}
+		s.onLoop(func() {
+			for id, st := range statuses {
+				s.record(id).status = st
+			}
+			for id, r := range newest {
+				s.record(id).recorded = r.TemplateHash
+			}
+		})
 		return nil
 	})
 }
 
-// recordLocked returns id's record, making it; s.mu is held.
-func (s *ReplicationManager) recordLocked(id string) *leaderRecord {
+// record returns id's record, making it.
+func (s *ReplicationManager) record(id string) *leaderRecord {
 	r := s.records[id]
 	if r == nil {
 		r = &leaderRecord{}
@@ -305,4 +392,4 @@ func (s *ReplicationManager) recordLocked(id string) *leaderRecord {
 
 // ready reports whether every prefix has been listed once: before that,
 // a decision could take a controller whose spec is not in yet for gone.
-func (s *ReplicationManager) readyLocked() bool { return len(s.listed) == mirroredPrefixes }
+func (s *ReplicationManager) ready() bool { return len(s.listed) == mirroredPrefixes }

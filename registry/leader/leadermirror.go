@@ -1,9 +1,10 @@
 package leader
 
-// This file is what the leader's mirrors do with each change: keep the
-// specs (validated once), the nodes, the assignments and the reports, keep
-// the nodes' loads in step with the assignments, and mark the controllers
-// a change concerns for a decision.
+// This file is what the leader's mirrors do with each change: decode it
+// in the mirror's goroutine (the specs validated once), then, on the
+// loop, keep the specs, the nodes, the assignments and the reports, keep
+// the nodes' loads in step with the assignments, and mark the
+// controllers a change concerns for a decision.
 
 import (
 	"encoding/json"
@@ -52,14 +53,14 @@ func (m mirrorFuncs) Progress(rev int64) {
 	}
 }
 
-// listedLocked records that prefix is listed, and queues every controller
+// setListed records that prefix is listed, and queues every controller
 // once the last one is: the first decisions.
-func (s *ReplicationManager) listedLocked(prefix string) {
+func (s *ReplicationManager) setListed(prefix string) {
 	if s.listed[prefix] {
 		return
 	}
 	s.listed[prefix] = true
-	if s.readyLocked() {
+	if s.ready() {
 		ids := slices.Collect(maps.Keys(s.specs))
 		for id := range s.assignments {
 			ids = append(ids, id)
@@ -74,29 +75,29 @@ func (s *ReplicationManager) listedLocked(prefix string) {
 	}
 }
 
-// markLocked queues ids for a decision, once the mirrors are listed.
-func (s *ReplicationManager) markLocked(ids ...string) {
-	if s.readyLocked() {
+// mark queues ids for a decision, once the mirrors are listed.
+func (s *ReplicationManager) mark(ids ...string) {
+	if s.ready() {
 		s.queue.add(ids...)
 	}
 }
 
-// markReportLocked queues id in the lane of reports, once the mirrors
-// are listed.
-func (s *ReplicationManager) markReportLocked(id string) {
-	if s.readyLocked() {
+// markReport queues id in the lane of reports, once the mirrors are
+// listed.
+func (s *ReplicationManager) markReport(id string) {
+	if s.ready() {
 		s.queue.report(id)
 	}
 }
 
-// markNodeLocked queues, after node changed (came, went, or changed its
-// labels or capacity), the controllers that may decide otherwise for it:
-// those with a slot on it, and those with slots no node could take.
-func (s *ReplicationManager) markNodeLocked(node string) {
-	if !s.readyLocked() {
+// markNode queues, after node changed (came, went, or changed its labels
+// or capacity), the controllers that may decide otherwise for it: those
+// with a slot on it, and those with slots no node could take.
+func (s *ReplicationManager) markNode(node string) {
+	if !s.ready() {
 		return
 	}
-	for id := range s.loadLocked(node).ids {
+	for id := range s.load(node).ids {
 		s.queue.add(id)
 	}
 	for id := range s.wanting {
@@ -104,41 +105,44 @@ func (s *ReplicationManager) markNodeLocked(node string) {
 	}
 }
 
-// markNodeGoneLocked queues, after node went, the controllers with a
-// slot on it, once its grace is over: until then a decision has nothing
-// to change for it, and at 1,000 slots deciding them twice doubled the
-// time the slots took to move. The wanting ones gain no room.
-func (s *ReplicationManager) markNodeGoneLocked(node string) {
-	if !s.readyLocked() {
+// markNodeGone queues, after node went, the controllers with a slot on
+// it, once its grace is over: until then a decision has nothing to change
+// for it, and at 1,000 slots deciding them twice doubled the time the
+// slots took to move. The wanting ones gain no room.
+func (s *ReplicationManager) markNodeGone(node string) {
+	if !s.ready() {
 		return
 	}
-	ids := slices.Collect(maps.Keys(s.loadLocked(node).ids))
+	ids := slices.Collect(maps.Keys(s.load(node).ids))
 	time.AfterFunc(s.opts.NodeGrace, func() { s.queue.add(ids...) })
 }
 
 func (s *ReplicationManager) resetSpecs(keys []registry.KV, _ int64) {
 	specs := s.decodeSpecs(keys)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.send(func() { s.setSpecs(specs) })
+}
+
+// setSpecs replaces the specs with a list's.
+func (s *ReplicationManager) setSpecs(specs map[string]*schedSpec) {
 	old := s.specs
 	for id := range old {
-		s.loadOfLocked(id, -1)
+		s.loadOf(id, -1)
 	}
 	s.specs = specs
 	for id := range specs {
-		s.loadOfLocked(id, 1)
+		s.loadOf(id, 1)
 	}
 	for id, sp := range specs {
 		if o := old[id]; o == nil || o.spec.ModRevision != sp.spec.ModRevision {
-			s.markLocked(id)
+			s.mark(id)
 		}
 	}
 	for id := range old {
 		if specs[id] == nil {
-			s.markLocked(id)
+			s.mark(id)
 		}
 	}
-	s.listedLocked(s.store.ControllersPrefix())
+	s.setListed(s.store.ControllersPrefix())
 }
 
 func (s *ReplicationManager) putSpec(k registry.KV) {
@@ -146,12 +150,7 @@ func (s *ReplicationManager) putSpec(k registry.KV) {
 	if sp == nil {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.loadOfLocked(sp.spec.ID, -1)
-	s.specs[sp.spec.ID] = sp
-	s.loadOfLocked(sp.spec.ID, 1)
-	s.markLocked(sp.spec.ID)
+	s.send(func() { s.setSpec(sp.spec.ID, sp) })
 }
 
 func (s *ReplicationManager) delSpec(key string, _ int64) {
@@ -159,12 +158,19 @@ func (s *ReplicationManager) delSpec(key string, _ int64) {
 		return
 	}
 	id := strings.TrimPrefix(key, s.store.ControllersPrefix())
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.loadOfLocked(id, -1)
-	delete(s.specs, id)
-	s.loadOfLocked(id, 1) // what its slots still hold: nothing, without a spec
-	s.markLocked(id)
+	s.send(func() { s.setSpec(id, nil) })
+}
+
+// setSpec replaces id's spec (nil: it is gone).
+func (s *ReplicationManager) setSpec(id string, sp *schedSpec) {
+	s.loadOf(id, -1)
+	if sp == nil {
+		delete(s.specs, id)
+	} else {
+		s.specs[id] = sp
+	}
+	s.loadOf(id, 1) // without a spec, what its slots still hold: nothing
+	s.mark(id)
 }
 
 // specsPerDecoder is the fewest specs worth a goroutine of decodeSpecs.
@@ -226,23 +232,30 @@ func (s *ReplicationManager) decodeSpec(k registry.KV) *schedSpec {
 }
 
 func (s *ReplicationManager) resetNodes(keys []registry.KV, _ int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	seen := make(map[string]bool, len(keys))
+	listed := make([]*api.Node, 0, len(keys))
 	for _, k := range keys {
 		if n := s.decodeNode(k); n != nil {
-			seen[n.Name] = true
-			s.setNodeLocked(n)
+			listed = append(listed, n)
 		}
+	}
+	s.send(func() { s.setNodes(listed) })
+}
+
+// setNodes replaces the nodes with a list's.
+func (s *ReplicationManager) setNodes(listed []*api.Node) {
+	seen := make(map[string]bool, len(listed))
+	for _, n := range listed {
+		seen[n.Name] = true
+		s.setNode(n)
 	}
 	for name, n := range s.nodes {
 		if !seen[name] && n.alive {
 			n.alive, n.goneSince = false, s.now()
 		}
-		s.syncViewLocked(name)
-		s.markNodeLocked(name)
+		s.syncView(name)
+		s.markNode(name)
 	}
-	s.listedLocked(s.store.NodesPrefix())
+	s.setListed(s.store.NodesPrefix())
 }
 
 func (s *ReplicationManager) putNode(k registry.KV) {
@@ -250,34 +263,34 @@ func (s *ReplicationManager) putNode(k registry.KV) {
 	if n == nil {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old, ok := s.nodes[n.Name]
-	if !ok || !old.alive {
-		s.logger.Info("node registered", "node", n.Name, "labels", api.FormatLabels(n.Labels), "engine", n.EngineID)
-	}
-	s.setNodeLocked(n)
-	if !ok || !old.alive || !maps.Equal(old.node.Labels, n.Labels) || old.node.Capacity != n.Capacity {
-		s.markNodeLocked(n.Name)
-	}
+	s.send(func() {
+		old, ok := s.nodes[n.Name]
+		if !ok || !old.alive {
+			s.logger.Info("node registered", "node", n.Name, "labels", api.FormatLabels(n.Labels), "engine", n.EngineID)
+		}
+		s.setNode(n)
+		if !ok || !old.alive || !maps.Equal(old.node.Labels, n.Labels) || old.node.Capacity != n.Capacity {
+			s.markNode(n.Name)
+		}
+	})
 }
 
-// setNodeLocked records n as registered, in the view too.
-func (s *ReplicationManager) setNodeLocked(n *api.Node) {
+// setNode records n as registered, in the view too.
+func (s *ReplicationManager) setNode(n *api.Node) {
 	s.nodes[n.Name] = &nodeState{node: *n, alive: true}
-	s.syncViewLocked(n.Name)
+	s.syncView(n.Name)
 }
 
 func (s *ReplicationManager) delNode(key string, _ int64) {
 	name := strings.TrimPrefix(key, s.store.NodesPrefix())
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if n, ok := s.nodes[name]; ok && n.alive {
-		n.alive, n.goneSince = false, s.now()
-		s.logger.Warn("node gone; its slots move if it is not back within the grace period", "node", name, "grace", s.opts.NodeGrace)
-		s.syncViewLocked(name)
-		s.markNodeGoneLocked(name)
-	}
+	s.send(func() {
+		if n, ok := s.nodes[name]; ok && n.alive {
+			n.alive, n.goneSince = false, s.now()
+			s.logger.Warn("node gone; its slots move if it is not back within the grace period", "node", name, "grace", s.opts.NodeGrace)
+			s.syncView(name)
+			s.markNodeGone(name)
+		}
+	})
 }
 
 func (s *ReplicationManager) decodeNode(k registry.KV) *api.Node {
@@ -290,55 +303,71 @@ func (s *ReplicationManager) decodeNode(k registry.KV) *api.Node {
 	return &n
 }
 
-func (s *ReplicationManager) resetAssignments(keys []registry.KV, _ int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for id, slots := range s.assignments {
-		for slot := range slots {
-			s.setAssignmentLocked(id, slot, nil)
-		}
-	}
-	for _, k := range keys {
-		if id, slot, a := s.decodeAssignment(k); a != nil {
-			s.setAssignmentLocked(id, slot, a)
-		}
-	}
-	s.listedLocked(s.store.AssignmentsPrefix())
+// listedAssignment is one assignment of a list.
+type listedAssignment struct {
+	id   string
+	slot int
+	a    *registry.SlotAssignment
 }
 
+func (s *ReplicationManager) resetAssignments(keys []registry.KV, _ int64) {
+	listed := make([]listedAssignment, 0, len(keys))
+	for _, k := range keys {
+		if id, slot, a := s.decodeAssignment(k); a != nil {
+			listed = append(listed, listedAssignment{id, slot, a})
+		}
+	}
+	s.send(func() { s.setAssignments(listed) })
+}
+
+// setAssignments replaces the assignments with a list's.
+func (s *ReplicationManager) setAssignments(listed []listedAssignment) {
+	for id, slots := range s.assignments {
+		for slot := range slots {
+			s.setAssignment(id, slot, nil)
+		}
+	}
+	for _, l := range listed {
+		s.setAssignment(l.id, l.slot, l.a)
+	}
+	s.setListed(s.store.AssignmentsPrefix())
+}
+
+// putAssignment sends the key as it came: the loop tells the echo of its
+// own write by its bytes (ownEcho), and decodes only what is not one.
 func (s *ReplicationManager) putAssignment(k registry.KV) {
-	if s.ownEcho(k.Key, k.Value, k.ModRev, true) {
-		return
-	}
-	id, slot, a := s.decodeAssignment(k)
-	if a == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if cur, ok := s.assignments[id][slot]; ok && cur.Rev >= k.ModRev {
-		return // the echo of this leader's own write, applied already
-	}
-	s.setAssignmentLocked(id, slot, a)
-	s.markLocked(id)
+	s.send(func() {
+		if s.ownEcho(k.Key, k.Value, k.ModRev, true) {
+			return
+		}
+		id, slot, a := s.decodeAssignment(k)
+		if a == nil {
+			return
+		}
+		if cur, ok := s.assignments[id][slot]; ok && cur.Rev >= k.ModRev {
+			return // the echo of this leader's own write, applied already
+		}
+		s.setAssignment(id, slot, a)
+		s.mark(id)
+	})
 }
 
 func (s *ReplicationManager) delAssignment(key string, rev int64) {
-	if s.ownEcho(key, nil, rev, false) {
-		return
-	}
-	id, slot, ok := s.store.ParseAssignmentKey(key)
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur, ok := s.assignments[id][slot]
-	if !ok || cur.Rev > rev {
-		return // applied already
-	}
-	s.setAssignmentLocked(id, slot, nil)
-	s.markLocked(id)
+	s.send(func() {
+		if s.ownEcho(key, nil, rev, false) {
+			return
+		}
+		id, slot, ok := s.store.ParseAssignmentKey(key)
+		if !ok {
+			return
+		}
+		cur, ok := s.assignments[id][slot]
+		if !ok || cur.Rev > rev {
+			return // applied already
+		}
+		s.setAssignment(id, slot, nil)
+		s.mark(id)
+	})
 }
 
 // decodeAssignment decodes an assignment key; a nil assignment for one
@@ -354,12 +383,12 @@ func (s *ReplicationManager) decodeAssignment(k registry.KV) (string, int, *regi
 	return id, slot, &a
 }
 
-// setAssignmentLocked replaces slot's assignment of id (nil removes it)
-// and keeps the loads in step.
-func (s *ReplicationManager) setAssignmentLocked(id string, slot int, a *registry.SlotAssignment) {
+// setAssignment replaces slot's assignment of id (nil removes it) and
+// keeps the loads in step.
+func (s *ReplicationManager) setAssignment(id string, slot int, a *registry.SlotAssignment) {
 	if cur, ok := s.assignments[id][slot]; ok {
-		s.addLoadLocked(cur.Node, s.specs[id], -1)
-		s.loadLocked(cur.Node).hold(id, -1)
+		s.addLoad(cur.Node, s.specs[id], -1)
+		s.load(cur.Node).hold(id, -1)
 	}
 	if a == nil {
 		delete(s.assignments[id], slot)
@@ -372,31 +401,31 @@ func (s *ReplicationManager) setAssignmentLocked(id string, slot int, a *registr
 		s.assignments[id] = map[int]registry.SlotAssignment{}
 	}
 	s.assignments[id][slot] = *a
-	s.addLoadLocked(a.Node, s.specs[id], 1)
-	s.loadLocked(a.Node).hold(id, 1)
+	s.addLoad(a.Node, s.specs[id], 1)
+	s.load(a.Node).hold(id, 1)
 }
 
-// loadOfLocked adds (sign 1) or takes away (-1) what the slots of id hold
-// on their nodes under its current spec: around a spec change.
-func (s *ReplicationManager) loadOfLocked(id string, sign int) {
+// loadOf adds (sign 1) or takes away (-1) what the slots of id hold on
+// their nodes under its current spec: around a spec change.
+func (s *ReplicationManager) loadOf(id string, sign int) {
 	for _, a := range s.assignments[id] {
-		s.addLoadLocked(a.Node, s.specs[id], sign)
+		s.addLoad(a.Node, s.specs[id], sign)
 	}
 }
 
-// addLoadLocked counts one slot of a controller with spec sp on node
-// (sign 1), or one less (-1), in its load and in the view.
-func (s *ReplicationManager) addLoadLocked(node string, sp *schedSpec, sign int) {
-	s.loadLocked(node).add(sp, sign)
-	s.syncViewLocked(node)
+// addLoad counts one slot of a controller with spec sp on node (sign 1),
+// or one less (-1), in its load and in the view.
+func (s *ReplicationManager) addLoad(node string, sp *schedSpec, sign int) {
+	s.load(node).add(sp, sign)
+	s.syncView(node)
 }
 
-// syncViewLocked makes node's entry in the view what the mirrors say.
-func (s *ReplicationManager) syncViewLocked(node string) {
+// syncView makes node's entry in the view what the mirrors say.
+func (s *ReplicationManager) syncView(node string) {
 	s.view.set(node, s.nodes[node], s.loads[node], s.started)
 }
 
-func (s *ReplicationManager) loadLocked(node string) *nodeLoad {
+func (s *ReplicationManager) load(node string) *nodeLoad {
 	l := s.loads[node]
 	if l == nil {
 		l = &nodeLoad{}
@@ -415,25 +444,28 @@ func (s *ReplicationManager) resetReports(keys []registry.KV, rev int64) {
 			all[id][r.report.Node] = r
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.send(func() { s.setReports(all, rev) })
+}
+
+// setReports replaces the reports with a list's, as of rev.
+func (s *ReplicationManager) setReports(all map[string]map[string]*leaderReport, rev int64) {
 	for id, byNode := range s.reports {
 		for node := range byNode {
-			s.loadLocked(node).containers -= len(byNode[node].containers)
+			s.load(node).containers -= len(byNode[node].containers)
 		}
 		if all[id] == nil {
-			s.markReportLocked(id)
+			s.markReport(id)
 		}
 	}
 	for id, byNode := range all {
 		for node, r := range byNode {
-			s.loadLocked(node).containers += len(r.containers)
+			s.load(node).containers += len(r.containers)
 		}
-		s.markReportLocked(id)
+		s.markReport(id)
 	}
 	s.reports = all
 	s.reportsRev = max(s.reportsRev, rev)
-	s.listedLocked(s.store.ReportsPrefix())
+	s.setListed(s.store.ReportsPrefix())
 }
 
 func (s *ReplicationManager) putReport(k registry.KV) {
@@ -441,19 +473,7 @@ func (s *ReplicationManager) putReport(k registry.KV) {
 	if r == nil {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reports[id] == nil {
-		s.reports[id] = map[string]*leaderReport{}
-	}
-	node := r.report.Node
-	if old := s.reports[id][node]; old != nil {
-		s.loadLocked(node).containers -= len(old.containers)
-	}
-	s.reports[id][node] = r
-	s.loadLocked(node).containers += len(r.containers)
-	s.reportsRev = max(s.reportsRev, k.ModRev)
-	s.markReportLocked(id)
+	s.send(func() { s.setReport(id, r.report.Node, r, k.ModRev) })
 }
 
 func (s *ReplicationManager) delReport(key string, rev int64) {
@@ -461,33 +481,44 @@ func (s *ReplicationManager) delReport(key string, rev int64) {
 	if !ok {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.send(func() { s.setReport(id, node, nil, rev) })
+}
+
+// setReport replaces node's report on id (nil: it is gone) at rev.
+func (s *ReplicationManager) setReport(id, node string, r *leaderReport, rev int64) {
 	if old := s.reports[id][node]; old != nil {
-		s.loadLocked(node).containers -= len(old.containers)
+		s.load(node).containers -= len(old.containers)
 	}
-	delete(s.reports[id], node)
-	if len(s.reports[id]) == 0 {
-		delete(s.reports, id)
+	if r == nil {
+		delete(s.reports[id], node)
+		if len(s.reports[id]) == 0 {
+			delete(s.reports, id)
+		}
+	} else {
+		if s.reports[id] == nil {
+			s.reports[id] = map[string]*leaderReport{}
+		}
+		s.reports[id][node] = r
+		s.load(node).containers += len(r.containers)
 	}
 	s.reportsRev = max(s.reportsRev, rev)
-	s.markReportLocked(id)
+	s.markReport(id)
 }
 
 // reportsProgress records that the reports are as of rev, and queues the
 // controllers whose slots waited for that.
 func (s *ReplicationManager) reportsProgress(rev int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.reportsRev = max(s.reportsRev, rev)
-	for id := range s.releasing {
-		for _, rel := range s.records[id].released {
-			if rel.Rev <= rev {
-				s.markLocked(id)
-				break
+	s.send(func() {
+		s.reportsRev = max(s.reportsRev, rev)
+		for id := range s.releasing {
+			for _, rel := range s.records[id].released {
+				if rel.Rev <= rev {
+					s.mark(id)
+					break
+				}
 			}
 		}
-	}
+	})
 }
 
 func (s *ReplicationManager) decodeReport(k registry.KV) (string, *leaderReport) {

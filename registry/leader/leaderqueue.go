@@ -15,8 +15,10 @@ package leader
 // empty, as it is almost always, a report is decided at once.
 //
 // An id is in the queue at most once, in the first lane it was put in,
-// and never handed to two workers at once: one marked while a worker has
-// it is handed out again once the worker is done.
+// and never handed out twice at once: the loop has it from its decision
+// until its write is answered, and one marked meanwhile is handed out
+// again once the loop is done with it. The queue has a lock of its own:
+// the timers of rechecks and retries put ids in from their goroutines.
 
 import (
 	"context"
@@ -42,10 +44,10 @@ type laneQueue struct {
 	// queued are the queued ids and their lane.
 	queued     map[string]lane
 	processing map[string]bool
-	// again are ids marked while a worker had them, and their lane.
-	again  map[string]lane
-	wake   chan struct{}
-	closed bool
+	// again are ids marked while handed out, and their lane.
+	again map[string]lane
+	// wake has a value once an id is put in.
+	wake chan struct{}
 }
 
 func newLaneQueue() *laneQueue {
@@ -89,20 +91,20 @@ func (q *laneQueue) after(id string, d time.Duration) {
 	time.AfterFunc(d, func() { q.add(id) })
 }
 
-// pop returns the next id, waiting for one; false once the queue is
-// closed or ctx ends.
+// take returns the next id without waiting; false when none is queued
+// (wake tells when one is put in).
+func (q *laneQueue) take() (string, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.takeLocked()
+}
+
+// pop returns the next id, waiting for one; false once ctx ends.
 func (q *laneQueue) pop(ctx context.Context) (string, bool) {
 	for {
-		q.mu.Lock()
-		if q.closed {
-			q.mu.Unlock()
-			return "", false
-		}
-		if id, ok := q.takeLocked(); ok {
-			q.mu.Unlock()
+		if id, ok := q.take(); ok {
 			return id, true
 		}
-		q.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return "", false
@@ -121,19 +123,13 @@ func (q *laneQueue) takeLocked() (string, bool) {
 			}
 			delete(q.queued, id)
 			q.processing[id] = true
-			if len(q.queued) > 0 {
-				select { // let another worker in
-				case q.wake <- struct{}{}:
-				default:
-				}
-			}
 			return id, true
 		}
 	}
 	return "", false
 }
 
-// done hands id back after a worker's decision; an id marked meanwhile
+// done hands id back once its decision is over; an id marked meanwhile
 // goes in again.
 func (q *laneQueue) done(id string) {
 	q.mu.Lock()
@@ -143,16 +139,5 @@ func (q *laneQueue) done(id string) {
 	q.mu.Unlock()
 	if again {
 		q.put(l, []string{id})
-	}
-}
-
-// close makes every pop return false.
-func (q *laneQueue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
 	}
 }

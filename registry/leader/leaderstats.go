@@ -30,10 +30,14 @@ type NodeStat struct {
 }
 
 // NodeStats returns every node the leader knows: registered, or still
-// holding assignments, by name.
+// holding assignments, by name. It asks the loop while Run runs.
 func (s *ReplicationManager) NodeStats() []NodeStat {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	var out []NodeStat
+	s.onLoop(func() { out = s.nodeStats() })
+	return out
+}
+
+func (s *ReplicationManager) nodeStats() []NodeStat {
 	out := make([]NodeStat, 0, len(s.loads))
 	for _, name := range slices.Sorted(maps.Keys(s.loads)) {
 		l := s.loads[name]
@@ -62,10 +66,14 @@ type ControllerStat struct {
 
 // ControllerStats returns every controller with a spec, by id. The
 // statuses are shared: never changed once written, they must not be
-// changed by the caller either.
+// changed by the caller either. It asks the loop while Run runs.
 func (s *ReplicationManager) ControllerStats() []ControllerStat {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	var out []ControllerStat
+	s.onLoop(func() { out = s.controllerStats() })
+	return out
+}
+
+func (s *ReplicationManager) controllerStats() []ControllerStat {
 	out := make([]ControllerStat, 0, len(s.specs))
 	for _, id := range slices.Sorted(maps.Keys(s.specs)) {
 		st := ControllerStat{ID: id}

@@ -1,11 +1,12 @@
 package leader
 
-// This file is one decision of the leader over one controller: gather
-// what decide needs from the mirrors (the spec, the assignments, every
-// node's report, and the nodes with what the other controllers' slots
-// take there), decide, then write the assignments that changed, the
-// status when it changed and a new template into the history, in one
-// guarded transaction (registry/leaderstore.go).
+// This file is one decision of the leader over one controller, on its
+// loop: gather what decide needs from the mirrors (the spec, the
+// assignments, every node's report, and the nodes with what the other
+// controllers' slots take there), decide, then write the assignments that
+// changed, the status when it changed and a new template into the
+// history, in one guarded transaction (registry/leaderstore.go), whose
+// answer the loop applies when it comes.
 
 import (
 	"bytes"
@@ -63,148 +64,225 @@ func (l *nodeLoad) add(sp *schedSpec, sign int) {
 	}
 }
 
-// syncReplicationController decides controller id once and writes the outcome.
+// syncReplicationController decides controller id once and writes the
+// outcome: the one path of a decision. While Run runs it is the loop's,
+// which took id from the queue: it hands the write to the batchers (or,
+// too large for a batch, to a goroutine of its own) without waiting, and
+// the answer comes back to the loop (finish); it returns nil then.
+// Without Run (Sync), it writes alone and returns the answer's error.
 func (s *ReplicationManager) syncReplicationController(ctx context.Context, id string) error {
-	s.mu.Lock()
-	if !s.readyLocked() {
-		s.mu.Unlock()
-		return nil // the first lists queue everything again
+	op := s.decideController(id)
+	t := s.term
+	switch {
+	case t == nil && op == nil:
+		return nil
+	case t == nil:
+		return s.written(op, s.write(ctx, op, nil))
+	case op == nil:
+		s.finish(ctx, id, nil)
+		return nil
 	}
-	in, sp, reports := s.inputLocked(id)
-	rec := s.recordLocked(id)
-	s.mu.Unlock()
+	var writes chan *registry.BatchedWrite
+	if !op.w.Forget {
+		if bw := s.store.Prepare(op.w); bw.Batchable() {
+			op.batched, writes = bw, t.writes
+			op.changes = op.w.Changes // Prepare set their Data: the echo is known by it
+		}
+	}
+	s.inflight[id] = op
+	t.async.Go(func() {
+		r := s.write(ctx, op, writes)
+		s.send(func() { s.finish(ctx, id, s.written(op, r)) })
+	})
+	return nil
+}
 
-	if sp == nil && len(in.Assigned) == 0 && len(reports) == 0 {
-		return s.forget(ctx, id, rec)
+// inflightWrite is one controller's decision whose write is in flight.
+type inflightWrite struct {
+	id  string
+	rec *leaderRecord
+	// sp and before are the spec and the assignments decided from (and
+	// revision the template's), res the decision, and w its write.
+	sp       *schedSpec
+	before   map[int]decide.Assignment
+	revision int64
+	res      decide.Result
+	w        registry.LeaderWrite
+	// prune: w records a template that is not the controller's first, and
+	// the history is pruned once it is written.
+	prune bool
+	// batched is w prepared for the batchers; nil: it goes alone.
+	batched *registry.BatchedWrite
+	// changes are the assignment changes of a batched write, with the
+	// values it puts.
+	changes []registry.AssignChange
+	// echoed: the watch brought a key of it before its answer came.
+	echoed bool
+}
+
+// writeResult is the answer to a write.
+type writeResult struct {
+	rev int64
+	err error
+	// pruneErr is the pruning's, after a write that went in.
+	pruneErr error
+}
+
+// decideController makes the decision of id from the mirrors, and returns
+// it with its write; nil when there is nothing to write (or the mirrors
+// are not listed yet: the first lists queue everything again). The
+// placements of the write count in the loads ("assumed") until its answer
+// comes.
+func (s *ReplicationManager) decideController(id string) *inflightWrite {
+	if !s.ready() {
+		return nil
 	}
-	// the workers gather their inputs in parallel, then decide one at a
-	// time, under the mirrors' lock, each from the loads the decisions
-	// before it left (their placements assumed), and write in parallel
-	// again, as the Kubernetes scheduler schedules one pod at a time and
-	// binds many. A decision is tens of microseconds; taking the lock once
-	// for it, rather than around each of its parts, is what lets 1,000 of
-	// them go by in as many tens of milliseconds.
-	s.mu.Lock()
+	in, sp, reports := s.input(id)
+	rec := s.record(id)
+	if sp == nil && len(in.Assigned) == 0 && len(reports) == 0 {
+		// gone with its last assignment and report
+		delete(s.wanting, id)
+		if rec.status == nil && rec.recorded == "" {
+			delete(s.records, id)
+			delete(s.releasing, id)
+			return nil
+		}
+		return &inflightWrite{id: id, rec: rec, w: registry.LeaderWrite{ID: id, Forget: true}}
+	}
+	// each decision is made from the loads the decisions before it left,
+	// their placements assumed while their writes are in flight, as the
+	// Kubernetes scheduler schedules one pod at a time and binds many. A
+	// decision is tens of microseconds: 1,000 of them go by in as many
+	// tens of milliseconds.
 	s.viewBuf = s.view.forController(s.viewBuf, sp, in.Assigned, s.loads)
 	in.Nodes = s.viewBuf
 	res := decide.Decide(in)
-	w := registry.LeaderWrite{ID: id}
+	op := &inflightWrite{id: id, rec: rec, sp: sp, before: in.Assigned, revision: in.Controller.Revision, res: res,
+		w: registry.LeaderWrite{ID: id}}
 	for _, c := range res.Changes {
 		ch := registry.AssignChange{ID: id, Slot: c.Slot, OldRev: c.Old.ModRev}
 		if c.New != nil {
 			next := assignmentOf(*c.New)
 			ch.Next = &next
 		}
-		w.Changes = append(w.Changes, ch)
+		op.w.Changes = append(op.w.Changes, ch)
 	}
 	if len(res.Unschedulable) > 0 {
 		s.wanting[id] = true // a node that comes or changes may take them
 	} else {
 		delete(s.wanting, id)
 	}
-	s.assumeLocked(sp, in.Assigned, w.Changes, 1)
-	s.mu.Unlock()
-	firstRecord := false
 	if sp != nil && sp.invalid == nil && rec.recorded != sp.hash {
-		w.Revision = &api.Revision{Revision: sp.spec.ModRevision, FirstSeen: s.now().UTC(), TemplateHash: sp.hash,
+		op.w.Revision = &api.Revision{Revision: sp.spec.ModRevision, FirstSeen: s.now().UTC(), TemplateHash: sp.hash,
 			TaskTemplate: sp.spec.Controller.DesiredState.TaskTemplate}
-		firstRecord = rec.recorded == ""
+		op.prune = rec.recorded != ""
 	}
-	st := s.status(id, sp, reports, res, rec.status)
-	if st != nil {
-		w.Status = st
-	}
-	if len(w.Changes) == 0 && w.Status == nil && w.Revision == nil {
+	op.w.Status = s.status(id, sp, reports, res, rec.status)
+	if len(op.w.Changes) == 0 && op.w.Status == nil && op.w.Revision == nil {
 		s.scheduleRecheck(id, rec, res.RecheckAfter)
 		return nil
 	}
+	s.assume(sp, in.Assigned, op.w.Changes, 1)
+	return op
+}
 
-	rev, own, err := s.commit(ctx, w)
-	s.mu.Lock()
-	s.assumeLocked(sp, in.Assigned, w.Changes, -1)
-	if own != nil {
-		delete(s.inflight, id)
-		if own.echoed && errors.Is(err, registry.ErrAssignmentConflict) {
-			// an echo taken for this write was another's write of the same
-			// value: no other change of the watch may come to decide again
-			s.queue.add(id)
+// write makes op's write, batched when writes is not nil, and prunes the
+// history after it when op asks and it went in. It touches nothing of the
+// loop's: it runs in a goroutine of its own while Run runs.
+func (s *ReplicationManager) write(ctx context.Context, op *inflightWrite, writes chan<- *registry.BatchedWrite) writeResult {
+	var r writeResult
+	if writes != nil {
+		select {
+		case writes <- op.batched:
+		case <-ctx.Done():
+			return writeResult{err: ctx.Err()}
 		}
+		br := <-op.batched.Done // the batcher answers every write it took, within EtcdTimeout
+		r = writeResult{rev: br.Rev, err: br.Err}
+	} else {
+		w := op.w
+		w.Changes = slices.Clone(w.Changes) // CommitLeader sets their Data
+		wctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
+		r.rev, r.err = s.store.CommitLeader(wctx, s.opts.Guard, w)
+		cancel()
 	}
-	if errors.Is(err, registry.ErrNotLeader) || rev == 0 && err != nil {
-		s.mu.Unlock()
+	if op.prune && !errors.Is(r.err, registry.ErrNotLeader) && !errors.Is(r.err, registry.ErrAssignmentConflict) && (r.rev != 0 || r.err == nil) {
+		r.pruneErr = s.pruneHistory(ctx, op.id) // as written goes on to
+	}
+	return r
+}
+
+// written applies the answer r to op's write, and returns the error that
+// ends the decision, if any.
+func (s *ReplicationManager) written(op *inflightWrite, r writeResult) error {
+	id, rec, w, err := op.id, op.rec, op.w, r.err
+	if s.inflight[id] == op {
+		delete(s.inflight, id)
+	}
+	if w.Forget {
+		if err != nil {
+			return err
+		}
+		delete(s.records, id)
+		delete(s.releasing, id)
+		s.logger.Info("controller gone: status and history removed", "controller", id)
+		return nil
+	}
+	s.assume(op.sp, op.before, w.Changes, -1)
+	if op.echoed && errors.Is(err, registry.ErrAssignmentConflict) {
+		// an echo taken for this write was another's write of the same
+		// value: no other change of the watch may come to decide again
+		s.queue.add(id)
+	}
+	if errors.Is(err, registry.ErrNotLeader) || r.rev == 0 && err != nil {
 		return err
 	}
-	if !errors.Is(err, registry.ErrAssignmentConflict) {
-		s.appliedLocked(id, in.Assigned, w.Changes, rev, rec)
+	conflict := errors.Is(err, registry.ErrAssignmentConflict)
+	if !conflict {
+		s.applied(id, op.before, w.Changes, r.rev, rec)
 	}
 	if w.Status != nil {
 		rec.status = w.Status
 	}
 	if w.Revision != nil {
-		rec.recorded = sp.hash
+		rec.recorded = op.sp.hash
 	}
-	s.mu.Unlock()
-	if res.Steps > 0 {
-		s.logger.Info("rollout step", "controller", id, "revision", in.Controller.Revision, "slots", res.Steps)
+	if op.res.Steps > 0 {
+		s.logger.Info("rollout step", "controller", id, "revision", op.revision, "slots", op.res.Steps)
 	}
 	if len(w.Changes) > 0 {
 		s.logger.Debug("assignments written", "controller", id, "changes", len(w.Changes))
 	}
-	if errors.Is(err, registry.ErrAssignmentConflict) {
+	if conflict {
 		// the watch brings what changed, and a decision with it
 		s.logger.Info("assignments changed under a decision; deciding again", "controller", id)
 		return nil
 	}
-	s.scheduleRecheck(id, rec, res.RecheckAfter)
-	if w.Revision != nil && !firstRecord {
-		return s.pruneHistory(ctx, id)
-	}
-	return nil
+	s.scheduleRecheck(id, rec, op.res.RecheckAfter)
+	return r.pruneErr
 }
 
-// commit writes w: in a batch with other controllers' writes while Run
-// runs, alone otherwise (and when it is too large for a batch). A batched
-// write with assignment changes is in s.inflight until it is answered; it
-// returns that record, which the caller removes (with s.mu held, as it
-// applies the changes).
-func (s *ReplicationManager) commit(ctx context.Context, w registry.LeaderWrite) (int64, *inflightWrite, error) {
-	var bw *registry.BatchedWrite
-	if s.writes != nil {
-		bw = s.store.Prepare(w)
+// finish ends the loop's decision of id with err: the term ends on
+// ErrNotLeader, another error decides again after a second, and the queue
+// may hand id out again.
+func (s *ReplicationManager) finish(ctx context.Context, id string, err error) {
+	switch {
+	case err == nil:
+	case errors.Is(err, registry.ErrNotLeader):
+		s.logger.Warn("another manager leads now; this term ends", "controller", id)
+		s.term.fail(err)
+	case ctx.Err() != nil:
+	default:
+		s.logger.Warn("deciding a controller failed; retrying", "controller", id, "err", err)
+		s.queue.after(id, time.Second)
 	}
-	if bw == nil || !bw.Batchable() {
-		ctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
-		defer cancel()
-		rev, err := s.store.CommitLeader(ctx, s.opts.Guard, w)
-		return rev, nil, err
-	}
-	var own *inflightWrite
-	if len(w.Changes) > 0 {
-		own = &inflightWrite{changes: w.Changes} // Prepare set their Data
-		s.mu.Lock()
-		s.inflight[w.ID] = own
-		s.mu.Unlock()
-	}
-	select {
-	case s.writes <- bw:
-	case <-ctx.Done():
-		return 0, own, ctx.Err()
-	}
-	r := <-bw.Done // the batcher answers every write it took, within EtcdTimeout
-	return r.Rev, own, r.Err
-}
-
-// inflightWrite is the assignment changes of one write in flight.
-type inflightWrite struct {
-	changes []registry.AssignChange
-	// echoed: the watch brought a key of it before its answer came.
-	echoed bool
+	s.queue.done(id)
 }
 
 // ownEcho applies the watch's put (put true, of value) or delete of an
-// assignment key at rev when it is the echo of a write of this leader in
-// flight, and reports whether it was. The echo queues no decision: the
-// worker that wrote it decides what comes next once the answer comes (at
+// assignment key at rev when it is the echo of a batched write of this
+// leader in flight, and reports whether it was. The echo queues no
+// decision: the loop decides what comes next once the answer comes (at
 // 10,000 new controllers, every one was decided twice, and every echo
 // decoded, for nothing). Anything else (another value, a key the write
 // does not hold) is a change to decide on.
@@ -213,8 +291,6 @@ func (s *ReplicationManager) ownEcho(key string, value []byte, rev int64, put bo
 	if !ok {
 		return false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	own := s.inflight[id]
 	if own == nil {
 		return false
@@ -230,33 +306,33 @@ func (s *ReplicationManager) ownEcho(key string, value []byte, rev int64, put bo
 		cur, ok := s.assignments[id][slot]
 		switch {
 		case put && (!ok || cur.Rev < rev):
-			s.setAssignmentLocked(id, slot, &registry.SlotAssignment{Assignment: *c.Next, Rev: rev})
+			s.setAssignment(id, slot, &registry.SlotAssignment{Assignment: *c.Next, Rev: rev})
 		case !put && ok && cur.Rev <= rev:
-			s.setAssignmentLocked(id, slot, nil)
+			s.setAssignment(id, slot, nil)
 		}
 		return true
 	}
 	return false
 }
 
-// assumeLocked counts in the loads (sign 1) the slots that changes place
-// on a node, from the decision until its write is applied or has failed
-// (-1 takes them back), so that the decisions made meanwhile see them, as
-// the Kubernetes scheduler assumes a pod bound before its binding is
-// written. Without it, the decisions made while hundreds of writes are in
-// flight place their slots on the same least loaded nodes.
-func (s *ReplicationManager) assumeLocked(sp *schedSpec, before map[int]decide.Assignment, changes []registry.AssignChange, sign int) {
+// assume counts in the loads (sign 1) the slots that changes place on a
+// node, from the decision until its write is applied or has failed (-1
+// takes them back), so that the decisions made meanwhile see them, as the
+// Kubernetes scheduler assumes a pod bound before its binding is written.
+// Without it, the decisions made while hundreds of writes are in flight
+// place their slots on the same least loaded nodes.
+func (s *ReplicationManager) assume(sp *schedSpec, before map[int]decide.Assignment, changes []registry.AssignChange, sign int) {
 	for _, c := range changes {
 		if old, ok := before[c.Slot]; c.Next != nil && (!ok || old.Node != c.Next.Node) {
-			s.addLoadLocked(c.Next.Node, sp, sign)
+			s.addLoad(c.Next.Node, sp, sign)
 		}
 	}
 }
 
-// appliedLocked applies written changes to the mirror at once, so that the
+// applied applies written changes to the mirror at once, so that the
 // next decision compares the right revisions, and records the slots taken
 // off a node.
-func (s *ReplicationManager) appliedLocked(id string, before map[int]decide.Assignment, changes []registry.AssignChange, rev int64, rec *leaderRecord) {
+func (s *ReplicationManager) applied(id string, before map[int]decide.Assignment, changes []registry.AssignChange, rev int64, rec *leaderRecord) {
 	for _, c := range changes {
 		if old, ok := before[c.Slot]; ok && (c.Next == nil || c.Next.Node != old.Node) {
 			if rec.released == nil {
@@ -266,22 +342,22 @@ func (s *ReplicationManager) appliedLocked(id string, before map[int]decide.Assi
 		}
 		if c.Next == nil {
 			if cur, ok := s.assignments[id][c.Slot]; ok && cur.Rev <= rev {
-				s.setAssignmentLocked(id, c.Slot, nil)
+				s.setAssignment(id, c.Slot, nil)
 			}
 			continue
 		}
 		if cur, ok := s.assignments[id][c.Slot]; !ok || cur.Rev < rev {
-			s.setAssignmentLocked(id, c.Slot, &registry.SlotAssignment{Assignment: *c.Next, Rev: rev})
+			s.setAssignment(id, c.Slot, &registry.SlotAssignment{Assignment: *c.Next, Rev: rev})
 		}
 	}
-	if s.pruneReleasedLocked(id, rec) {
+	if s.pruneReleased(id, rec) {
 		s.requestProgress()
 	}
 }
 
-// pruneReleasedLocked forgets the slots taken off a node that the reports
-// show applied, and reports whether some are left.
-func (s *ReplicationManager) pruneReleasedLocked(id string, rec *leaderRecord) bool {
+// pruneReleased forgets the slots taken off a node that the reports show
+// applied, and reports whether some are left.
+func (s *ReplicationManager) pruneReleased(id string, rec *leaderRecord) bool {
 	for slot, rel := range rec.released {
 		if rel.Rev <= s.reportsRev {
 			delete(rec.released, slot)
@@ -322,8 +398,6 @@ func (s *ReplicationManager) scheduleRecheck(id string, rec *leaderRecord, d tim
 		return
 	}
 	at := s.now().Add(d)
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !rec.recheck.IsZero() && rec.recheck.After(s.now()) && !rec.recheck.After(at) {
 		return // an earlier one is due
 	}
@@ -331,13 +405,13 @@ func (s *ReplicationManager) scheduleRecheck(id string, rec *leaderRecord, d tim
 	s.queue.after(id, d)
 }
 
-// inputLocked gathers the decision's input but its nodes, which the
-// decision takes from the view once its turn comes; s.mu is held.
-func (s *ReplicationManager) inputLocked(id string) (decide.Input, *schedSpec, []*api.NodeReport) {
+// input gathers the decision's input but its nodes, which the decision
+// takes from the view.
+func (s *ReplicationManager) input(id string) (decide.Input, *schedSpec, []*api.NodeReport) {
 	sp := s.specs[id]
 	src := decisionSource{id: id, spec: sp, assignments: s.assignments[id], reports: s.reports[id],
 		reportsRev: s.reportsRev, now: s.now(), grace: s.opts.NodeGrace}
-	if rec := s.records[id]; rec != nil && s.pruneReleasedLocked(id, rec) {
+	if rec := s.records[id]; rec != nil && s.pruneReleased(id, rec) {
 		src.released = rec.released
 	}
 	in, reports := decisionInput(src)
@@ -345,7 +419,7 @@ func (s *ReplicationManager) inputLocked(id string) (decide.Input, *schedSpec, [
 }
 
 // decisionSource is what one decision of controller id is made from: the
-// leader's mirrors (inputLocked), or a dry run's simulation of them
+// leader's mirrors (input), or a dry run's simulation of them
 // (dryrun.go).
 type decisionSource struct {
 	id string
@@ -449,32 +523,6 @@ func (s *ReplicationManager) status(id string, sp *schedSpec, reports []*api.Nod
 	}
 	st.LastSyncTime = in.now.UTC()
 	return &st
-}
-
-// forget removes the status and history of a controller that is gone
-// with its last assignment and report.
-func (s *ReplicationManager) forget(ctx context.Context, id string, rec *leaderRecord) error {
-	s.mu.Lock()
-	delete(s.wanting, id)
-	s.mu.Unlock()
-	if rec.status == nil && rec.recorded == "" {
-		s.mu.Lock()
-		delete(s.records, id)
-		delete(s.releasing, id)
-		s.mu.Unlock()
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
-	defer cancel()
-	if _, err := s.store.CommitLeader(ctx, s.opts.Guard, registry.LeaderWrite{ID: id, Forget: true}); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	delete(s.records, id)
-	delete(s.releasing, id)
-	s.mu.Unlock()
-	s.logger.Info("controller gone: status and history removed", "controller", id)
-	return nil
 }
 
 // pruneHistory keeps the newest RevisionHistoryLimit templates of id.

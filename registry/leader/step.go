@@ -1,9 +1,9 @@
 package leader
 
 // This file drives the leader one decision at a time, without Run's
-// mirrors, queue and workers: the same decision, from etcd as it is at
-// each step. The tests of a whole host use it to take a leader, a node
-// and their writes in a fixed order.
+// mirrors, queue and loop: the same code, on the caller's goroutine, from
+// etcd as it is at each step. The tests of a whole host use it to take a
+// leader, a node and their writes in a fixed order.
 
 import "context"
 
@@ -25,8 +25,17 @@ func (s *ReplicationManager) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// Sync decides controller id at once, outside the queue, as a worker of
-// Run would, and writes the decision alone.
+// Sync decides controller id at once, outside the queue, as the loop of
+// Run would, and writes the decision alone. While Run runs, it only
+// queues id in the lane of changes, for the loop.
 func (s *ReplicationManager) Sync(ctx context.Context, id string) error {
-	return s.syncReplicationController(ctx, id)
+	var err error
+	s.onLoop(func() {
+		if s.term != nil {
+			s.queue.add(id)
+			return
+		}
+		err = s.syncReplicationController(ctx, id)
+	})
+	return err
 }
