@@ -275,7 +275,12 @@ func TestASpecCreatedAgainWhileDownReplacesTheOldContainers(t *testing.T) {
 	h.rm = h.newNodeManager(t, Options{})
 	h.run(t)
 	want := api.TemplateHash(&recreated.DesiredState.TaskTemplate)
+	// the leader sees the delete and the create apart (the slots are
+	// freed, then placed again) or, when its watch brings both before it
+	// decides, together: a template change, rolled out one step per
+	// monitorSeconds of the new containers' time, which the clock gives
 	testpoll.Until(t, waitTimeout, "two containers of the new template", func() bool {
+		h.clock.Advance(time.Second)
 		tasks := h.fake.Tasks()
 		if len(tasks) != 2 {
 			return false
