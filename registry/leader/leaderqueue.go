@@ -21,7 +21,6 @@ package leader
 // the timers of rechecks and retries put ids in from their goroutines.
 
 import (
-	"context"
 	"sync"
 	"time"
 )
@@ -97,20 +96,6 @@ func (q *laneQueue) take() (string, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.takeLocked()
-}
-
-// pop returns the next id, waiting for one; false once ctx ends.
-func (q *laneQueue) pop(ctx context.Context) (string, bool) {
-	for {
-		if id, ok := q.take(); ok {
-			return id, true
-		}
-		select {
-		case <-ctx.Done():
-			return "", false
-		case <-q.wake:
-		}
-	}
 }
 
 func (q *laneQueue) takeLocked() (string, bool) {

@@ -1,20 +1,16 @@
 package leader
 
 import (
-	"context"
 	"slices"
 	"testing"
-	"time"
 )
 
-// popAll pops what the queue holds now, handing each id back at once.
+// popAll takes what the queue holds now, handing each id back at once.
 func popAll(t *testing.T, q *laneQueue) []string {
 	t.Helper()
 	var out []string
 	for {
-		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
-		id, ok := q.pop(ctx)
-		cancel()
+		id, ok := q.take()
 		if !ok {
 			return out
 		}
@@ -49,20 +45,18 @@ func TestLaneQueueHoldsAnIDOnceInItsFirstLane(t *testing.T) {
 	}
 }
 
-func TestLaneQueueHandsAnIDMarkedWhileAWorkerHasItOutAgainAfter(t *testing.T) {
+func TestLaneQueueHandsAnIDMarkedWhileTheLoopHasItOutAgainAfter(t *testing.T) {
 	q := newLaneQueue()
 	q.later("a")
-	id, ok := q.pop(t.Context())
+	id, ok := q.take()
 	if !ok || id != "a" {
-		t.Fatalf("pop = %q, %v", id, ok)
+		t.Fatalf("take = %q, %v", id, ok)
 	}
 	q.report("a")
 	q.add("a") // the best lane wins
 	q.later("b")
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
-	defer cancel()
-	if id, _ := q.pop(ctx); id != "b" {
-		t.Fatalf("pop while a worker has a = %q, want b", id)
+	if id, _ := q.take(); id != "b" {
+		t.Fatalf("take while the loop has a = %q, want b", id)
 	}
 	q.done("b")
 	q.later("c")
