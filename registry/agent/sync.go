@@ -254,6 +254,9 @@ func (rm *Agent) historyTemplate(ctx context.Context, rc *api.ReplicationControl
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
 	r, err := rm.store.GetRevision(ctx, id, rev)
+	if errors.Is(err, registry.ErrNotFound) {
+		r, err = rm.revisionOfTemplate(ctx, id, hash)
+	}
 	switch {
 	case errors.Is(err, registry.ErrNotFound):
 		return nil, nil // reported by plan: no template for the slot
@@ -268,6 +271,25 @@ func (rm *Agent) historyTemplate(ctx context.Context, rc *api.ReplicationControl
 		return nil, fmt.Errorf("history of %s: revision %d: %w", id, rev, err)
 	}
 	return &r.TaskTemplate, nil
+}
+
+// revisionOfTemplate finds template hash in id's history by its hash. An
+// assignment names the spec revision it was made at, and the history
+// keeps a template under the revision that first brought it: a slot
+// assigned at a later revision of the same template (a scale, a change of
+// the update strategy) is found here once the spec has moved on. It
+// returns ErrNotFound when no record holds the template.
+func (rm *Agent) revisionOfTemplate(ctx context.Context, id, hash string) (*api.Revision, error) {
+	revs, err := rm.store.ListRevisions(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(revs) - 1; i >= 0; i-- {
+		if revs[i].TemplateHash == hash {
+			return &revs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("history of %s: template %s: %w", id, hash, registry.ErrNotFound)
 }
 
 // createdSlots are the slots of creates.
