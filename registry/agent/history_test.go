@@ -2,6 +2,7 @@ package agent
 
 import (
 	"testing"
+	"time"
 
 	"github.com/replication-manager/replication-manager/api"
 )
@@ -14,10 +15,14 @@ func TestEachNewTemplateIsRecordedOnceAndTheHistoryGoesWithTheController(t *test
 		rc := newController("web", 1)
 		rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = image
 		revisions = append(revisions, h.setSpec(rc))
-		for range 2 { // a second sync of the same template records nothing
+		for range 4 { // a second sync of the same template records nothing
 			if err := h.sync(t, "web"); err != nil {
 				t.Fatal(err)
 			}
+			h.clock.Advance(api.DefaultMonitorSeconds * time.Second) // the rollout's step is over
+		}
+		if hash := api.TemplateHash(&rc.DesiredState.TaskTemplate); !runsOnly(h, hash) {
+			t.Fatalf("web does not run %s alone after its rollout: %v", image, h.fake.Tasks())
 		}
 	}
 	revs, err := h.store.ListRevisions(t.Context(), "web")
@@ -41,5 +46,54 @@ func TestEachNewTemplateIsRecordedOnceAndTheHistoryGoesWithTheController(t *test
 	}
 	if revs, err := h.store.ListRevisions(t.Context(), "web"); err != nil || len(revs) != 0 {
 		t.Errorf("history after the delete = %v, %v; want none", revs, err)
+	}
+}
+
+// runsOnly reports whether every container of the harness runs template
+// hash.
+func runsOnly(h *harness, hash string) bool {
+	tasks := h.fake.Tasks()
+	for _, task := range tasks {
+		if task.Labels[api.LabelTemplateHash] != hash {
+			return false
+		}
+	}
+	return len(tasks) > 0
+}
+
+func TestTheHistoryKeepsATemplateAnAssignmentStillNames(t *testing.T) {
+	h := newHarness(t, Options{RevisionHistoryLimit: 1})
+	rc := newController("web", 1)
+	h.setSpec(rc)
+	for range 2 {
+		if err := h.sync(t, "web"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := api.TemplateHash(&rc.DesiredState.TaskTemplate)
+	if !runsOnly(h, first) {
+		t.Fatalf("web does not run its first template: %v", h.fake.Tasks())
+	}
+	// a paused rollout keeps the slot on the first template while two
+	// newer ones are recorded, one more than the limit keeps
+	rc.DesiredState.Paused = true
+	for _, image := range []string{"demo-task:2", "demo-task:3"} {
+		rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = image
+		h.setSpec(rc)
+		if err := h.sync(t, "web"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	revs, err := h.store.ListRevisions(t.Context(), "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hashes []string
+	for _, r := range revs {
+		hashes = append(hashes, r.TemplateHash)
+	}
+	last := api.TemplateHash(&rc.DesiredState.TaskTemplate)
+	if len(hashes) != 2 || hashes[0] != first || hashes[1] != last {
+		t.Fatalf("history %v, want the named first %s and the newest %s (demo-task:2 pruned)", hashes, first, last)
 	}
 }

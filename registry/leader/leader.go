@@ -104,8 +104,11 @@ type ReplicationManager struct {
 	opts   Options
 	now    func() time.Time
 
-	// mailbox is the running loop's; nil while none runs.
+	// mailbox is the running loop's; nil while none runs. idle is held by
+	// whoever has the state while no loop runs, and by Run while its loop
+	// does.
 	mailbox atomic.Pointer[mailbox]
+	idle    sync.Mutex
 	// term is what the loop runs with; nil without one (the writes go
 	// alone, from the caller's goroutine).
 	term *term
@@ -175,33 +178,55 @@ type term struct {
 // without a loop it is applied here, and once the loop has ended it is
 // dropped.
 func (s *ReplicationManager) send(event func()) {
-	mb := s.mailbox.Load()
-	if mb == nil {
-		event()
-		return
-	}
-	select {
-	case mb.events <- event:
-	case <-mb.done:
+	for {
+		if mb := s.mailbox.Load(); mb != nil {
+			select {
+			case mb.events <- event:
+			case <-mb.done:
+			}
+			return
+		}
+		if s.direct(event) {
+			return
+		}
+		time.Sleep(time.Millisecond) // a loop is starting, or handing the state back
 	}
 }
 
 // onLoop runs call on the loop and returns once it has run; without a
-// loop, or once it has ended (nothing changes the state then), it runs
-// here.
+// loop, or once it has ended, it runs here.
 func (s *ReplicationManager) onLoop(call func()) {
-	mb := s.mailbox.Load()
-	if mb == nil {
-		call()
-		return
+	for {
+		if mb := s.mailbox.Load(); mb != nil {
+			ran := make(chan struct{})
+			select {
+			case mb.calls <- func() { call(); close(ran) }: // unbuffered: the loop has it, and runs it at once
+				<-ran
+				return
+			case <-mb.done: // once Run hands the state back, it runs here
+			}
+		}
+		if s.direct(call) {
+			return
+		}
+		time.Sleep(time.Millisecond) // a loop is starting, or handing the state back
 	}
-	ran := make(chan struct{})
-	select {
-	case mb.calls <- func() { call(); close(ran) }: // unbuffered: the loop has it, and runs it at once
-		<-ran
-	case <-mb.done:
-		call()
+}
+
+// direct runs fn on the caller's goroutine if no loop runs, holding idle
+// so that no loop starts meanwhile and two callers do not run at once
+// (a scrape of /metrics and the first read of Run, say); it reports
+// whether it ran fn.
+func (s *ReplicationManager) direct(fn func()) bool {
+	if !s.idle.TryLock() {
+		return false
 	}
+	defer s.idle.Unlock()
+	if s.mailbox.Load() != nil {
+		return false
+	}
+	fn()
+	return true
 }
 
 // schedSpec is a spec as the scheduler keeps it, validated once.
@@ -224,8 +249,10 @@ type nodeState struct {
 type leaderRecord struct {
 	// status is the last status written (or read at start).
 	status *api.ReplicationControllerStatus
-	// recorded is the newest template hash in the history.
-	recorded string
+	// recorded is the newest template hash in the history, and
+	// recordedRev the revision it is kept under.
+	recorded    string
+	recordedRev int64
 	// released are the slots this leader took off a node.
 	released map[int]decide.Release
 	// recheck is when a decision asked to be made again.
@@ -256,8 +283,14 @@ func (s *ReplicationManager) Run(ctx context.Context) error {
 	runCtx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	mb := &mailbox{events: make(chan func(), mailboxEvents), calls: make(chan func()), done: make(chan struct{})}
+	// from here on the state is the loop's: callers wait for it, and
+	// whoever has the state here finishes first
 	s.mailbox.Store(mb)
-	defer s.mailbox.Store(nil)
+	s.idle.Lock()
+	defer func() {
+		s.mailbox.Store(nil)
+		s.idle.Unlock()
+	}()
 	// the batchers outlive the loop, which waits for their answers: they
 	// stop once it is done
 	t := &term{ctx: runCtx, fail: fail, writes: make(chan *registry.BatchedWrite, s.opts.Workers)}
@@ -373,7 +406,8 @@ func (s *ReplicationManager) readRegistry(ctx context.Context) error {
 				s.record(id).status = st
 			}
 			for id, r := range newest {
-				s.record(id).recorded = r.TemplateHash
+				rec := s.record(id)
+				rec.recorded, rec.recordedRev = r.TemplateHash, r.Revision
 			}
 		})
 		return nil

@@ -109,8 +109,10 @@ type inflightWrite struct {
 	res      decide.Result
 	w        registry.LeaderWrite
 	// prune: w records a template that is not the controller's first, and
-	// the history is pruned once it is written.
+	// the history is pruned once it is written, keeping the templates
+	// named: those the assignments hold after w.
 	prune bool
+	named map[string]bool
 	// batched is w prepared for the batchers; nil: it goes alone.
 	batched *registry.BatchedWrite
 	// changes are the assignment changes of a batched write, with the
@@ -154,6 +156,13 @@ func (s *ReplicationManager) decideController(id string) *inflightWrite {
 	// Kubernetes scheduler schedules one pod at a time and binds many. A
 	// decision is tens of microseconds: 1,000 of them go by in as many
 	// tens of milliseconds.
+	if sp != nil && rec.recorded == sp.hash && rec.recordedRev != 0 {
+		// a slot names the revision its template is kept under in the
+		// history, not a later one of the same template (a scale, a
+		// change of the update strategy), which the history has no
+		// record of once the spec moves on
+		in.Controller.Revision = rec.recordedRev
+	}
 	s.viewBuf = s.view.forController(s.viewBuf, sp, in.Assigned, s.loads)
 	in.Nodes = s.viewBuf
 	res := decide.Decide(in)
@@ -176,6 +185,7 @@ func (s *ReplicationManager) decideController(id string) *inflightWrite {
 		op.w.Revision = &api.Revision{Revision: sp.spec.ModRevision, FirstSeen: s.now().UTC(), TemplateHash: sp.hash,
 			TaskTemplate: sp.spec.Controller.DesiredState.TaskTemplate}
 		op.prune = rec.recorded != ""
+		op.named = namedTemplates(in.Assigned, op.w.Changes)
 	}
 	op.w.Status = s.status(id, sp, reports, res, rec.status)
 	if len(op.w.Changes) == 0 && op.w.Status == nil && op.w.Revision == nil {
@@ -207,7 +217,7 @@ func (s *ReplicationManager) write(ctx context.Context, op *inflightWrite, write
 		cancel()
 	}
 	if op.prune && !errors.Is(r.err, registry.ErrNotLeader) && !errors.Is(r.err, registry.ErrAssignmentConflict) && (r.rev != 0 || r.err == nil) {
-		r.pruneErr = s.pruneHistory(ctx, op.id) // as written goes on to
+		r.pruneErr = s.pruneHistory(ctx, op.id, op.named) // as written goes on to
 	}
 	return r
 }
@@ -245,7 +255,7 @@ func (s *ReplicationManager) written(op *inflightWrite, r writeResult) error {
 		rec.status = w.Status
 	}
 	if w.Revision != nil {
-		rec.recorded = op.sp.hash
+		rec.recorded, rec.recordedRev = op.sp.hash, w.Revision.Revision
 	}
 	if op.res.Steps > 0 {
 		s.logger.Info("rollout step", "controller", id, "revision", op.revision, "slots", op.res.Steps)
@@ -525,8 +535,10 @@ func (s *ReplicationManager) status(id string, sp *schedSpec, reports []*api.Nod
 	return &st
 }
 
-// pruneHistory keeps the newest RevisionHistoryLimit templates of id.
-func (s *ReplicationManager) pruneHistory(ctx context.Context, id string) error {
+// pruneHistory keeps the newest RevisionHistoryLimit templates of id,
+// and every older one named, as Kubernetes keeps a ReplicaSet while it has
+// replicas: a node re-creating a slot of an older template reads it there.
+func (s *ReplicationManager) pruneHistory(ctx context.Context, id string, named map[string]bool) error {
 	revs, err := s.store.ListRevisions(ctx, id)
 	if err != nil {
 		return err
@@ -537,10 +549,36 @@ func (s *ReplicationManager) pruneHistory(ctx context.Context, id string) error 
 	}
 	w := registry.LeaderWrite{ID: id}
 	for _, r := range revs[:extra] {
-		w.Prune = append(w.Prune, r.Revision)
+		if !named[r.TemplateHash] {
+			w.Prune = append(w.Prune, r.Revision)
+		}
+	}
+	if len(w.Prune) == 0 {
+		return nil
 	}
 	_, err = s.store.CommitLeader(ctx, s.opts.Guard, w)
 	return err
+}
+
+// namedTemplates are the template hashes of the assignments before, once
+// changes are made.
+func namedTemplates(before map[int]decide.Assignment, changes []registry.AssignChange) map[string]bool {
+	after := make(map[int]string, len(before))
+	for slot, a := range before {
+		after[slot] = a.Hash
+	}
+	for _, c := range changes {
+		if c.Next == nil {
+			delete(after, c.Slot)
+		} else {
+			after[c.Slot] = c.Next.TemplateHash
+		}
+	}
+	named := make(map[string]bool, len(after))
+	for _, hash := range after {
+		named[hash] = true
+	}
+	return named
 }
 
 // hostPorts returns the host ports a template publishes, as "8080/TCP".
