@@ -29,6 +29,7 @@ import (
 	"github.com/replication-manager/replication-manager/internal/syncbuf"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
 // binDir holds the programs built once for the whole package.
@@ -273,7 +274,9 @@ func containers(t *testing.T, cli *client.Client, id string) map[string]containe
 	}
 	out := make(map[string]container.Summary, len(list))
 	for _, c := range list {
-		out[strings.TrimPrefix(c.Names[0], "/")] = c
+		if name := taskcontrol.SummaryName(c.Names); name != "" { // none: being removed
+			out[name] = c
+		}
 	}
 	return out
 }

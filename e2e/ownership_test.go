@@ -26,6 +26,7 @@ import (
 	"github.com/replication-manager/replication-manager/internal/syncbuf"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
 // Before the fix, a key such as controllers/a/web was a controller: its
@@ -431,7 +432,9 @@ func labelled(t *testing.T, cli dockerClient, match map[string]string) map[strin
 	}
 	out := make(map[string]container.Summary, len(list))
 	for _, c := range list {
-		out[strings.TrimPrefix(c.Names[0], "/")] = c
+		if name := taskcontrol.SummaryName(c.Names); name != "" { // none: being removed
+			out[name] = c
+		}
 	}
 	return out
 }

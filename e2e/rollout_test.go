@@ -27,6 +27,7 @@ import (
 	"github.com/replication-manager/replication-manager/internal/dockertest"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
 func TestRollingUpdateByDefaultStaysWithinReplicasAndOneUnavailable(t *testing.T) {
@@ -471,7 +472,7 @@ func (s *sampler) record(list []container.Summary, err error, b bounds) {
 	}
 	s.mostLive = max(s.mostLive, live)
 	for _, c := range list {
-		if strings.Contains(c.Names[0], "-old-") {
+		if strings.Contains(taskcontrol.SummaryName(c.Names), "-old-") {
 			s.sawRenamed = true
 		}
 	}
@@ -554,7 +555,7 @@ func liveOf(list []container.Summary) []container.Summary {
 func describeSample(list []container.Summary) string {
 	parts := make([]string, 0, len(list))
 	for _, c := range list {
-		parts = append(parts, fmt.Sprintf("%s %s %s", strings.TrimPrefix(c.Names[0], "/"), c.State, c.Labels[api.LabelTemplateHash]))
+		parts = append(parts, fmt.Sprintf("%s %s %s", taskcontrol.SummaryName(c.Names), c.State, c.Labels[api.LabelTemplateHash]))
 	}
 	slices.Sort(parts)
 	return "[" + strings.Join(parts, ", ") + "]"

@@ -495,7 +495,7 @@ func specHealth(hc *api.HealthCheck) string {
 func taskFromSummary(c container.Summary) api.Task {
 	return api.Task{
 		ID:       c.ID,
-		Name:     summaryName(c.Names),
+		Name:     SummaryName(c.Names),
 		Labels:   c.Labels,
 		Image:    c.Image,
 		State:    c.State,
@@ -505,9 +505,10 @@ func taskFromSummary(c container.Summary) api.Task {
 	}
 }
 
-// summaryName picks the container's own name from the list's names, which
-// also hold link aliases such as "/other/alias".
-func summaryName(names []string) string {
+// SummaryName picks the container's own name from the names a container
+// list gives, which also hold link aliases such as "/other/alias"; "" for
+// a container being removed, which has none.
+func SummaryName(names []string) string {
 	for _, n := range names {
 		if n = strings.TrimPrefix(n, "/"); !strings.Contains(n, "/") {
 			return n

@@ -51,8 +51,8 @@ func TestSummaryName(t *testing.T) {
 		{nil, ""},
 	}
 	for _, tt := range tests {
-		if got := summaryName(tt.names); got != tt.want {
-			t.Errorf("summaryName(%q): got %q, want %q", tt.names, got, tt.want)
+		if got := SummaryName(tt.names); got != tt.want {
+			t.Errorf("SummaryName(%q): got %q, want %q", tt.names, got, tt.want)
 		}
 	}
 }
