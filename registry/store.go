@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -47,6 +48,9 @@ type Spec struct {
 // never logs; every error is returned wrapped with the key that failed.
 type Store struct {
 	client *clientv3.Client
+	// kv is the client's own retrying KV client, for the requests built
+	// as etcd's messages (txnops.go).
+	kv     pb.KVClient
 	prefix string
 }
 
@@ -55,7 +59,11 @@ func NewStore(client *clientv3.Client, prefix string) *Store {
 	if prefix == "" {
 		prefix = DefaultPrefix
 	}
-	return &Store{client: client, prefix: strings.TrimSuffix(prefix, "/")}
+	s := &Store{client: client, prefix: strings.TrimSuffix(prefix, "/")}
+	if client != nil { // a store for its keys only
+		s.kv = clientv3.RetryKVClient(client)
+	}
+	return s
 }
 
 // Prefix is the root of every key.

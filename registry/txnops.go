@@ -59,7 +59,7 @@ func compares(cmps []clientv3.Cmp) []*pb.Compare {
 // waiting for a connection that is not ready yet, and with errors as
 // clientv3 returns them.
 func (s *Store) commitTxn(ctx context.Context, req *pb.TxnRequest) (*pb.TxnResponse, error) {
-	resp, err := clientv3.RetryKVClient(s.client).Txn(ctx, req, grpc.WaitForReady(true))
+	resp, err := s.kv.Txn(ctx, req, grpc.WaitForReady(true))
 	if err != nil {
 		return nil, clientv3.ContextError(ctx, err)
 	}
