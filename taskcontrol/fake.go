@@ -76,7 +76,10 @@ type Fake struct {
 	// the volume stays.
 	RemoveVolumeErr func(name string) error
 
-	mu     sync.Mutex
+	// mu guards the containers, volumes and streams; callMu the record
+	// of calls, so that counting a call never waits for a long list.
+	mu     sync.RWMutex
+	callMu sync.Mutex
 	seq    uint64
 	byID   map[string]*fakeTask
 	byName map[string]*fakeTask
@@ -84,10 +87,11 @@ type Fake struct {
 	// api.LabelController label, so that a controller's list does not scan
 	// every container.
 	byController map[string]map[*fakeTask]struct{}
-	calls        []string
-	counts       FakeCounts
 	subs         map[*fakeSubscriber]struct{}
 	volumes      map[string]*fakeVolume
+
+	calls  []string
+	counts FakeCounts
 }
 
 // FakeCounts counts the calls a Fake received, failed ones included.
@@ -121,7 +125,7 @@ func (f *Fake) now() time.Time {
 	return time.Now()
 }
 
-// record logs a call; f.mu must be held.
+// record logs a call; f.callMu must be held.
 func (f *Fake) record(call string) {
 	f.calls = append(f.calls, call)
 }
@@ -138,11 +142,11 @@ func (f *Fake) initLocked() {
 // selector, sorted by name. With api.LabelController in the selector only
 // that controller's containers are looked at.
 func (f *Fake) ListTasks(ctx context.Context, selector map[string]string) ([]api.Task, error) {
-	f.mu.Lock()
+	f.callMu.Lock()
 	f.counts.List++
 	f.record("list")
 	listErr := f.ListErr
-	f.mu.Unlock()
+	f.callMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
@@ -156,7 +160,7 @@ func (f *Fake) ListTasks(ctx context.Context, selector map[string]string) ([]api
 	// label map is never changed once made, so the copies of the maps are
 	// made after the lock is released, and a long list does not hold up
 	// the creates and deletes that Docker would run alongside it.
-	f.mu.Lock()
+	f.mu.RLock()
 	var tasks []api.Task
 	add := func(t *fakeTask) {
 		if matches(t.Labels, selector) {
@@ -172,7 +176,7 @@ func (f *Fake) ListTasks(ctx context.Context, selector map[string]string) ([]api
 			add(t)
 		}
 	}
-	f.mu.Unlock()
+	f.mu.RUnlock()
 	for i := range tasks {
 		tasks[i].Labels = maps.Clone(tasks[i].Labels)
 	}
@@ -193,11 +197,11 @@ func (f *Fake) ListTasks(ctx context.Context, selector map[string]string) ([]api
 // volume creates it with the mount's VolumeLabels. A failed create leaves
 // nothing behind.
 func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
-	f.mu.Lock()
+	f.callMu.Lock()
 	f.counts.Create++
 	f.record("create " + spec.Name)
 	createErr := f.CreateErr
-	f.mu.Unlock()
+	f.callMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, err)
 	}
@@ -257,11 +261,11 @@ func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, err
 
 // CheckImage reports the image present unless ImageErr says otherwise.
 func (f *Fake) CheckImage(ctx context.Context, image string) error {
-	f.mu.Lock()
+	f.callMu.Lock()
 	f.counts.Image++
 	f.record("image " + image)
 	imageErr := f.ImageErr
-	f.mu.Unlock()
+	f.callMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("inspect image %s: %w", image, err)
 	}
@@ -274,11 +278,11 @@ func (f *Fake) CheckImage(ctx context.Context, image string) error {
 // DeleteTask removes the container; a container that is gone is not an
 // error.
 func (f *Fake) DeleteTask(ctx context.Context, id string) error {
-	f.mu.Lock()
+	f.callMu.Lock()
 	f.counts.Delete++
 	f.record("delete " + id)
 	deleteErr := f.DeleteErr
-	f.mu.Unlock()
+	f.callMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("delete %s: %w", id, err)
 	}
@@ -309,11 +313,11 @@ func (f *Fake) DeleteTask(ctx context.Context, id string) error {
 // api.ErrTaskNameConflict, a missing container one wrapping
 // api.ErrTaskNotFound.
 func (f *Fake) RenameTask(ctx context.Context, id, newName string) error {
-	f.mu.Lock()
+	f.callMu.Lock()
 	f.counts.Rename++
 	f.record("rename " + id + " " + newName)
 	renameErr := f.RenameErr
-	f.mu.Unlock()
+	f.callMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("rename %s to %s: %w", id, newName, err)
 	}
@@ -346,11 +350,11 @@ func (f *Fake) RenameTask(ctx context.Context, id, newName string) error {
 // InspectTask returns one container, by id or by name, or an error
 // wrapping api.ErrTaskNotFound.
 func (f *Fake) InspectTask(ctx context.Context, id string) (api.Task, error) {
-	f.mu.Lock()
+	f.callMu.Lock()
 	f.counts.Inspect++
 	f.record("inspect " + id)
 	inspectErr := f.InspectErr
-	f.mu.Unlock()
+	f.callMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return api.Task{}, fmt.Errorf("inspect %s: %w", id, err)
 	}
@@ -360,8 +364,8 @@ func (f *Fake) InspectTask(ctx context.Context, id string) (api.Task, error) {
 		}
 	}
 
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
 	t, ok := f.byID[id]
 	if !ok {
 		t, ok = f.byName[id] // Docker inspects by name too
@@ -628,8 +632,8 @@ func (f *Fake) SetHealth(id, health string) bool {
 
 // Tasks returns every container, sorted by name.
 func (f *Fake) Tasks() []api.Task {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
 	tasks := make([]api.Task, 0, len(f.byID))
 	for _, t := range f.byID {
 		tasks = append(tasks, t.copy())
@@ -640,15 +644,15 @@ func (f *Fake) Tasks() []api.Task {
 
 // Len returns the number of containers.
 func (f *Fake) Len() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
 	return len(f.byID)
 }
 
 // Calls returns the recorded calls in order.
 func (f *Fake) Calls() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.callMu.Lock()
+	defer f.callMu.Unlock()
 	return append([]string(nil), f.calls...)
 }
 
@@ -662,8 +666,8 @@ func (f *Fake) Deletes() []string { return f.callArgs("delete ") }
 func (f *Fake) Renames() []string { return f.callArgs("rename ") }
 
 func (f *Fake) callArgs(prefix string) []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.callMu.Lock()
+	defer f.callMu.Unlock()
 	var out []string
 	for _, c := range f.calls {
 		if arg, ok := strings.CutPrefix(c, prefix); ok {
@@ -675,15 +679,15 @@ func (f *Fake) callArgs(prefix string) []string {
 
 // Counts returns how many calls of each kind the fake received.
 func (f *Fake) Counts() FakeCounts {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.callMu.Lock()
+	defer f.callMu.Unlock()
 	return f.counts
 }
 
 // Reset forgets the recorded calls and counts; the containers stay.
 func (f *Fake) Reset() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.callMu.Lock()
+	defer f.callMu.Unlock()
 	f.calls = nil
 	f.counts = FakeCounts{}
 }

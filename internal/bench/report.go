@@ -407,6 +407,10 @@ func scaleRows(results []ScaleResult) []Row {
 				Result: fmt.Sprintf("p50 %s, p99 %s, max %s (n=%d)", fmtDuration(busy.Percentile(50)), fmtDuration(busy.Percentile(99)), fmtDuration(busy.Max()), len(busy))},
 				"p99 ≤ "+fmtDuration(targetEventToCreateBusyP99), len(busy) > 0, busy.Percentile(99) <= targetEventToCreateBusyP99),
 		)
+		if a := s.EventToAssignmentBusy; len(a) > 0 {
+			rows = append(rows, Row{Part: part, Measure: "    of which: spec write → the leader's assignment",
+				Result: fmt.Sprintf("p50 %s, p99 %s", fmtDuration(a.Percentile(50)), fmtDuration(a.Percentile(99)))})
+		}
 		if s.Rollout != nil {
 			rows = append(rows, scaleRolloutRows(part, s)...)
 		}

@@ -187,6 +187,8 @@ type ScaleResult struct {
 	// EventToCreateBusy is EventToCreate while full resyncs run back to
 	// back.
 	EventToCreateBusy Durations `json:"eventToCreateBusyMs"`
+	// EventToAssignmentBusy is EventToAssignment of the same probes.
+	EventToAssignmentBusy Durations `json:"eventToAssignmentBusyMs,omitempty"`
 	// CommitToCreate is measured from the spec write's acknowledgement,
 	// which the watch event may overtake (then it is negative).
 	CommitToCreate Durations `json:"commitToCreateMs"`

@@ -203,7 +203,10 @@ func (w *scaleWorker) run(ctx context.Context) (ScaleResult, error) {
 // running; the memory, last, stops it.
 func (w *scaleWorker) measure(ctx context.Context, m *managerRun, res *ScaleResult) error {
 	want := w.controllers * w.replicas
-	if err := waitUntil(ctx, scaleTimeout, 10*time.Millisecond, func() bool { return w.count() == want }); err != nil {
+	err := w.profile("converge", res, func() error {
+		return waitUntil(ctx, scaleTimeout, 10*time.Millisecond, func() bool { return w.count() == want })
+	})
+	if err != nil {
 		return fmt.Errorf("first convergence: %d of %d containers: %w", w.count(), want, err)
 	}
 	res.Converge = time.Since(m.started)
@@ -466,13 +469,15 @@ func (w *scaleWorker) timeBusyProbes(ctx context.Context, m *managerRun, res *Sc
 			_ = m.waitSyncs(busyCtx, before+uint64(w.controllers))
 		}
 	})
-	err := w.probeLoop(ctx, probePrefix+"busy-", w.busyProbes(), &res.EventToCreateBusy, nil, nil, nil)
+	err := w.probeLoop(ctx, probePrefix+"busy-", w.busyProbes(), &res.EventToCreateBusy, nil, nil, &res.EventToAssignmentBusy)
 	stop()
 	wg.Wait()
 	if err != nil {
 		return err
 	}
-	w.log("event → create during resyncs: p50 %s, p99 %s", fmtDuration(res.EventToCreateBusy.Percentile(50)), fmtDuration(res.EventToCreateBusy.Percentile(99)))
+	w.log("event → create during resyncs: p50 %s, p99 %s (of which the leader's assignment p50 %s, p99 %s)",
+		fmtDuration(res.EventToCreateBusy.Percentile(50)), fmtDuration(res.EventToCreateBusy.Percentile(99)),
+		fmtDuration(res.EventToAssignmentBusy.Percentile(50)), fmtDuration(res.EventToAssignmentBusy.Percentile(99)))
 	return m.waitQuiet(ctx)
 }
 
