@@ -103,6 +103,8 @@ func nodesProfileOf(measure string) string {
 func profileOf(measure string) (part string, flags []string) {
 	measure = strings.TrimSpace(measure)
 	switch {
+	case strings.HasPrefix(measure, "every status says all replicas ready"):
+		return "converge", nil
 	case strings.HasPrefix(measure, "the node's full resync"):
 		return "resync", nil
 	case strings.HasPrefix(measure, "spec write → the node's first create"):

@@ -69,6 +69,7 @@ const (
 	targetEventToCreateP99     = 10 * time.Millisecond
 	targetEventToCreateBusyP99 = 50 * time.Millisecond
 	targetRSS                  = 300 << 20
+	targetConvergeStatuses     = 12 * time.Second
 	// targetFailureCreates bounds the creates of a missing image in its
 	// first targetFailureWindow.
 	targetFailureCreates = 10
@@ -384,6 +385,8 @@ func scaleRows(results []ScaleResult) []Row {
 		probe, busy := s.EventToCreate, s.EventToCreateBusy
 		rows = append(rows,
 			Row{Part: part, Measure: fmt.Sprintf("first convergence 0→%d replicas (the leader assigns every slot, the node creates them)", s.Controllers*s.Replicas), Result: fmtDuration(s.Converge)},
+			target(Row{Part: part, Measure: "  every status says all replicas ready, from the first spec write (the node reports, the leader writes the statuses)", Result: fmtDuration(s.ConvergeStatuses)},
+				"≤ "+fmtDuration(targetConvergeStatuses), s.ConvergeStatuses > 0, s.ConvergeStatuses <= targetConvergeStatuses),
 			target(Row{Part: part, Measure: "the node's full resync (Synchronize → every controller synced)", Result: spread(s.Resync)},
 				"≤ "+fmtDuration(targetResync), len(s.Resync) > 0, s.Resync.Median() <= targetResync),
 			Row{Part: part, Measure: "  of which: the Synchronize call (list + queue)", Result: spread(s.ResyncCall)},

@@ -44,7 +44,7 @@ func targeted(rows []Row) []Row {
 // targetRows are the measures of the rows that carry the targets.
 var targetRows = []string{
 	"ratio manager (new controller)/raw", "replacement beyond", "ratio manager/plain of the p50s", "ratio manager/plain of the p99s",
-	"the node's full resync", "the node's first create call", "while the node's full resyncs run", "resident memory of the host's process", "create calls",
+	"the node's full resync", "every status says all replicas ready", "the node's first create call", "while the node's full resyncs run", "resident memory of the host's process", "create calls",
 	"start-first: ratio manager/Swarm", "stop-first: ratio manager/Swarm", "while every controller rolls out",
 	"first assignment", "reassignment of a dead node: ", "steady state",
 	"running: ratio manager (new controller)/raw", "healthy: ratio manager (new controller)/raw",
@@ -77,7 +77,8 @@ func goodResults() *Results {
 		},
 		Scale: []ScaleResult{{
 			Controllers: 10000, Replicas: 10, Resync: ms(900, 950, 1200),
-			EventToCreate: ms(1, 2, 9), EventToCreateBusy: ms(2, 49), BareMemory: &MemoryResult{RSS: 280 << 20},
+			ConvergeStatuses: 12 * time.Second,
+			EventToCreate:    ms(1, 2, 9), EventToCreateBusy: ms(2, 49), BareMemory: &MemoryResult{RSS: 280 << 20},
 			Rollout: &ScaleRollout{EventToCreate: append(repeat(19, 2), ms(10)...)},
 		}},
 		Nodes: goodNodes(),
@@ -109,6 +110,7 @@ func TestBuildRowsJudgesEveryTarget(t *testing.T) {
 	bad.Docker.EndToEnd = append(repeat(19, 340), ms(400)...)
 	bad.Docker.Failure.CreateErrors = 11
 	bad.Scale[0].Resync = ms(1100)
+	bad.Scale[0].ConvergeStatuses = 12*time.Second + 1
 	bad.Scale[0].EventToCreate = ms(1, 11)
 	bad.Scale[0].EventToCreateBusy = ms(2, 51)
 	bad.Scale[0].BareMemory.RSS = 500 << 20

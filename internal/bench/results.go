@@ -163,6 +163,9 @@ type ScaleResult struct {
 	// Converge is from the manager's start until the fake holds every
 	// replica.
 	Converge time.Duration `json:"convergeNs"`
+	// ConvergeStatuses is from the first spec write until every
+	// controller's status says all its replicas are ready.
+	ConvergeStatuses time.Duration `json:"convergeStatusesNs"`
 	// Resync is a full resync of a converged manager (Synchronize: one
 	// list, every controller queued) until every controller has synced.
 	Resync Durations `json:"resyncMs"`

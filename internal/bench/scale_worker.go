@@ -172,18 +172,22 @@ func (w *scaleWorker) run(ctx context.Context) (ScaleResult, error) {
 	res.WriteSpecs = time.Since(start)
 	w.log("%d specs written in %s", w.controllers, fmtDuration(res.WriteSpecs))
 
+	watchCtx, cancelWatch := context.WithCancel(ctx)
+	defer cancelWatch()
 	if w.fake != nil {
-		watchCtx, cancelWatch := context.WithCancel(ctx)
-		defer cancelWatch()
 		if err := w.watchAssigned(watchCtx); err != nil {
 			return res, err
 		}
+	}
+	ready, err := w.watchAllReady(watchCtx, w.controllers, w.replicas)
+	if err != nil {
+		return res, err
 	}
 	m, err := w.startManager(ctx)
 	if err != nil {
 		return res, err
 	}
-	err = w.measure(ctx, m, &res)
+	err = w.measure(ctx, m, &res, start, ready)
 	if err = errors.Join(err, m.stop()); err != nil {
 		return res, err
 	}
@@ -201,7 +205,7 @@ func (w *scaleWorker) run(ctx context.Context) (ScaleResult, error) {
 
 // measure converges the host and takes the measurements that need it
 // running; the memory, last, stops it.
-func (w *scaleWorker) measure(ctx context.Context, m *managerRun, res *ScaleResult) error {
+func (w *scaleWorker) measure(ctx context.Context, m *managerRun, res *ScaleResult, specsWritten time.Time, ready *readyTally) error {
 	want := w.controllers * w.replicas
 	err := w.profile("converge", res, func() error {
 		return waitUntil(ctx, scaleTimeout, 10*time.Millisecond, func() bool { return w.count() == want })
@@ -210,10 +214,15 @@ func (w *scaleWorker) measure(ctx context.Context, m *managerRun, res *ScaleResu
 		return fmt.Errorf("first convergence: %d of %d containers: %w", w.count(), want, err)
 	}
 	res.Converge = time.Since(m.started)
+	allReady, err := ready.wait(ctx, scaleTimeout)
+	if err != nil {
+		return fmt.Errorf("first convergence: %w", err)
+	}
+	res.ConvergeStatuses = allReady.Sub(specsWritten)
 	if err := m.waitQuiet(ctx); err != nil {
 		return err
 	}
-	w.log("converged to %d containers in %s", want, fmtDuration(res.Converge))
+	w.log("converged to %d containers in %s; every status ready %s after the first spec write", want, fmtDuration(res.Converge), fmtDuration(res.ConvergeStatuses))
 	if w.fake == nil {
 		// a process in its steady state has done resyncs and holds their
 		// garbage until the next GC: do one, then measure
