@@ -125,8 +125,11 @@ func (f *Fake) now() time.Time {
 	return time.Now()
 }
 
-// record logs a call; f.callMu must be held.
-func (f *Fake) record(call string) {
+// record logs a call and counts it in *count, a field of f.counts.
+func (f *Fake) record(count *int, call string) {
+	f.callMu.Lock()
+	defer f.callMu.Unlock()
+	*count++
 	f.calls = append(f.calls, call)
 }
 
@@ -142,11 +145,8 @@ func (f *Fake) initLocked() {
 // selector, sorted by name. With api.LabelController in the selector only
 // that controller's containers are looked at.
 func (f *Fake) ListTasks(ctx context.Context, selector map[string]string) ([]api.Task, error) {
-	f.callMu.Lock()
-	f.counts.List++
-	f.record("list")
+	f.record(&f.counts.List, "list")
 	listErr := f.ListErr
-	f.callMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
@@ -197,11 +197,8 @@ func (f *Fake) ListTasks(ctx context.Context, selector map[string]string) ([]api
 // volume creates it with the mount's VolumeLabels. A failed create leaves
 // nothing behind.
 func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
-	f.callMu.Lock()
-	f.counts.Create++
-	f.record("create " + spec.Name)
+	f.record(&f.counts.Create, "create "+spec.Name)
 	createErr := f.CreateErr
-	f.callMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, err)
 	}
@@ -261,11 +258,8 @@ func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, err
 
 // CheckImage reports the image present unless ImageErr says otherwise.
 func (f *Fake) CheckImage(ctx context.Context, image string) error {
-	f.callMu.Lock()
-	f.counts.Image++
-	f.record("image " + image)
+	f.record(&f.counts.Image, "image "+image)
 	imageErr := f.ImageErr
-	f.callMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("inspect image %s: %w", image, err)
 	}
@@ -278,11 +272,8 @@ func (f *Fake) CheckImage(ctx context.Context, image string) error {
 // DeleteTask removes the container; a container that is gone is not an
 // error.
 func (f *Fake) DeleteTask(ctx context.Context, id string) error {
-	f.callMu.Lock()
-	f.counts.Delete++
-	f.record("delete " + id)
+	f.record(&f.counts.Delete, "delete "+id)
 	deleteErr := f.DeleteErr
-	f.callMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("delete %s: %w", id, err)
 	}
@@ -313,11 +304,8 @@ func (f *Fake) DeleteTask(ctx context.Context, id string) error {
 // api.ErrTaskNameConflict, a missing container one wrapping
 // api.ErrTaskNotFound.
 func (f *Fake) RenameTask(ctx context.Context, id, newName string) error {
-	f.callMu.Lock()
-	f.counts.Rename++
-	f.record("rename " + id + " " + newName)
+	f.record(&f.counts.Rename, "rename "+id+" "+newName)
 	renameErr := f.RenameErr
-	f.callMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("rename %s to %s: %w", id, newName, err)
 	}
@@ -350,11 +338,8 @@ func (f *Fake) RenameTask(ctx context.Context, id, newName string) error {
 // InspectTask returns one container, by id or by name, or an error
 // wrapping api.ErrTaskNotFound.
 func (f *Fake) InspectTask(ctx context.Context, id string) (api.Task, error) {
-	f.callMu.Lock()
-	f.counts.Inspect++
-	f.record("inspect " + id)
+	f.record(&f.counts.Inspect, "inspect "+id)
 	inspectErr := f.InspectErr
-	f.callMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return api.Task{}, fmt.Errorf("inspect %s: %w", id, err)
 	}

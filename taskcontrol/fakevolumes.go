@@ -25,11 +25,8 @@ type fakeVolume struct {
 // of that name that carries every label of spec is returned as it is; one
 // that does not gives an error wrapping api.ErrVolumeNameConflict.
 func (f *Fake) CreateVolume(ctx context.Context, spec api.VolumeSpec) (api.NamedVolume, error) {
-	f.callMu.Lock()
-	f.counts.VolumeCreate++
-	f.record("volume-create " + spec.Name)
+	f.record(&f.counts.VolumeCreate, "volume-create "+spec.Name)
 	createErr := f.CreateVolumeErr
-	f.callMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return api.NamedVolume{}, fmt.Errorf("create volume %s: %w", spec.Name, err)
 	}
@@ -52,11 +49,8 @@ func (f *Fake) CreateVolume(ctx context.Context, spec api.VolumeSpec) (api.Named
 // ListVolumes returns the volumes whose labels contain every pair of
 // selector, sorted by name.
 func (f *Fake) ListVolumes(ctx context.Context, selector map[string]string) ([]api.NamedVolume, error) {
-	f.callMu.Lock()
-	f.counts.VolumeList++
-	f.record("volume-list")
+	f.record(&f.counts.VolumeList, "volume-list")
 	listErr := f.ListVolumesErr
-	f.callMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list volumes: %w", err)
 	}
@@ -83,11 +77,8 @@ func (f *Fake) ListVolumes(ctx context.Context, selector map[string]string) ([]a
 // api.ErrVolumeNotOwned, one that a container mounts (in any state) one
 // wrapping api.ErrVolumeInUse, and both stay.
 func (f *Fake) RemoveVolume(ctx context.Context, name string, selector map[string]string) error {
-	f.callMu.Lock()
-	f.counts.VolumeRemove++
-	f.record("volume-remove " + name)
+	f.record(&f.counts.VolumeRemove, "volume-remove "+name)
 	removeErr := f.RemoveVolumeErr
-	f.callMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("remove volume %s: %w", name, err)
 	}

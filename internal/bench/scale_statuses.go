@@ -42,7 +42,7 @@ func (w *scaleWorker) watchAllReady(ctx context.Context, n, replicas int) (*read
 			at := time.Now()
 			for _, ev := range resp.Events {
 				id := strings.TrimPrefix(string(ev.Kv.Key), prefix)
-				if !strings.HasPrefix(id, "rc-") {
+				if !strings.HasPrefix(id, scalePrefix) {
 					continue // a probe's
 				}
 				delete(ready, id)

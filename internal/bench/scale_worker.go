@@ -247,7 +247,10 @@ func (w *scaleWorker) measure(ctx context.Context, m *managerRun, res *ScaleResu
 }
 
 // scaleID is the id of the i-th controller.
-func scaleID(i int) string { return fmt.Sprintf("rc-%05d", i) }
+func scaleID(i int) string { return fmt.Sprintf("%s%05d", scalePrefix, i) }
+
+// scalePrefix begins every scaleID, and no probe's id.
+const scalePrefix = "rc-"
 
 // writeSpecs puts every spec, of image, in transactions of specBatch puts,
 // a few at a time.
