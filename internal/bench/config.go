@@ -165,7 +165,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.SkipRollout, "skip-rollout", c.SkipRollout, "skip the rolling updates on Docker (the control plane's mass rollout runs with --scale-rollout-controllers)")
 	fs.StringSliceVar(&c.Only, "only", c.Only, "measure only these parts ("+strings.Join(Parts, ", ")+"); the skip flags still apply")
 	fs.BoolVar(&c.SkipScale, "skip-scale", c.SkipScale, "skip the control-plane parts (scale: one host, leader and node, on the in-memory fake; nodes: the scheduler over simulated nodes)")
-	fs.BoolVar(&c.SkipGoBench, "skip-go-bench", c.SkipGoBench, "skip the Go benchmarks of the registry package")
+	fs.BoolVar(&c.SkipGoBench, "skip-go-bench", c.SkipGoBench, "skip the Go benchmarks of the registry's packages")
 	fs.StringVar(&c.GoBenchPattern, "go-bench", c.GoBenchPattern, "-bench pattern of the Go benchmarks")
 }
 

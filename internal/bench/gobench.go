@@ -1,7 +1,8 @@
 package bench
 
-// This file runs the Go benchmarks of the registry package (the sync of one
-// controller, the diff) and reads their results.
+// This file runs the Go benchmarks of the registry's packages (one host's
+// sync of a steady controller on the node and on the leader, a decision,
+// a relist) and reads their results.
 
 import (
 	"bytes"
@@ -13,10 +14,13 @@ import (
 	"strings"
 )
 
-// runGoBench runs `go test ./registry -run '^$' -bench pattern -benchmem`
-// and keeps its output in outFile.
+// GoBenchPackages are the packages whose benchmarks the go-bench part runs.
+const GoBenchPackages = "./registry/..."
+
+// runGoBench runs `go test ./registry/... -run '^$' -bench pattern
+// -benchmem` and keeps its output in outFile.
 func runGoBench(ctx context.Context, pattern, outFile string) ([]GoBenchmark, error) {
-	cmd := exec.CommandContext(ctx, "go", "test", "./registry", "-run", "^$", "-bench", pattern, "-benchmem", "-count", "1", "-timeout", "10m")
+	cmd := exec.CommandContext(ctx, "go", "test", GoBenchPackages, "-run", "^$", "-bench", pattern, "-benchmem", "-count", "1", "-timeout", "10m")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()

@@ -70,6 +70,10 @@ const (
 	targetEventToCreateBusyP99 = 50 * time.Millisecond
 	targetRSS                  = 300 << 20
 	targetConvergeStatuses     = 12 * time.Second
+	// targetSteadyWrites and targetSteadyCPU bound one sync period of a
+	// converged host that nothing changes.
+	targetSteadyWrites = 10
+	targetSteadyCPU    = 200 * time.Millisecond
 	// targetFailureCreates bounds the creates of a missing image in its
 	// first targetFailureWindow.
 	targetFailureCreates = 10
@@ -166,7 +170,7 @@ func BuildRows(r *Results) []Row {
 	}
 	for _, b := range r.GoBench {
 		rows = append(rows, Row{
-			Part:    "Go benchmarks (registry)",
+			Part:    "Go benchmarks (registry/...)",
 			Measure: b.Name,
 			Result:  fmt.Sprintf("%s/op, %d B/op, %d allocs/op", fmtDuration(time.Duration(b.NsPerOp)), b.BytesPerOp, b.AllocsPerOp),
 		})
@@ -413,6 +417,11 @@ func scaleRows(results []ScaleResult) []Row {
 		if a := s.EventToAssignmentBusy; len(a) > 0 {
 			rows = append(rows, Row{Part: part, Measure: "    of which: spec write → the leader's assignment",
 				Result: fmt.Sprintf("p50 %s, p99 %s", fmtDuration(a.Percentile(50)), fmtDuration(a.Percentile(99)))})
+		}
+		if st := s.Steady; st.Period > 0 {
+			rows = append(rows, target(Row{Part: part, Measure: fmt.Sprintf("a steady period (%s, the default sync period: the node's resync and the leader's pass at its start, nothing changed): etcd writes; the process's CPU (host and fake)", fmtPeriod(st.Period)),
+				Result: fmt.Sprintf("%d writes; %s CPU (%d syncs of the node)", st.Writes, fmtDuration(st.CPU), st.Syncs)},
+				fmt.Sprintf("≤ %d writes, ≤ %s CPU", targetSteadyWrites, fmtDuration(targetSteadyCPU)), true, st.Writes <= targetSteadyWrites && st.CPU <= targetSteadyCPU))
 		}
 		if s.Rollout != nil {
 			rows = append(rows, scaleRolloutRows(part, s)...)

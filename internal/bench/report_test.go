@@ -46,7 +46,7 @@ var targetRows = []string{
 	"ratio manager (new controller)/raw", "replacement beyond", "ratio manager/plain of the p50s", "ratio manager/plain of the p99s",
 	"the node's full resync", "every status says all replicas ready", "the node's first create call", "while the node's full resyncs run", "resident memory of the host's process", "create calls",
 	"start-first: ratio manager/Swarm", "stop-first: ratio manager/Swarm", "while every controller rolls out",
-	"first assignment", "reassignment of a dead node: ", "steady state",
+	"first assignment", "reassignment of a dead node: ", "steady state", "a steady period",
 	"running: ratio manager (new controller)/raw", "healthy: ratio manager (new controller)/raw",
 }
 
@@ -78,6 +78,7 @@ func goodResults() *Results {
 		Scale: []ScaleResult{{
 			Controllers: 10000, Replicas: 10, Resync: ms(900, 950, 1200),
 			ConvergeStatuses: 12 * time.Second,
+			Steady:           SteadyPeriod{Period: 30 * time.Second, Writes: 10, CPU: 200 * time.Millisecond},
 			EventToCreate:    ms(1, 2, 9), EventToCreateBusy: ms(2, 49), BareMemory: &MemoryResult{RSS: 280 << 20},
 			Rollout: &ScaleRollout{EventToCreate: append(repeat(19, 2), ms(10)...)},
 		}},
@@ -111,6 +112,7 @@ func TestBuildRowsJudgesEveryTarget(t *testing.T) {
 	bad.Docker.Failure.CreateErrors = 11
 	bad.Scale[0].Resync = ms(1100)
 	bad.Scale[0].ConvergeStatuses = 12*time.Second + 1
+	bad.Scale[0].Steady.Writes = 11
 	bad.Scale[0].EventToCreate = ms(1, 11)
 	bad.Scale[0].EventToCreateBusy = ms(2, 51)
 	bad.Scale[0].BareMemory.RSS = 500 << 20
@@ -123,6 +125,14 @@ func TestBuildRowsJudgesEveryTarget(t *testing.T) {
 	bad.Docker.Health.ManagerUp = ms(1051)
 	bad.Docker.Health.ManagerHealthy = ms(2101)
 	wantVerdicts(t, BuildRows(bad), Missed, targetRows...)
+}
+
+func TestASteadyPeriodMissesOnCPUAlone(t *testing.T) {
+	r := goodResults()
+	r.Scale[0].Steady.CPU = 200*time.Millisecond + 1
+	if got := verdictOf(t, BuildRows(r), "a steady period"); got != Missed {
+		t.Errorf("a steady period over its CPU: verdict %v, want missed", got)
+	}
 }
 
 func TestWithoutSwarmItsComparisonsAreNotAvailable(t *testing.T) {

@@ -195,6 +195,8 @@ type ScaleResult struct {
 	// CommitToCreate is measured from the spec write's acknowledgement,
 	// which the watch event may overtake (then it is negative).
 	CommitToCreate Durations `json:"commitToCreateMs"`
+	// Steady is one sync period of the converged host with nothing to do.
+	Steady SteadyPeriod `json:"steady"`
 	// Rollout is a new template in every controller's spec at once,
 	// measured at one controller count only (Config.ScaleRolloutAt).
 	Rollout *ScaleRollout `json:"rollout,omitempty"`

@@ -83,15 +83,14 @@ func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writ
 		}
 	}
 	if cfg.runs(PartGoBench) && ctx.Err() == nil {
-		fmt.Fprintf(progress, "go test ./registry -bench %s -benchmem\n", cfg.GoBenchPattern)
+		fmt.Fprintf(progress, "go test %s -bench %s -benchmem\n", GoBenchPackages, cfg.GoBenchPattern)
 		res.GoBench, err = runGoBench(ctx, cfg.GoBenchPattern, filepath.Join(runDir, "gobench.txt"))
 		switch {
 		case err != nil:
 			fail(err)
 		case len(res.GoBench) == 0:
-			// the registry's benchmarks measured the single-host mode and
-			// went with it: say so rather than print nothing
-			fmt.Fprintf(progress, "go test ./registry -bench %s: no benchmark ran; the table has no Go benchmark rows\n", cfg.GoBenchPattern)
+			// a pattern that matches nothing: say so rather than print nothing
+			fmt.Fprintf(progress, "go test %s -bench %s: no benchmark ran; the table has no Go benchmark rows\n", GoBenchPackages, cfg.GoBenchPattern)
 		}
 	}
 	if failure != nil {

@@ -8,7 +8,8 @@ package bench
 // fake's, not etcd's. It converges N controllers (the leader assigns
 // every slot to the node, the node creates them and reports, the leader
 // writes the statuses), then times the node's full resyncs, spec writes
-// until their first create and until their status, and a restart of both
+// until their first create and until their status, counts what one steady
+// sync period costs (scale_steady.go), and times a restart of both
 // roles that rewrites every report and status; with --rollout, last, a new
 // template in every spec (scale_rollout.go). With --task-control=bare it
 // runs the host on bareTasks instead and only measures memory. It prints
@@ -241,6 +242,13 @@ func (w *scaleWorker) measure(ctx context.Context, m *managerRun, res *ScaleResu
 		return err
 	}
 	if err := w.profile("events-busy", res, func() error { return w.timeBusyProbes(ctx, m, res) }); err != nil {
+		return err
+	}
+	err = w.profile("steady", res, func() (err error) {
+		res.Steady, err = w.measureSteady(ctx, m)
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	return w.measureMemory(m, res)
