@@ -58,6 +58,10 @@ type Task struct {
 	StartedAt  time.Time
 	FinishedAt time.Time
 	ExitCode   int
+	// Killed says the engine was asked to kill or stop the container after
+	// it last started (a kill event: docker kill, stop or rm -f). Its death
+	// is then someone's doing, not a crash. Only events tell it.
+	Killed bool
 	// JoinedTo is the id of the container whose network namespace this
 	// one joined (TaskSpec.JoinNetwork), as the engine reports it; empty
 	// for a container with a network of its own.

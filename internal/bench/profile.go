@@ -113,6 +113,8 @@ func profileOf(measure string) (part string, flags []string) {
 		return "events-busy", nil
 	case strings.HasPrefix(measure, "first create, while every controller rolls out"):
 		return "rollout", nil
+	case strings.HasPrefix(measure, "a steady period"):
+		return "steady", nil
 	case strings.HasPrefix(measure, "resident memory of the host's process"):
 		return "heap-bare", []string{"-sample_index=inuse_space"}
 	}

@@ -488,8 +488,8 @@ func failureRows(f *FailureResult) []Row {
 // rolloutStrategyNames describe the strategies of the rolling updates,
 // by the names RolloutResult.Strategy carries.
 var rolloutStrategyNames = map[string]string{
-	"start-first": "start-first (manager maxSurge 1, maxUnavailable 0; Swarm --update-order start-first)",
-	"stop-first":  "stop-first (manager default: maxUnavailable 1, maxSurge 0; Swarm --update-order stop-first)",
+	"start-first": "start-first (manager maxSurge 1, maxUnavailable 0, monitorSeconds 0; Swarm --update-order start-first)",
+	"stop-first":  "stop-first (manager maxUnavailable 1, maxSurge 0, monitorSeconds 0; Swarm --update-order stop-first)",
 }
 
 func rolloutRows(d *DockerResults) []Row {

@@ -38,14 +38,20 @@ type rolloutStrategy struct {
 
 // rolloutStrategies are the strategies measured, in the order of
 // DockerResults.Rollouts: a surge of 1 with none unavailable, against
-// Swarm's start-first; and the manager's default (maxUnavailable 1,
-// maxSurge 0, written as no updateStrategy at all), against Swarm's
-// stop-first.
+// Swarm's start-first; and the manager's default bounds (maxUnavailable
+// 1, maxSurge 0), against Swarm's stop-first. Both name monitorSeconds 0,
+// as Swarm's side gets --update-monitor 0s: Swarm's monitor only watches
+// for failures and never holds the next task, where the manager's default
+// of 5 s holds each step that long after its new container runs ready
+// (the mass rollout of the control-plane part measures the default).
 func rolloutStrategies() []rolloutStrategy {
-	surge, none := intstr.FromInt(1), intstr.FromInt(0)
+	surge, one, none := intstr.FromInt(1), intstr.FromInt(1), intstr.FromInt(0)
+	noMonitor := 0
 	return []rolloutStrategy{
-		{name: "start-first", manager: &api.UpdateStrategy{Type: api.RollingUpdate, MaxSurge: &surge, MaxUnavailable: &none}, swarmOrder: swarm.UpdateOrderStartFirst},
-		{name: "stop-first", swarmOrder: swarm.UpdateOrderStopFirst},
+		{name: "start-first", manager: &api.UpdateStrategy{Type: api.RollingUpdate, MaxSurge: &surge, MaxUnavailable: &none, MonitorSeconds: &noMonitor},
+			swarmOrder: swarm.UpdateOrderStartFirst},
+		{name: "stop-first", manager: &api.UpdateStrategy{Type: api.RollingUpdate, MaxSurge: &none, MaxUnavailable: &one, MonitorSeconds: &noMonitor},
+			swarmOrder: swarm.UpdateOrderStopFirst},
 	}
 }
 

@@ -1,10 +1,11 @@
 package agent
 
 // This file tells a crash loop from a container that simply stopped: a
-// container that dies less than crashMinRun after it started is a crash,
-// and every crash doubles the delay before the controller's next create,
-// from 100ms up to a minute, as Docker's own restart policy does. Ten
-// seconds of running clears it. Everything here is pure: a crashHistory is
+// container that dies on its own (no kill before its death: docker kill,
+// stop and rm -f are someone's doing) less than crashMinRun after it
+// started is a crash, and every crash doubles the delay before the
+// controller's next create, from 100ms up to a minute, as Docker's own
+// restart policy does. Ten seconds of running clears it. Everything here is pure: a crashHistory is
 // a value, and each function returns the next one.
 
 import (
@@ -54,8 +55,8 @@ func (h crashHistory) observe(dead []api.Task) (crashHistory, []crash) {
 	var crashes []crash
 	for _, t := range dead {
 		counted[t.ID] = true
-		if h.counted[t.ID] || t.FinishedAt.IsZero() || t.StartedAt.IsZero() {
-			continue // counted already, or never started: not a crash
+		if h.counted[t.ID] || t.FinishedAt.IsZero() || t.StartedAt.IsZero() || t.Killed {
+			continue // counted already, never started, or killed by someone: not a crash
 		}
 		ran := t.FinishedAt.Sub(t.StartedAt)
 		if ran >= crashMinRun {

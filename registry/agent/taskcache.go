@@ -371,14 +371,14 @@ func (c *taskCache) event(ev api.TaskEvent) eventResult {
 	switch {
 	case !ok:
 		return eventInspect
-	case sameTask(old, t) && old.StartedAt.Equal(t.StartedAt) && old.FinishedAt.Equal(t.FinishedAt):
+	case sameTask(old, t) && old.StartedAt.Equal(t.StartedAt) && old.FinishedAt.Equal(t.FinishedAt) && old.Killed == t.Killed:
 		return eventUnchanged
 	}
 	c.seq++
 	c.touched[t.ID] = c.seq
 	c.insertLocked(t)
 	if sameTask(old, t) {
-		return eventUnchanged // new times only: nothing to sync
+		return eventUnchanged // new times, or a kill: nothing to sync until the die
 	}
 	return eventChanged
 }
@@ -403,8 +403,10 @@ func (c *taskCache) event(ev api.TaskEvent) eventResult {
 //   - rename: the event's name.
 //   - restart: the engine restarted it and what it went through depends
 //     on the engine's version: inspect.
-//   - create of a known container, kill, stop, oom (a die follows), exec
-//     and the rest change nothing a sync looks at.
+//   - kill: the die that follows is someone's doing, not a crash
+//     (Killed, until the next start).
+//   - create of a known container, stop, oom (a die follows), exec and
+//     the rest change nothing a sync looks at.
 func eventTask(t api.Task, ev api.TaskEvent) (api.Task, bool) {
 	switch ev.Action {
 	case "start":
@@ -417,6 +419,9 @@ func eventTask(t api.Task, ev api.TaskEvent) (api.Task, bool) {
 		t.State = api.StateRunning
 		t.StartedAt = ev.Time
 		t.Health = api.HealthStarting
+		t.Killed = false
+	case "kill":
+		t.Killed = t.Active()
 	case "die":
 		t.State = api.StateExited
 		t.ExitCode = ev.ExitCode

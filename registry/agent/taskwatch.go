@@ -106,7 +106,7 @@ func (rm *Agent) applyTaskEvent(ctx context.Context, ev api.TaskEvent) error {
 			return nil // the manager's own delete: the sync that made it planned what follows
 		}
 		rm.tasks.deleted(ev.ID, rm.now())
-	case "create", "start", "restart", "die", "pause", "unpause", "health_status", "rename", "oom":
+	case "create", "start", "restart", "kill", "die", "pause", "unpause", "health_status", "rename", "oom":
 		switch rm.tasks.event(ev) {
 		case eventUnchanged, eventHeld:
 			return nil // nothing the sync looks at changed, or the create under way sees to it
@@ -117,7 +117,7 @@ func (rm *Agent) applyTaskEvent(ctx context.Context, ev api.TaskEvent) error {
 			}
 		}
 	default:
-		return nil // exec, attach, kill (a die follows), ...
+		return nil // exec, attach, stop (a die came before), ...
 	}
 	rm.queueController(id)
 	return nil

@@ -172,3 +172,44 @@ func TestADeathBeforeTheCreateReturnsIsNotLost(t *testing.T) {
 		t.Errorf("%d inspects (calls %q), want 1: the container made by hand", c.Inspect, h.fake.Calls())
 	}
 }
+
+// A container that dies on its own a second after it started is a crash,
+// and its replacement waits for the backoff; one that someone killed or
+// removed (docker kill, stop, rm -f: a kill event before its die) is no
+// crash, and is replaced at once.
+func TestAKilledContainerIsNoCrash(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		events      []string
+		crash       bool
+		replacement bool
+	}{
+		{"died on its own", []string{"die"}, true, false},
+		{"killed by someone", []string{"kill", "die"}, false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, Options{})
+			ctx := t.Context()
+			h.setSpec(newController("web", 1))
+			if err := h.sync(t, "web"); err != nil {
+				t.Fatal(err)
+			}
+			task := h.fake.Tasks()[0]
+			h.clock.Advance(time.Second)
+			h.fake.SetState(task.ID, api.StateExited, 137)
+			for _, action := range tt.events {
+				h.rm.tasks.event(api.TaskEvent{Action: action, ID: task.ID, Name: task.Name, Labels: task.Labels,
+					Time: h.clock.Now(), ExitCode: 137})
+			}
+			if err := h.step(ctx, "web"); err != nil {
+				t.Fatal(err)
+			}
+			if crashed := h.rm.states.get("web").crash.last != nil; crashed != tt.crash {
+				t.Errorf("counted as a crash: %v, want %v", crashed, tt.crash)
+			}
+			if replaced := len(h.fake.Creates()) == 2; replaced != tt.replacement {
+				t.Errorf("replaced at once: %v (creates %v), want %v", replaced, h.fake.Creates(), tt.replacement)
+			}
+		})
+	}
+}
