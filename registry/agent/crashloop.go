@@ -5,8 +5,9 @@ package agent
 // stop and rm -f are someone's doing) less than crashMinRun after it
 // started is a crash, and every crash doubles the delay before the
 // controller's next create, from 100ms up to a minute, as Docker's own
-// restart policy does. Ten seconds of running clears it. Everything here is pure: a crashHistory is
-// a value, and each function returns the next one.
+// restart policy does. Ten seconds of running clears it. Everything here
+// is pure: a crashHistory is a value, and each function returns the next
+// one.
 
 import (
 	"fmt"
