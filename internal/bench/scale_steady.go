@@ -31,15 +31,7 @@ type SteadyPeriod struct {
 // measureSteady runs one steady sync period on m and returns what it cost.
 func (w *scaleWorker) measureSteady(ctx context.Context, m *managerRun) (SteadyPeriod, error) {
 	p := SteadyPeriod{Period: registry.DefaultSyncPeriod}
-	rev, err := m.etcdRevision(ctx)
-	if err != nil {
-		return p, err
-	}
-	syncs, err := m.syncs()
-	if err != nil {
-		return p, err
-	}
-	cpu, err := selfCPU()
+	before, err := m.costSoFar(ctx)
 	if err != nil {
 		return p, err
 	}
@@ -54,19 +46,30 @@ func (w *scaleWorker) measureSteady(ctx context.Context, m *managerRun) (SteadyP
 		return p, ctx.Err()
 	case <-time.After(time.Until(start.Add(p.Period))):
 	}
-	cpuAfter, err := selfCPU()
+	after, err := m.costSoFar(ctx)
 	if err != nil {
 		return p, err
 	}
-	revAfter, err := m.etcdRevision(ctx)
-	if err != nil {
-		return p, err
-	}
-	syncsAfter, err := m.syncs()
-	if err != nil {
-		return p, err
-	}
-	p.Writes, p.CPU, p.Syncs = revAfter-rev, cpuAfter-cpu, syncsAfter-syncs
+	p.Writes, p.CPU, p.Syncs = after.rev-before.rev, after.cpu-before.cpu, after.syncs-before.syncs
 	w.log("a steady period of %s: %d etcd writes, %s of CPU, %d syncs of the node", fmtPeriod(p.Period), p.Writes, fmtDuration(p.CPU), p.Syncs)
 	return p, nil
+}
+
+// cost is what the host has cost so far: etcd's revision, the node's
+// finished syncs and the process's CPU time.
+type cost struct {
+	rev   int64
+	syncs uint64
+	cpu   time.Duration
+}
+
+func (m *managerRun) costSoFar(ctx context.Context) (c cost, err error) {
+	if c.rev, err = m.etcdRevision(ctx); err != nil {
+		return c, err
+	}
+	if c.syncs, err = m.syncs(); err != nil {
+		return c, err
+	}
+	c.cpu, err = selfCPU()
+	return c, err
 }
