@@ -361,7 +361,10 @@ func (c *taskCache) event(ev api.TaskEvent) eventResult {
 		return eventHeld
 	}
 	old, ok := c.tasks[ev.ID]
-	if !ok {
+	switch {
+	case !ok && ev.Action == "kill":
+		return eventUnchanged // its die follows, and tells what an inspect would
+	case !ok:
 		// another manager's container, or one made by hand, or one
 		// the list has not seen yet: its JoinedTo, Created, image and
 		// state take an inspect

@@ -183,3 +183,24 @@ func TestEventsOfACreateUnderWayWaitForItsResult(t *testing.T) {
 		t.Errorf("createDone of a failed create whose container was destroyed: %v, want nothing", unknown)
 	}
 }
+
+// A kill changes nothing a sync looks at: a known container is marked for
+// the die that follows, and one the cache does not know costs no inspect
+// (the die brings it).
+func TestAKillEventIsNeverSyncedNorInspected(t *testing.T) {
+	c := newTaskCache()
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	c.replace(nil, c.startList(), t0)
+	task := owned("a", "web", api.StateRunning)
+	task.Name, task.StartedAt = "web-1", t0
+	c.created(task)
+	if r := c.event(api.TaskEvent{Action: "kill", ID: "a", Name: "web-1", Labels: task.Labels, Time: t0}); r != eventUnchanged {
+		t.Errorf("kill of a known container: %v, want unchanged", r)
+	}
+	if tasks, _ := c.list("web"); len(tasks) != 1 || !tasks[0].Killed {
+		t.Errorf("web = %+v, want its container marked killed", tasks)
+	}
+	if r := c.event(api.TaskEvent{Action: "kill", ID: "b", Name: "web-2", Labels: task.Labels, Time: t0}); r != eventUnchanged {
+		t.Errorf("kill of an unknown container: %v, want unchanged", r)
+	}
+}
