@@ -9,12 +9,15 @@ const (
 	ConditionCrashLoop      = "CrashLoop"
 	// ConditionProgressing is a rollout's state: True with reason
 	// ReasonRollingUpdate while it rolls, True with ReasonRolloutComplete
-	// when done, False with ReasonProgressDeadlineExceeded when it stalled.
+	// when done, False with ReasonProgressDeadlineExceeded when it stalled,
+	// False with ReasonBlocked while it cannot progress without a change
+	// (the message names the slots and why).
 	ConditionProgressing = "Progressing"
 
 	ReasonRollingUpdate            = "RollingUpdate"
 	ReasonRolloutComplete          = "RolloutComplete"
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	ReasonBlocked                  = "Blocked"
 
 	ReasonCreateFailed = "CreateFailed"
 	ReasonDeleteFailed = "DeleteFailed"
