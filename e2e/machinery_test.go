@@ -24,6 +24,7 @@ import (
 )
 
 func TestRemovedReplicaIsReplacedWellWithinTheResyncPeriod(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -48,6 +49,7 @@ func TestRemovedReplicaIsReplacedWellWithinTheResyncPeriod(t *testing.T) {
 }
 
 func TestStoppedReplicasAreReplacedAndDeadOnesDoNotPileUp(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -83,6 +85,7 @@ func TestStoppedReplicasAreReplacedAndDeadOnesDoNotPileUp(t *testing.T) {
 }
 
 func TestKillNineMidScaleUpThenRestartLeavesExactlyTwelve(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -104,6 +107,7 @@ func TestKillNineMidScaleUpThenRestartLeavesExactlyTwelve(t *testing.T) {
 }
 
 func TestTwoManagersNeverExceedTheDesiredCount(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -138,6 +142,7 @@ func TestTwoManagersNeverExceedTheDesiredCount(t *testing.T) {
 }
 
 func TestCrashLoopingImageCreatesABoundedNumberOfContainers(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -177,6 +182,7 @@ func TestCrashLoopingImageCreatesABoundedNumberOfContainers(t *testing.T) {
 }
 
 func TestMissingImageGivesReplicaFailureNamingIt(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	dockertest.RequireDocker(t)
 	labels := dockertest.Labels(t)
 	d := startDaemon(t)
@@ -202,6 +208,7 @@ func TestMissingImageGivesReplicaFailureNamingIt(t *testing.T) {
 }
 
 func TestHealthCheckGatesReadiness(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)

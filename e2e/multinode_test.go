@@ -154,6 +154,7 @@ func (n *twoNodes) waitSpread(t *testing.T, id string, onA, onB int) time.Durati
 }
 
 func TestTwoNodesSpreadSelectScaleAndDelete(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	n := startTwoNodes(t)
 	web := newID("spread")
 	n.a.rcctl(t, controllerJSON(t, web, n.image, 4, n.labels), "apply", "-f", "-")
@@ -197,6 +198,7 @@ func TestTwoNodesSpreadSelectScaleAndDelete(t *testing.T) {
 }
 
 func TestTwoNodesHostPortRunsOnePerNode(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	n := startTwoNodes(t, "--allow-host-ports")
 	id := newID("hostport")
 	rc := controller(id, n.image, 3, n.labels)
@@ -213,6 +215,7 @@ func TestTwoNodesHostPortRunsOnePerNode(t *testing.T) {
 }
 
 func TestTwoNodesDeadNodeSlotsMoveAndComeBack(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	n := startTwoNodes(t)
 	id := newID("dead")
 	n.a.rcctl(t, controllerJSON(t, id, n.image, 4, n.labels), "apply", "-f", "-")
@@ -235,6 +238,7 @@ func TestTwoNodesDeadNodeSlotsMoveAndComeBack(t *testing.T) {
 }
 
 func TestTwoNodesRollingUpdateKeepsTheBounds(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	n := startTwoNodes(t)
 	id := newID("roll")
 	rc := controller(id, n.image, 4, n.labels)
@@ -260,6 +264,7 @@ func TestTwoNodesRollingUpdateKeepsTheBounds(t *testing.T) {
 }
 
 func TestTwoNodesIsolatedNodeStopsItsContainersFirst(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	n := startTwoNodes(t, "--stop-when-isolated")
 	id := newID("isolated")
 	n.a.rcctl(t, controllerJSON(t, id, n.image, 4, n.labels), "apply", "-f", "-")

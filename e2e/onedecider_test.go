@@ -23,6 +23,7 @@ import (
 // A nodeSelector change moves slots whose containers take 3 s to stop:
 // the new node must not start a slot while the old one still stops it.
 func TestTwoNodesSelectorMoveWithSlowStopsNeverRunsASlotTwice(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	n := startTwoNodes(t)
 	id := newID("slowmove")
 	rc := controller(id, n.image, 3, n.labels)
@@ -94,6 +95,7 @@ func TestScaleDownRemovesAPausedReplicaAndKeepsTheReadyOnes(t *testing.T) {
 // replicas + maxSurge live. The surge room used to subtract only this
 // node's missing creates.
 func TestTwoNodesRolloutWithAScaleUpStaysWithinReplicasPlusSurge(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	n := startTwoNodes(t)
 	id := newID("rollscale")
 	rc := controller(id, n.image, 4, n.labels)

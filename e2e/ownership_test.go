@@ -33,6 +33,7 @@ import (
 // value's id (web) passed validation against the key's last segment, so its
 // 0 replicas were applied to web's containers.
 func TestNestedKeyIsNotAController(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -97,6 +98,7 @@ func TestNestedKeyIsNotAController(t *testing.T) {
 // registry counted the first's two containers as its own and created none,
 // and its delete would have removed them.
 func TestTwoRegistriesShareOneDockerHost(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -155,6 +157,7 @@ func TestTwoRegistriesShareOneDockerHost(t *testing.T) {
 // Before the fix, the create of <id>-1 failed on the name conflict forever
 // (CreateFailed, backoff), so the controller never had its third replica.
 func TestSlotNameHeldByHandStartedContainerIsSkipped(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -203,6 +206,7 @@ func TestSlotNameHeldByHandStartedContainerIsSkipped(t *testing.T) {
 // the old set (outside the new selector) holds: name conflicts forever, no
 // new replica.
 func TestSelectorChangeConvergesToTheNewSet(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -241,6 +245,7 @@ func TestSelectorChangeConvergesToTheNewSet(t *testing.T) {
 // Before the fix, the new spec counted the deleted spec's containers (same
 // id, same selector) as its own: template A kept running under spec B.
 func TestRecreatedWhileManagerDownRunsOnlyTheNewTemplate(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -279,6 +284,7 @@ func TestRecreatedWhileManagerDownRunsOnlyTheNewTemplate(t *testing.T) {
 // scale-up, a sync usually runs between the two writes and the delete's
 // cascade clears A's containers: that passed before the fix too.)
 func TestRecreatedBackToBackRunsOnlyTheNewTemplate(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)

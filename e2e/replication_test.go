@@ -18,6 +18,7 @@ func newID(name string) string {
 }
 
 func TestScaleUpAndDownKeepsExactContainers(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -44,6 +45,7 @@ func TestScaleUpAndDownKeepsExactContainers(t *testing.T) {
 }
 
 func TestContainerRemovedOutOfBandIsReplaced(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -68,6 +70,7 @@ func TestContainerRemovedOutOfBandIsReplaced(t *testing.T) {
 }
 
 func TestDeletingControllerRemovesItsContainers(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -84,6 +87,7 @@ func TestDeletingControllerRemovesItsContainers(t *testing.T) {
 }
 
 func TestHandStartedContainerWithSameLabelsIsNeverTouched(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -124,6 +128,7 @@ func TestHandStartedContainerWithSameLabelsIsNeverTouched(t *testing.T) {
 }
 
 func TestInvalidSpecIsRefusedAndWritesNothing(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	dockertest.RequireDocker(t)
 	d := startDaemon(t)
 	id := newID("invalid")

@@ -39,6 +39,7 @@ func specRevision(t *testing.T, d *daemon, id string) int64 {
 // applied is reported unchanged and leaves the spec's ModRevision where it
 // was; and /metrics has the controller's ready count.
 func TestGetJSONCarriesTheStatusAndAppliesBackUnchanged(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)
 	labels := dockertest.Labels(t)
@@ -84,6 +85,7 @@ func TestGetJSONCarriesTheStatusAndAppliesBackUnchanged(t *testing.T) {
 // TestRunStoresTheCommandAfterTheDashesWordForWord: the quoted ':8080'
 // arrives as the shell gives it, one word, and nothing is split again.
 func TestRunStoresTheCommandAfterTheDashesWordForWord(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	dockertest.RequireDocker(t)
 	labels := dockertest.Labels(t)
 	d := startDaemon(t)
@@ -113,6 +115,7 @@ func TestRunStoresTheCommandAfterTheDashesWordForWord(t *testing.T) {
 // reaches the port through DNS rebinding names its own host, and gets
 // nothing but 421; the listen address's own host is served.
 func TestEndpointsAnswerAForeignHostWith421(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	dockertest.RequireDocker(t)
 	d := startDaemon(t)
 	for _, path := range []string{"/metrics", "/", "/api/v1/controllers", "/livez"} {
@@ -138,6 +141,7 @@ func TestEndpointsAnswerAForeignHostWith421(t *testing.T) {
 // the flag, and nothing is written; the daemon started with
 // --allow-host-ports publishes that, and the same spec goes in.
 func TestRcctlRefusesWhatTheDaemonsFlagsRefuse(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	dockertest.RequireDocker(t)
 	labels := dockertest.Labels(t)
 	d := startDaemon(t)

@@ -21,6 +21,7 @@ import (
 )
 
 func TestDaemonWithoutDockerServesLivezAtOnceAndReadyzNamesDocker(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	socket := "unix://" + filepath.Join(t.TempDir(), "no-such-docker.sock")
 	metrics := etcdtest.FreeAddr(t)
 	logs := &syncbuf.Buffer{}

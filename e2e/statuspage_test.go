@@ -196,6 +196,7 @@ func rowCells(t *testing.T, b *browser, id string) (cells []string, class string
 }
 
 func TestStatusPageFollowsAScaleWithoutAReload(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	path := requireBrowser(t)
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)

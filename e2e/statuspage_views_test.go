@@ -50,6 +50,7 @@ func visibleRows(t *testing.T, b *browser, sel string) []string {
 }
 
 func TestStatusPageShowsAReplacementAsDegradedAndHasNodesFilterAndDarkMode(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	path := requireBrowser(t)
 	cli := dockertest.Client(t)
 	image := dockertest.DemoImage(t)

@@ -233,6 +233,7 @@ func TestMemoryReservationLeavesTheThirdTaskUnschedulable(t *testing.T) {
 }
 
 func TestTwoNodesMemoryReservationPutsTheThirdTaskOnTheOtherNode(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	n := startTwoNodes(t)
 	info, err := n.cliA.Info(t.Context())
 	if err != nil {

@@ -295,7 +295,10 @@ func planReplicas(in planInput, d *decision) {
 // planDead counts the crashes among the dead containers, keeps the newest
 // one that ran for inspection, renamed out of its slot, and removes the
 // others. A container that never started (its creator died between create
-// and start) has nothing to inspect: it goes.
+// and start) has nothing to inspect: it goes. So does one that someone
+// killed (docker kill, stop, rm -f): it is no crash, and a rename racing
+// a docker rm -f can leave the engine holding the slot's name for a
+// container that is gone.
 func planDead(in planInput, d *decision, dead []api.Task) {
 	if len(dead) == 0 {
 		return
@@ -318,7 +321,10 @@ func planDead(in planInput, d *decision, dead []api.Task) {
 		return
 	}
 	d.deletes = append(d.deletes, ran[1:]...)
-	if keep := ran[0]; holdsSlot(in.id, keep) {
+	switch keep := ran[0]; {
+	case keep.Killed:
+		d.deletes = append(d.deletes, keep)
+	case holdsSlot(in.id, keep):
 		d.renames = append(d.renames, rename{task: keep, name: deadName(in.id, keep.ID), dead: true})
 	}
 }

@@ -176,16 +176,19 @@ func TestADeathBeforeTheCreateReturnsIsNotLost(t *testing.T) {
 // A container that dies on its own a second after it started is a crash,
 // and its replacement waits for the backoff; one that someone killed or
 // removed (docker kill, stop, rm -f: a kill event before its die) is no
-// crash, and is replaced at once.
+// crash, and is replaced at once; it is removed, not kept for inspection
+// (a rename racing a docker rm -f can leave the engine holding the slot's
+// name).
 func TestAKilledContainerIsNoCrash(t *testing.T) {
 	for _, tt := range []struct {
 		name        string
 		events      []string
 		crash       bool
 		replacement bool
+		kept        bool
 	}{
-		{"died on its own", []string{"die"}, true, false},
-		{"killed by someone", []string{"kill", "die"}, false, true},
+		{"died on its own", []string{"die"}, true, false, true},
+		{"killed by someone", []string{"kill", "die"}, false, true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, Options{})
@@ -209,6 +212,9 @@ func TestAKilledContainerIsNoCrash(t *testing.T) {
 			}
 			if replaced := len(h.fake.Creates()) == 2; replaced != tt.replacement {
 				t.Errorf("replaced at once: %v (creates %v), want %v", replaced, h.fake.Creates(), tt.replacement)
+			}
+			if kept := len(h.fake.Renames()) == 1 && len(h.fake.Deletes()) == 0; kept != tt.kept {
+				t.Errorf("kept for inspection: %v (renames %v, deletes %v), want %v", kept, h.fake.Renames(), h.fake.Deletes(), tt.kept)
 			}
 		})
 	}
