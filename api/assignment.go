@@ -29,6 +29,11 @@ type Assignment struct {
 	// old container, which it renames out of the slot's name until the
 	// successor is available (a surge step).
 	StartFirst bool `json:"startFirst,omitempty"`
+	// StartedFirst counts the containers that earlier start-first steps
+	// of the slot on this node may still run besides the assigned one's:
+	// the leader rewrote the slot before the node reported it settled.
+	// The leader counts them until the node does; the node ignores it.
+	StartedFirst int `json:"startedFirst,omitempty"`
 }
 
 // DecodeAssignment decodes an assignment's value: JSON, or the bare node

@@ -156,6 +156,14 @@ func TestCrashLoopingImageCreatesABoundedNumberOfContainers(t *testing.T) {
 	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Command = api.Command{"/task", "--exit-after", "300ms"}
 	d.rcctl(t, mustJSON(t, rc), "apply", "-f", "-")
 
+	// the window opens with the first containers, however long a loaded
+	// engine takes to make them
+	testpoll.Eventually(t, time.Minute, func() error {
+		if n := creates.Load(); n < 5 {
+			return fmt.Errorf("%d of the first 5 containers created", n)
+		}
+		return nil
+	})
 	const window = 20 * time.Second
 	time.Sleep(window) // the point is what happens over time
 	n := creates.Load()
@@ -163,11 +171,12 @@ func TestCrashLoopingImageCreatesABoundedNumberOfContainers(t *testing.T) {
 	if n > 20 {
 		t.Errorf("%d containers created in %s, want a bounded handful (<= 20)", n, window)
 	}
-	st := d.status(t, id)
-	c := st.FindCondition(api.ConditionCrashLoop)
-	if c == nil || !strings.Contains(c.Message, "code 3") {
-		t.Errorf("CrashLoop condition = %+v, want one naming exit code 3", c)
-	}
+	waitForStatus(t, d, id, func(st *api.ReplicationControllerStatus) error {
+		if c := st.FindCondition(api.ConditionCrashLoop); c == nil || !strings.Contains(c.Message, "code 3") {
+			return fmt.Errorf("CrashLoop condition = %+v, want one naming exit code 3", c)
+		}
+		return nil
+	})
 	// one dead container is kept for inspection; one that exited a moment
 	// ago may not be handled yet while the slot's sync is creating others
 	// on a loaded engine, so the count is looked at until it holds, never

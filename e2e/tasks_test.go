@@ -102,7 +102,7 @@ func TestATaskOfTwoContainersRunsHealsAndGoesWhole(t *testing.T) {
 	if err := cli.ContainerRemove(t.Context(), victim.ID, container.RemoveOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	after := waitForTasks(t, cli, id, 2, false, 5*time.Second)
+	after := waitForTasks(t, cli, id, 2, false, 30*time.Second)
 	if after[id+"-1"].ID == before[id+"-1"].ID {
 		t.Errorf("%s-1 was kept: a task whose sidecar went must be replaced whole", id)
 	}

@@ -82,6 +82,9 @@ func planAssigned(in planInput, d *decision, removing []api.Task, blocked map[in
 	for _, r := range renamed {
 		t := d.active[r]
 		slot := slotOf(t)
+		if !in.wants(slot) {
+			continue // planUnassigned's
+		}
 		i, ok := named[slot]
 		var s api.Task
 		if ok {
@@ -102,7 +105,10 @@ func planAssigned(in planInput, d *decision, removing []api.Task, blocked map[in
 }
 
 // planUnassigned deletes the active containers whose slot is not this
-// node's, within the burst limit, and takes them out of the count.
+// node's, within the burst limit. They stay in d.active, and so in the
+// report, until the engine has removed them: a slot whose container still
+// runs here is not free for another node, however many the burst limit
+// leaves for the next pass.
 func planUnassigned(in planInput, d *decision) {
 	var gone []api.Task
 	for _, t := range d.active {
@@ -117,6 +123,5 @@ func planUnassigned(in planInput, d *decision) {
 	n := min(len(gone), in.burst)
 	d.deletes = append(d.deletes, gone[:n]...)
 	d.more = d.more || n < len(gone)
-	d.active = withoutTasks(d.active, gone)
 	d.event(api.EventNormal, "Unassigned", "removing %d container(s) of slots no longer assigned to this node", len(gone))
 }

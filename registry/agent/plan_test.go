@@ -411,3 +411,27 @@ func TestSettle(t *testing.T) {
 		}
 	})
 }
+
+// Issue 26, item 2: a burst cap left the containers of unassigned slots it
+// had not removed yet out of the report, so the leader took their slots
+// for released while they still ran here.
+func TestAContainerOfAnUnassignedSlotStaysReportedUntilItIsRemoved(t *testing.T) {
+	spec := newController("web", 3)
+	in := planInput{
+		id: "web", spec: spec, hash: webHash, revision: 30, createRevision: 1,
+		tasks: []api.Task{ours(1), ours(2), ours(3)}, now: planNow, registryID: testRegistryID, burst: 1,
+		templates: map[string]*api.TaskTemplate{webHash: &spec.DesiredState.TaskTemplate},
+		assigned:  map[int]registry.SlotAssignment{}, // every slot moved to another node
+	}
+	d := plan(in)
+	if got := deleteNames(d); !slices.Equal(got, []string{"web-1"}) || !d.more {
+		t.Fatalf("deletes = %v (more %v), want web-1 and more to come: the burst is 1", got, d.more)
+	}
+	r := settle(in, d, outcome{deleted: []api.Task{ours(1)}})
+	if got := runSlots(in.assigned, r.active); !slices.Equal(got, []int{2, 3}) {
+		t.Errorf("reported slots = %v, want [2 3]: their containers still run here", got)
+	}
+	if r.status == nil || r.status.Replicas != 2 {
+		t.Errorf("status = %+v, want 2 replicas: the engine still runs web-2 and web-3", r.status)
+	}
+}

@@ -229,6 +229,7 @@ func (d *decision) set(slot int, a *Assignment) {
 	if a == nil {
 		delete(d.next, slot)
 	} else {
+		a.StartedFirst = d.startedFirst(slot, *a)
 		d.next[slot] = *a
 		d.count(a.Node, 1)
 	}
@@ -373,7 +374,7 @@ func (d *decision) servesFor(slot int, after time.Duration, recheck bool) bool {
 		return false
 	}
 	for _, ct := range d.live[slot] {
-		if ct.Node != a.Node || !ct.Ready || ct.Named && ct.Hash != a.Hash && !a.StartFirst && !a.OnDelete {
+		if ct.Node != a.Node || !ct.Ready || doomed(ct, a) {
 			continue
 		}
 		ran := d.in.Now.Sub(ct.StartedAt)
@@ -385,6 +386,17 @@ func (d *decision) servesFor(slot int, after time.Duration, recheck bool) bool {
 		}
 	}
 	return false
+}
+
+// doomed reports whether a's node is about to stop ct: a container of
+// another template that holds the slot's name when the slot is to stop
+// first (not under OnDelete), or an old one renamed out for a successor
+// when the slot no longer starts first.
+func doomed(ct Container, a Assignment) bool {
+	if !ct.Named {
+		return !a.StartFirst
+	}
+	return ct.Hash != a.Hash && !a.StartFirst && !a.OnDelete
 }
 
 func (d *decision) availableCount() int {
@@ -432,14 +444,51 @@ func (d *decision) liveCount() int {
 			if d.isHeld(slot) && elsewhere == 0 {
 				expected = 1
 			}
-		case a.StartFirst && (!d.reportsAssigned(slot, a) || onNode != 1):
-			expected = 2
+		case !d.settled(slot, a):
+			expected = 1 + a.StartedFirst
+			if a.StartFirst {
+				expected++
+			}
 		default:
 			expected = 1
 		}
 		n += max(onNode, expected) + elsewhere
 	}
 	return n
+}
+
+// settled reports whether a's node is known to run a's container of slot
+// and nothing else of it: no start-first step, of a or of a write before
+// it, may have a second container there.
+func (d *decision) settled(slot int, a Assignment) bool {
+	if !a.StartFirst && a.StartedFirst == 0 {
+		return true
+	}
+	onNode := 0
+	for _, ct := range d.live[slot] {
+		if ct.Node == a.Node {
+			onNode++
+		}
+	}
+	return onNode == 1 && d.reportsAssigned(slot, a)
+}
+
+// startedFirst is the StartedFirst of a, written over slot's assignment:
+// the start-first steps of the assignment it replaces on the same node
+// that its node has not reported settled are carried over, so that a
+// rewrite never forgets a container a step may have started.
+func (d *decision) startedFirst(slot int, a Assignment) int {
+	orig, ok := d.in.Assigned[slot]
+	switch {
+	case !ok || orig.Node != a.Node || d.settled(slot, orig):
+		return 0
+	case a.same(orig): // nothing else changes: nothing new is in flight
+		return orig.StartedFirst
+	case orig.StartFirst:
+		return orig.StartedFirst + 1
+	default:
+		return orig.StartedFirst
+	}
 }
 
 // reportsAssigned reports whether a live container of a's template holds

@@ -307,3 +307,53 @@ func TestDecideRechecksWhenAContainerBecomesAvailable(t *testing.T) {
 		t.Errorf("recheck after %s, want 3s (the 5s monitor less the 2s it ran)", r.RecheckAfter)
 	}
 }
+
+// Issue 26, item 3: a slot rewritten while its start-first step was in
+// flight lost the step from the count: the old container and the
+// unreported successor counted one, and the room went to another step.
+func TestARewriteKeepsCountingAStartFirstStepInFlight(t *testing.T) {
+	c := ctl(1)
+	c.Surge, c.Unavailable, c.Hash, c.Revision = 1, 1, "newer", 30
+	in := Input{
+		Controller: c, Nodes: nodes("a"), Now: t0,
+		Assigned: map[int]Assignment{1: {Node: "a", Revision: 20, Hash: "new", StartFirst: true, ModRev: 7}},
+		// the node has not reported the successor yet: its old container
+		// is all the report shows, renamed out of the slot's name
+		Containers: []Container{{Node: "a", Slot: 1, Hash: "old", Live: true, Ready: true, StartedAt: t0.Add(-time.Hour)}},
+		Reports:    map[string]Report{"a": {Slots: map[int]bool{1: true}}},
+	}
+	r := Decide(in)
+	if len(r.Changes) != 1 || r.Changes[0].New == nil || r.Changes[0].New.StartFirst {
+		t.Fatalf("changes %s, want slot 1 rewritten to stop first: 1 + maxSurge 1 may run already", summary(r))
+	}
+	rewritten := *r.Changes[0].New
+	if rewritten.StartedFirst != 1 {
+		t.Errorf("slot 1 rewritten to %+v, want StartedFirst 1: the step in flight is forgotten", rewritten)
+	}
+
+	// written, the step still counts until the node reports one container
+	// of the slot: the next template cannot start first on top of it
+	in.Assigned[1] = rewritten
+	in.Controller.Hash, in.Controller.Revision = "newest", 40
+	if r := Decide(in); strings.Contains(summary(r), "start-first") {
+		t.Errorf("changes %s after the rewrite: old, new and newer may all run, above 1 + maxSurge 1", summary(r))
+	}
+}
+
+// An old container renamed out for a successor is stopped at once when
+// its slot no longer starts first: it serves no more, and taking another
+// slot down on top of it would cost two at once.
+func TestARenamedContainerOfAStopFirstSlotDoesNotServe(t *testing.T) {
+	in := Input{
+		Controller: ctl(2), Nodes: nodes("a"), Now: t0,
+		Assigned: map[int]Assignment{1: at("a", "new"), 2: at("a", "old")},
+		Containers: []Container{
+			{Node: "a", Slot: 1, Hash: "old", Live: true, Ready: true, StartedAt: t0.Add(-time.Hour)},
+			running("a", 2, "old"),
+		},
+		Reports: map[string]Report{"a": {Slots: map[int]bool{1: true, 2: true}}},
+	}
+	if r := Decide(in); len(r.Changes) != 0 {
+		t.Errorf("changes %s, want none: slot 1 is down already, and maxUnavailable is 1", summary(r))
+	}
+}

@@ -16,14 +16,20 @@ type Assignment struct {
 	// StartFirst: the node starts the successor before it stops the old
 	// container (a surge step).
 	StartFirst bool
+	// StartedFirst counts the containers that earlier start-first steps
+	// of the slot on this node may still run besides this one's: a rewrite
+	// never forgets a step in flight.
+	StartedFirst int
 	// ModRev is the assignment key's ModRevision, which a change compares
 	// (0: no key).
 	ModRev int64
 }
 
-// same reports whether a and b say the same thing (ModRev aside).
+// same reports whether a and b say the same thing (ModRev and the
+// StartedFirst count aside, which follows from the rest).
 func (a Assignment) same(b Assignment) bool {
 	a.ModRev, b.ModRev = 0, 0
+	a.StartedFirst, b.StartedFirst = 0, 0
 	return a == b
 }
 

@@ -460,7 +460,7 @@ func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 	}
 	for slot, a := range src.assignments {
 		in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: a.Revision, Hash: a.TemplateHash,
-			OnDelete: a.OnDelete, StartFirst: a.StartFirst, ModRev: a.Rev}
+			OnDelete: a.OnDelete, StartFirst: a.StartFirst, StartedFirst: a.StartedFirst, ModRev: a.Rev}
 		if a.TemplateHash == "" && sp != nil { // written before assignments carried a template: the current one
 			in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: sp.spec.ModRevision, Hash: sp.hash, ModRev: a.Rev}
 		}
@@ -489,7 +489,8 @@ func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 
 // assignmentOf is the assignment the leader writes for a.
 func assignmentOf(a decide.Assignment) api.Assignment {
-	return api.Assignment{Node: a.Node, Revision: a.Revision, TemplateHash: a.Hash, OnDelete: a.OnDelete, StartFirst: a.StartFirst}
+	return api.Assignment{Node: a.Node, Revision: a.Revision, TemplateHash: a.Hash, OnDelete: a.OnDelete,
+		StartFirst: a.StartFirst, StartedFirst: a.StartedFirst}
 }
 
 // reportedContainer is a reported container as decide counts it. A
