@@ -399,3 +399,39 @@ func TestClusterWritesEveryStatusOfManyControllers(t *testing.T) {
 		return nil
 	})
 }
+
+// Issue 26, item 6: an invalid spec released its host ports to other
+// controllers while its containers ran on, so a second controller with
+// the same hostPort was placed onto the same node.
+func TestClusterAnInvalidSpecKeepsItsHostPorts(t *testing.T) {
+	c := newCluster(t, time.Minute, zones("a"))
+	withPort := func(id string) *api.ReplicationController {
+		rc := newController(id, 1)
+		rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Ports = []api.Port{{ContainerPort: 8080, HostPort: 18080}}
+		return rc
+	}
+	c.apply(t, withPort("web"))
+	c.waitRunning(t, "web", map[string]int{"a": 1})
+
+	// a bad edit: web's container runs on, and keeps its port
+	if _, err := testClient(t).Put(t.Context(), c.store.ControllerKey("web"), `{"id":"web","desiredState":{"replicas":-1}}`); err != nil {
+		t.Fatal(err)
+	}
+	c.waitStatus(t, "web", func(st *api.ReplicationControllerStatus) error {
+		if st.FindCondition(api.ConditionInvalidSpec) == nil {
+			return fmt.Errorf("status %+v, want InvalidSpec", st)
+		}
+		return nil
+	})
+	c.apply(t, withPort("api"))
+	c.waitStatus(t, "api", func(st *api.ReplicationControllerStatus) error {
+		f := st.FindCondition(api.ConditionReplicaFailure)
+		if f == nil || f.Reason != api.ReasonUnschedulable || !strings.Contains(f.Message, "18080/TCP") {
+			return fmt.Errorf("status %+v, want api Unschedulable for the port web's container holds", st)
+		}
+		return nil
+	})
+	if got := c.running("web"); got["a"] != 1 {
+		t.Errorf("web running %v, want its container left alone on a", got)
+	}
+}

@@ -237,6 +237,18 @@ type schedSpec struct {
 	ctl     decide.Controller
 }
 
+// heldFrom gives an invalid spec the host ports and reservations of prev,
+// the spec it replaces: its containers run on as they were, and hold what
+// they held, so that no other controller is placed onto their ports or
+// room (a bad edit moves nothing, and frees nothing either). A spec
+// invalid from its first revision has no containers, and holds nothing.
+func (sp *schedSpec) heldFrom(prev *schedSpec) {
+	if sp.invalid == nil || prev == nil {
+		return
+	}
+	sp.ctl.Ports, sp.ctl.Reserve = prev.ctl.Ports, prev.ctl.Reserve
+}
+
 // nodeState is a node as the scheduler knows it.
 type nodeState struct {
 	node      api.Node

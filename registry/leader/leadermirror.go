@@ -128,6 +128,9 @@ func (s *ReplicationManager) setSpecs(specs map[string]*schedSpec) {
 	for id := range old {
 		s.loadOf(id, -1)
 	}
+	for id, sp := range specs {
+		sp.heldFrom(old[id])
+	}
 	s.specs = specs
 	for id := range specs {
 		s.loadOf(id, 1)
@@ -167,6 +170,7 @@ func (s *ReplicationManager) setSpec(id string, sp *schedSpec) {
 	if sp == nil {
 		delete(s.specs, id)
 	} else {
+		sp.heldFrom(s.specs[id])
 		s.specs[id] = sp
 	}
 	s.loadOf(id, 1) // without a spec, what its slots still hold: nothing

@@ -48,10 +48,11 @@ func (l *nodeLoad) hold(id string, n int) {
 }
 
 // add counts one slot (sign 1) of a controller with spec sp, or takes it
-// away (-1); a slot of a controller without a valid spec holds no room.
+// away (-1); a slot of a controller without a spec holds no room, and one
+// whose spec is invalid what its last valid spec reserved (heldFrom).
 func (l *nodeLoad) add(sp *schedSpec, sign int) {
 	l.slots += sign
-	if sp == nil || sp.invalid != nil {
+	if sp == nil {
 		return
 	}
 	l.used.Memory += int64(sign) * sp.ctl.Reserve.Memory
