@@ -39,7 +39,7 @@ type mergeInput struct {
 	// spec's (a rolling update, not a scale).
 	rolling bool
 	last    *api.ReplicationControllerStatus
-	now           time.Time
+	now     time.Time
 }
 
 // mergeStatus returns the controller's status over all nodes.
