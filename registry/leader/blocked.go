@@ -6,6 +6,8 @@ package leader
 // lacks hold up the scale, and a rollout whose maxUnavailable it uses up.
 // A crash loop or a failed create is not blocked: both may recover on
 // their own, and keep their own conditions (CrashLoop, ReplicaFailure).
+// Nor is a registry with no node registered at all: that is how every
+// manager starts, and its node comes within seconds.
 
 import (
 	"fmt"
@@ -19,7 +21,7 @@ import (
 // counts is the progress ("4 of 5 updated, 4 available"), kept at the
 // end of the message.
 func blockedProgress(id string, u *unschedulable, counts string) (api.Condition, bool) {
-	if u == nil || len(u.slots) == 0 {
+	if u == nil || len(u.slots) == 0 || u.noNode {
 		return api.Condition{}, false
 	}
 	return api.Condition{Type: api.ConditionProgressing, Status: "False", Reason: api.ReasonBlocked,

@@ -526,7 +526,7 @@ func (s *ReplicationManager) status(id string, sp *schedSpec, reports []*api.Nod
 		m.rolling = olderTemplate(in)
 	}
 	if len(res.Unschedulable) > 0 {
-		m.unschedulable = &unschedulable{slots: res.Unschedulable, reason: res.Reason}
+		m.unschedulable = &unschedulable{slots: res.Unschedulable, reason: res.Reason, noNode: !anyAlive(in.Nodes)}
 	}
 	st := mergeStatus(m)
 	if last != nil && api.SameStatus(*last, st) {
@@ -534,6 +534,16 @@ func (s *ReplicationManager) status(id string, sp *schedSpec, reports []*api.Nod
 	}
 	st.LastSyncTime = m.now.UTC()
 	return &st
+}
+
+// anyAlive reports whether some node is registered.
+func anyAlive(nodes []decide.Node) bool {
+	for i := range nodes {
+		if nodes[i].Alive {
+			return true
+		}
+	}
+	return false
 }
 
 // olderTemplate reports whether a slot is assigned, or a live container

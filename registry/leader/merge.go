@@ -20,6 +20,9 @@ import (
 type unschedulable struct {
 	slots  []int
 	reason string
+	// noNode: no node is registered at all, as for a moment while the
+	// managers start; the slots wait for one, and block nothing yet.
+	noNode bool
 }
 
 // mergeInput is what one controller's status is made from.
