@@ -101,3 +101,25 @@ func TestRemovingASidecarIsNoCrash(t *testing.T) {
 		t.Errorf("describe shows a crash after docker rm -f of a sidecar:\n%s", out)
 	}
 }
+
+// TestRunOnAnotherPortBecomesReady: the demo image's HEALTHCHECK probes the
+// port the task was told to listen on (README: rcctl run hello2 ... --
+// /task --listen :8081), and run --wait waits until it is ready.
+func TestRunOnAnotherPortBecomesReady(t *testing.T) {
+	t.Parallel()
+	dockertest.Client(t)
+	image := dockertest.DemoImage(t)
+	labels := dockertest.Labels(t)
+	d := startDaemon(t)
+	id := newID("port8081")
+
+	args := []string{"run", id, "--image", image, "--label", "name=" + id, "--wait", "--timeout", "60s"}
+	for k, v := range labels {
+		args = append(args, "--label", k+"="+v)
+	}
+	out := d.rcctl(t, "", append(args, "--", "/task", "--listen", ":8081")...)
+
+	if !strings.Contains(out, id+": 1 of 1 ready") {
+		t.Errorf("run --wait said:\n%s\nwant %s: 1 of 1 ready", out, id)
+	}
+}
