@@ -435,6 +435,7 @@ func TestTemplateHashOfTheNewFields(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := container0(rc)
+		c.CPU = 512                                                         // as the example had it when the hash was pinned
 		c.Volumes, c.Devices, c.CapAdd = []Volume{}, []Device{}, []string{} // empty is unset
 		if got := TemplateHash(&rc.DesiredState.TaskTemplate); got != pinned {
 			t.Errorf("TemplateHash = %q, want %q", got, pinned)

@@ -8,13 +8,16 @@ const (
 	ConditionInvalidSpec    = "InvalidSpec"
 	ConditionCrashLoop      = "CrashLoop"
 	// ConditionProgressing is a rollout's state: True with reason
-	// ReasonRollingUpdate while it rolls, True with ReasonRolloutComplete
-	// when done, False with ReasonProgressDeadlineExceeded when it stalled,
-	// False with ReasonBlocked while it cannot progress without a change
-	// (the message names the slots and why).
+	// ReasonRollingUpdate while it rolls (a template changed), True with
+	// ReasonScaling while replicas come or go with no template change (a
+	// create, a scale), True with ReasonRolloutComplete when done, False
+	// with ReasonProgressDeadlineExceeded when it stalled, False with
+	// ReasonBlocked while it cannot progress without a change (the message
+	// names the slots and why).
 	ConditionProgressing = "Progressing"
 
 	ReasonRollingUpdate            = "RollingUpdate"
+	ReasonScaling                  = "Scaling"
 	ReasonRolloutComplete          = "RolloutComplete"
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 	ReasonBlocked                  = "Blocked"

@@ -8,6 +8,7 @@ import (
 
 func TestManifestResources(t *testing.T) {
 	m := &sidecarController().DesiredState.TaskTemplate.DesiredState.Manifest
+	m.Containers[0].CPU, m.Containers[1].CPU = 512, 128 // the example reserves no CPU
 	if got, want := m.Resources(), (Resources{Memory: 80 << 20, CPU: 640}); got != want {
 		t.Errorf("Resources of the sidecar example = %+v, want %+v", got, want)
 	}

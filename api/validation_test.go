@@ -395,7 +395,13 @@ func TestSelectorMatches(t *testing.T) {
 }
 
 func TestTemplateHash(t *testing.T) {
-	template := func() *TaskTemplate { return &webController().DesiredState.TaskTemplate }
+	// the example as it was when the hash below was fixed: with cpu 512,
+	// which the example has since dropped (it reserved half a CPU a replica)
+	template := func() *TaskTemplate {
+		tmpl := &webController().DesiredState.TaskTemplate
+		tmpl.DesiredState.Manifest.Containers[0].CPU = 512
+		return tmpl
+	}
 	base := TemplateHash(template())
 
 	t.Run("is a short label value", func(t *testing.T) {

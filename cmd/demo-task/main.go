@@ -13,9 +13,10 @@
 // every --probe-interval (default 1s), and /healthz answers 503 until a
 // probe got 200 and whenever the last one did not: the sidecar of a task
 // probes its first container on 127.0.0.1. The healthcheck mode GETs URL
-// (default http://127.0.0.1:8080/healthz) and exits 0 on 200, 1 otherwise, so
-// that an image built FROM scratch can still declare a HEALTHCHECK. SIGTERM
-// and SIGINT stop the server cleanly and promptly.
+// (default: /healthz on the port that PID 1, the task, was told to --listen
+// on, http://127.0.0.1:8080/healthz without one) and exits 0 on 200, 1
+// otherwise, so that an image built FROM scratch can still declare a
+// HEALTHCHECK. SIGTERM and SIGINT stop the server cleanly and promptly.
 package main
 
 import (
@@ -175,9 +176,10 @@ func healthcheck(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	url := defaultHealthcheckURL
+	var url string
 	switch fs.NArg() {
 	case 0:
+		url = defaultHealthcheckURLNow()
 	case 1:
 		url = fs.Arg(0)
 	default:

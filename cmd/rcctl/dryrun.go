@@ -92,8 +92,8 @@ func readRegistryID(ctx context.Context, cn *conn) (string, error) {
 	return id, err
 }
 
-// printDryRun prints one line per container, with its node, then how many
-// of each.
+// printDryRun prints one line per container, with its node, then why the
+// rollout would stall, if it would, then how many of each.
 func printDryRun(w io.Writer, plan leader.DryRunPlan) {
 	counts := map[string]int{}
 	for _, s := range plan.Steps {
@@ -119,6 +119,12 @@ func printDryRun(w io.Writer, plan leader.DryRunPlan) {
 	for _, name := range plan.Unschedulable {
 		fmt.Fprintf(w, "%s: unschedulable (%s)\n", name, plan.Reason)
 	}
+	for _, s := range plan.Waiting {
+		fmt.Fprintf(w, "%s: would wait to be replaced on %s (%s)\n", s.Container, s.Node, s.Detail)
+	}
+	if plan.Stall != "" {
+		fmt.Fprintf(w, "rollout would stall: %s\n", plan.Stall)
+	}
 	if !plan.Settled {
 		fmt.Fprintln(w, "dry run: the decision had not settled when the dry run stopped; these are its first steps")
 	}
@@ -130,6 +136,9 @@ func printDryRun(w io.Writer, plan leader.DryRunPlan) {
 	}
 	if n := len(plan.Unschedulable); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d unschedulable", n))
+	}
+	if n := len(plan.Waiting); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d to replace once it is unblocked", n))
 	}
 	if len(parts) == 0 {
 		parts = []string{"no change"}

@@ -298,3 +298,35 @@ func TestDryRunAndWaitDoNotGoTogether(t *testing.T) {
 		}
 	}
 }
+
+func TestApplyDryRunSaysWhenARolloutWouldStallAndWhy(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	lease := e.grantLease(time.Hour)
+	e.registerNode(api.Node{Name: "a", Capacity: api.NodeCapacity{CPUs: 2}, RegisteredAt: e.now.Add(-time.Hour)}, lease)
+	withCPU := func(rc *api.ReplicationController) *api.ReplicationController {
+		rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].CPU = 512
+		return rc
+	}
+	old := withCPU(newController("web", 4))
+	e.create(old)
+	runsOn(t, e, map[string]clientv3.LeaseID{"a": lease}, old, "a", "a", "a", "a")
+	before := e.revision()
+	updated := withCPU(withImage(newController("web", 5), "demo-task:2"))
+	oldHash, newHash := api.TemplateHash(&old.DesiredState.TaskTemplate), api.TemplateHash(&updated.DesiredState.TaskTemplate)
+
+	r := e.runDryRun("apply", "-f", writeFile(t, "web.json", encode(t, updated)), "--dry-run")
+
+	why := "no node has room (a: cpu: needs 512 shares (a reservation: 1024 = one CPU), 0 free of 2048)"
+	waits := " (template " + oldHash + " → " + newHash + ")\n"
+	assertStdout(t, r, ""+
+		"controller \"web\" configured (dry run)\n"+
+		"web-5: unschedulable ("+why+")\n"+
+		"web-1: would wait to be replaced on a"+waits+
+		"web-2: would wait to be replaced on a"+waits+
+		"web-3: would wait to be replaced on a"+waits+
+		"web-4: would wait to be replaced on a"+waits+
+		"rollout would stall: slot web-5 fits no node: "+why+"\n"+
+		"dry run: 1 unschedulable, 4 to replace once it is unblocked (nothing written)\n")
+	assertNothingWritten(t, e, before)
+}

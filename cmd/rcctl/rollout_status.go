@@ -3,8 +3,9 @@ package main
 // rollout status follows a controller's rollout, as kubectl rollout status
 // does: a line each time the progress changes, then success once the
 // manager has observed the newest spec and reports the rollout complete,
-// or a failure when it reports the rollout stalled (past its progress
-// deadline), refuses the spec, or --timeout passes. It watches the spec
+// or a failure when it reports the rollout blocked (a slot fits no node)
+// or stalled (past its progress deadline), refuses the spec, or --timeout
+// passes. It watches the spec
 // and the status (follow in wait.go); it never writes.
 
 import (
@@ -32,8 +33,12 @@ func (c *cli) rolloutStatusCommand() *cobra.Command {
 		Long: `Rollout status prints the progress of the controller's rollout each time it
 changes, as the manager reports it, and exits 0 once the manager has seen the
 newest spec and every replica runs the current template and is available.
-It fails when the manager reports the rollout stalled (no progress for the
-spec's progressDeadlineSeconds), refuses the spec, or --timeout passes.`,
+It prints why replicas are not ready as soon as the manager says it (slots
+that fit no node, a failed create, a crash loop). It fails at once when the
+manager reports the controller blocked (a slot fits no node: the rollout
+cannot progress without a change), and when it reports the rollout stalled
+(no progress for the spec's progressDeadlineSeconds), refuses the spec, or
+--timeout passes.`,
 		Args:              oneID("status"),
 		ValidArgsFunction: c.completeID,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,7 +62,7 @@ func (c *cli) rolloutStatus(ctx context.Context, id string, timeout time.Duratio
 	defer cancel()
 
 	first, last := true, ""
-	warn := failureWarner(c)
+	warn := troubleWarner(c)
 	err = follow(ctx, cn, id, func(s snapshot) (bool, error) {
 		if s.deleted {
 			if first {
@@ -133,7 +138,10 @@ func rolloutProgress(id string, s snapshot) rolloutState {
 	}
 	switch {
 	case prog.Status == "False":
-		if prog.Reason == api.ReasonProgressDeadlineExceeded {
+		switch prog.Reason {
+		case api.ReasonBlocked:
+			return rolloutState{err: fmt.Errorf("rollout of %s is blocked (it cannot progress without a change): %s", id, prog.Message)}
+		case api.ReasonProgressDeadlineExceeded:
 			return rolloutState{err: fmt.Errorf("rollout of %s exceeded its progress deadline: %s", id, prog.Message)}
 		}
 		return rolloutState{err: fmt.Errorf("rollout of %s failed (%s): %s", id, prog.Reason, prog.Message)}

@@ -38,8 +38,9 @@ type runOptions struct {
 
 func (c *cli) runCommand() *cobra.Command {
 	var o runOptions
+	var wait waitFlags
 	cmd := &cobra.Command{
-		Use:   "run ID --image IMAGE [--replicas N] [--port HOST:CONTAINER]... [--env NAME=VALUE]... [--label KEY=VALUE]... [--command \"...\" | -- COMMAND [ARGS...]]",
+		Use:   "run ID --image IMAGE [--replicas N] [--port HOST:CONTAINER]... [--env NAME=VALUE]... [--label KEY=VALUE]... [--wait [--timeout D]] [--command \"...\" | -- COMMAND [ARGS...]]",
 		Short: "create a controller from an image (the 2014 run)",
 		Long: `Run creates a controller that keeps N containers of IMAGE running. Its labels,
 its selector and its task labels are name=ID unless --label is given. It
@@ -49,7 +50,11 @@ rcctl apply.
 The container's command is the image's unless one is given: either after
 "--", each argument a word of the command exactly as given
 (rcctl run q --image busybox -- sh -c 'echo hi; sleep 1000'), or as one
-string with --command, split as a shell splits words, quotes included.`,
+string with --command, split as a shell splits words, quotes included.
+
+With --wait it waits until every replica is ready, printing why it waits
+as soon as the manager says it, and fails at once if the controller is
+blocked (a replica fits no node).`,
 		ValidArgsFunction: cobra.NoFileCompletions, // the ID is a new one
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
@@ -71,7 +76,7 @@ string with --command, split as a shell splits words, quotes included.`,
 			if err != nil {
 				return usageErrorf("run: %v", err)
 			}
-			return c.create(cmd.Context(), rc)
+			return c.create(cmd.Context(), rc, wait)
 		},
 	}
 	fs := cmd.Flags()
@@ -80,11 +85,12 @@ string with --command, split as a shell splits words, quotes included.`,
 	fs.StringArrayVar(&o.ports, "port", nil, "publish a port, HOST:CONTAINER, IP:HOST:CONTAINER or CONTAINER, with an optional /tcp or /udp (repeatable; a host port needs a manager started with --allow-host-ports)")
 	fs.StringArrayVar(&o.env, "env", nil, "set an environment variable, NAME=VALUE (repeatable)")
 	fs.StringArrayVar(&o.labels, "label", nil, "a label of the controller, its selector and its tasks, KEY=VALUE (repeatable; default name=ID)")
+	wait = addWaitFlags(fs)
 	fs.StringVar(&o.command, "command", "", "the container command as one string, split into words as a shell does, with its quotes (default: the image's; or give the command after --)")
 	return cmd
 }
 
-func (c *cli) create(ctx context.Context, rc *api.ReplicationController) error {
+func (c *cli) create(ctx context.Context, rc *api.ReplicationController, wait waitFlags) error {
 	if err := c.validateShape(rc, rc.ID); err != nil {
 		return invalid(rc.ID, "", err)
 	}
@@ -96,7 +102,7 @@ func (c *cli) create(ctx context.Context, rc *api.ReplicationController) error {
 	if err := c.validate(ctx, cn, rc, rc.ID); err != nil {
 		return invalid(rc.ID, "", err)
 	}
-	_, err = cn.createController(ctx, rc)
+	rev, err := cn.createController(ctx, rc)
 	if errors.Is(err, registry.ErrExists) {
 		return fmt.Errorf("controller %q already exists; use rcctl scale or rcctl apply", rc.ID)
 	}
@@ -104,7 +110,10 @@ func (c *cli) create(ctx context.Context, rc *api.ReplicationController) error {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "controller %q created\n", rc.ID)
-	return nil
+	if !*wait.wait {
+		return nil
+	}
+	return c.waitForController(ctx, cn, rc.ID, rev, *wait.timeout)
 }
 
 // buildController makes the 2014-shaped controller run creates. Each map is

@@ -1,8 +1,12 @@
 package main
 
 // wait follows a controller until the manager reports something: --wait
-// of apply and scale until the newest spec is observed with every replica
-// ready, rollout status until the rollout completes. Both are built on
+// of apply, scale and run until the newest spec is observed with every
+// replica ready, rollout status until the rollout completes. Both print
+// why the replicas are not ready as soon as the status says it (slots that
+// fit no node, a failed create, a crash loop), and stop at once, failing,
+// when the manager reports the controller blocked: it cannot progress
+// without a change, and waiting longer would only hide why. Both are built on
 // follow, which reads the spec and the status in one etcd request and then
 // watches both keys from the revision after it (the list-then-watch of
 // etcd's mirror), so that no change is missed and nothing is polled.
@@ -17,6 +21,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/ctlview"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -59,7 +64,7 @@ func (c *cli) waitForController(ctx context.Context, cn *conn, id string, rev in
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	last := ""
-	warn := failureWarner(c)
+	warn := troubleWarner(c)
 	err := follow(ctx, cn, id, func(s snapshot) (bool, error) {
 		if s.deleted {
 			return false, fmt.Errorf("controller %q was deleted while waiting", id)
@@ -76,7 +81,13 @@ func (c *cli) waitForController(ctx context.Context, cn *conn, id string, rev in
 		if cond := invalidSpec(st); cond != nil && st.ObservedRevision >= rev {
 			return false, fmt.Errorf("controller %q: the manager refused the spec: %s", id, cond.Message)
 		}
+		if st.ObservedRevision < rev {
+			return false, nil // an older spec's troubles may be gone
+		}
 		warn(st)
+		if cond := ctlview.Blocked(st); cond != nil {
+			return false, blockedError(id, cond)
+		}
 		return converged(st, desired, rev), nil
 	})
 	if errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -108,17 +119,28 @@ func invalidSpec(st *api.ReplicationControllerStatus) *api.Condition {
 	return nil
 }
 
-// failureWarner returns a function that prints the ReplicaFailure
-// condition of a status to stderr as a warning, each message once in a
-// row.
-func failureWarner(c *cli) func(st *api.ReplicationControllerStatus) {
-	last := ""
+// troubleWarner returns a function that prints to stderr, as warnings,
+// what keeps a status's replicas from being ready (ctlview.Troubles: slots
+// that fit no node, a failed create, a crash loop), each one once while
+// it lasts.
+func troubleWarner(c *cli) func(st *api.ReplicationControllerStatus) {
+	shown := map[string]bool{}
 	return func(st *api.ReplicationControllerStatus) {
-		if cond := st.FindCondition(api.ConditionReplicaFailure); cond != nil && cond.Status != "False" && cond.Message != last {
-			fmt.Fprintf(c.stderr, "warning: %s: %s\n", cond.Reason, cond.Message)
-			last = cond.Message
+		now := map[string]bool{}
+		for _, t := range ctlview.Troubles(st) {
+			now[t] = true
+			if !shown[t] {
+				fmt.Fprintf(c.stderr, "warning: %s\n", t)
+			}
 		}
+		shown = now
 	}
+}
+
+// blockedError is the failure of a wait for controller id, which the
+// manager reports blocked by cond.
+func blockedError(id string, cond *api.Condition) error {
+	return fmt.Errorf("controller %q is blocked (it cannot progress without a change): %s", id, cond.Message)
 }
 
 // snapshot is one controller as follow sees it.

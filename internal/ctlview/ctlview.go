@@ -133,10 +133,11 @@ const (
 	// StateOK: nothing is wrong that the conditions say.
 	StateOK = "ok"
 	// StateFailing: ReplicaFailure, CrashLoop or InvalidSpec is True,
-	// Progressing is False, or the spec does not decode.
+	// Progressing is False (a stalled rollout, or Blocked: slots that fit
+	// no node), or the spec does not decode.
 	StateFailing = "failing"
 	// StateRolling: a rolling update is under way (Progressing True,
-	// reason RollingUpdate).
+	// reason RollingUpdate). A scale (reason Scaling) is not one.
 	StateRolling = "rolling"
 	// StatePending: the manager has not reported on it yet.
 	StatePending = "pending"

@@ -17,9 +17,9 @@ const StateDegraded = "degraded"
 
 // Glance is Summarize with rolling and degraded told apart. desired is the
 // spec's replica count, negative when the spec does not decode. The
-// manager's Progressing condition says RollingUpdate whenever the
-// replicas are not all of the current template and available, so also
-// while a removed container is replaced: Glance calls a controller rolling
+// manager's Progressing condition stays RollingUpdate until a rollout's
+// replicas are all of the current template and available, so also while
+// a removed container is replaced meanwhile: Glance calls a controller rolling
 // only while some of its containers still run an outdated template
 // (replicas above updatedReplicas), and degraded while fewer than desired
 // are available otherwise. Failing (ReplicaFailure, CrashLoop,

@@ -41,3 +41,37 @@ func TestGlanceTellsARolloutFromAReplacement(t *testing.T) {
 		}
 	}
 }
+
+func TestAScaleIsNotRollingAndABlockedControllerFails(t *testing.T) {
+	scaling := api.Condition{Type: api.ConditionProgressing, Status: "True", Reason: api.ReasonScaling}
+	blocked := api.Condition{Type: api.ConditionProgressing, Status: "False", Reason: api.ReasonBlocked, Message: "slot web-5 fits no node: ..."}
+	st := &api.ReplicationControllerStatus{Replicas: 4, UpdatedReplicas: 4, AvailableReplicas: 4, Conditions: []api.Condition{scaling}}
+	if state, reasons := Glance(5, st, nil); state != StateDegraded || !slices.Equal(reasons, []string{"4 of 5 available"}) {
+		t.Errorf("scaling: Glance = %q %q, want degraded, 4 of 5 available", state, reasons)
+	}
+	st.Conditions = []api.Condition{blocked}
+	if state, reasons := Glance(5, st, nil); state != StateFailing || !slices.Equal(reasons, []string{"Progressing=False: Blocked"}) {
+		t.Errorf("blocked: Glance = %q %q, want failing, Progressing=False: Blocked", state, reasons)
+	}
+	if c := Blocked(st); c == nil || c.Message != blocked.Message {
+		t.Errorf("Blocked = %+v, want the Blocked condition", c)
+	}
+}
+
+func TestTroublesAreTheFailureThenTheCrashLoop(t *testing.T) {
+	st := &api.ReplicationControllerStatus{Conditions: []api.Condition{
+		{Type: api.ConditionCrashLoop, Status: "True", Reason: "BackOff", Message: "web-2 exited with code 1"},
+		{Type: api.ConditionProgressing, Status: "True", Reason: api.ReasonScaling},
+		{Type: api.ConditionReplicaFailure, Status: "True", Reason: api.ReasonCreateFailed, Message: "node a: create web-3: no such image"},
+	}}
+	want := []string{"CreateFailed: node a: create web-3: no such image", "BackOff: web-2 exited with code 1"}
+	if got := Troubles(st); !slices.Equal(got, want) {
+		t.Errorf("Troubles = %q, want %q", got, want)
+	}
+	if Blocked(st) != nil {
+		t.Errorf("a crash loop and a failed create are not blocked")
+	}
+	if got := Troubles(&api.ReplicationControllerStatus{}); got != nil {
+		t.Errorf("Troubles of a healthy status = %q, want none", got)
+	}
+}

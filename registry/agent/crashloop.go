@@ -3,7 +3,8 @@ package agent
 // This file tells a crash loop from a container that simply stopped: a
 // container that dies on its own (no kill before its death: docker kill,
 // stop and rm -f are someone's doing) less than crashMinRun after it
-// started is a crash, and every crash doubles the delay before the
+// started is a crash (of a task of several containers: its first or one
+// of its parts, taskgroup.go), and every crash doubles the delay before the
 // controller's next create, from 100ms up to a minute, as Docker's own
 // restart policy does. Ten seconds of running clears it. Everything here
 // is pure: a crashHistory is a value, and each function returns the next

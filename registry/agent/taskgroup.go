@@ -5,8 +5,11 @@ package agent
 // task's network namespace and stands for the whole task: the plan counts,
 // rolls and removes it; the others joined its network and are its parts.
 // A task whose part has exited or is gone is dead as a whole, so that the
-// node replaces it with the slot's crash-loop backoff; a part whose first
-// container is gone is an orphan, removed. Pure, as the rest of plan.
+// node replaces it, with the slot's crash-loop backoff when the part
+// crashed; a part that someone killed, stopped or removed (docker rm -f
+// web-1.prober) did not crash, as the first container would not have. A
+// part whose first container is gone is an orphan, removed. Pure, as the
+// rest of plan.
 
 import (
 	"slices"
@@ -109,7 +112,9 @@ func taskState(first api.Task, parts []api.Task, want []string, now time.Time) a
 	for _, name := range want {
 		i := slices.IndexFunc(parts, func(p api.Task) bool { return p.Labels[api.LabelContainer] == name })
 		if i < 0 {
-			return deadTask(first, 0, now) // removed
+			// removed by someone: the node removes a task's parts only
+			// with its first container
+			return deadTask(first, 0, now, true)
 		}
 		p := parts[i]
 		switch {
@@ -119,7 +124,7 @@ func taskState(first api.Task, parts []api.Task, want []string, now time.Time) a
 			if finished.IsZero() {
 				finished = now
 			}
-			return deadTask(first, p.ExitCode, finished)
+			return deadTask(first, p.ExitCode, finished, p.Killed)
 		}
 		if p.StartedAt.After(first.StartedAt) {
 			first.StartedAt = p.StartedAt
@@ -135,11 +140,13 @@ func taskState(first api.Task, parts []api.Task, want []string, now time.Time) a
 }
 
 // deadTask is first as a task that died when a part exited with code (or
-// went) at finished.
-func deadTask(first api.Task, code int, finished time.Time) api.Task {
+// went) at finished; killed says someone killed or removed the part, so
+// that its death is no crash (crashloop.go).
+func deadTask(first api.Task, code int, finished time.Time, killed bool) api.Task {
 	first.State = api.StateExited
 	first.ExitCode = code
 	first.FinishedAt = finished
+	first.Killed = killed
 	return first
 }
 

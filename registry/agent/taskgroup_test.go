@@ -180,3 +180,69 @@ func volumeNames(h *harness) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestAKilledOrRemovedPartIsNoCrash: a part of a task that someone killed,
+// stopped or removed (docker rm -f web-1.prober) kills its task, as a
+// first container someone removed does, but it did not crash: no crash
+// loop, no backoff. A part that exits on its own crashed.
+func TestAKilledOrRemovedPartIsNoCrash(t *testing.T) {
+	tmpl := &demospec.SidecarController("web", "demo-task:latest", 1, nil).DesiredState.TaskTemplate
+	hash := api.TemplateHash(tmpl)
+	first := api.Task{ID: "f", Name: "web-1", State: api.StateRunning, StartedAt: planNow.Add(-2 * time.Second),
+		Labels: map[string]string{api.LabelController: "web", api.LabelSlot: "1", api.LabelTemplateHash: hash}}
+	exited := func(killed bool) api.Task {
+		return api.Task{ID: "p", Name: "web-1.prober", JoinedTo: "f", State: api.StateExited, ExitCode: 137, Killed: killed,
+			StartedAt: planNow.Add(-time.Second), FinishedAt: planNow,
+			Labels: map[string]string{api.LabelController: "web", api.LabelSlot: "1", api.LabelContainer: "prober"}}
+	}
+	for _, tt := range []struct {
+		name    string
+		tasks   []api.Task
+		crashes int
+	}{
+		{"a part killed (docker kill, stop, rm -f before it is gone)", []api.Task{first, exited(true)}, 0},
+		{"a part removed", []api.Task{first}, 0},
+		{"a part that exited on its own", []api.Task{first, exited(false)}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := groupTasks(tt.tasks, map[string]*api.TaskTemplate{hash: tmpl}, planNow)
+			if len(g.firsts) != 1 || g.firsts[0].Active() {
+				t.Fatalf("tasks = %+v, want web-1 dead as a whole", g.firsts)
+			}
+			h, crashes := crashHistory{}.observe(g.firsts)
+			if len(crashes) != tt.crashes {
+				t.Errorf("crashes = %+v, want %d", crashes, tt.crashes)
+			}
+			if c := h.condition(planNow); (c != nil) != (tt.crashes > 0) {
+				t.Errorf("CrashLoop condition %+v, want one: %v", c, tt.crashes > 0)
+			}
+		})
+	}
+}
+
+func TestARemovedSidecarIsReplacedWithoutACrashLoop(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.setSpec(demospec.SidecarController("web", "demo-task:latest", 1, nil))
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	var side string
+	for _, c := range h.fake.Tasks() {
+		if c.Name == "web-1.prober" {
+			side = c.ID
+		}
+	}
+	if err := h.fake.DeleteTask(t.Context(), side); err != nil { // docker rm -f web-1.prober
+		t.Fatal(err)
+	}
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.status(t, "web"); st == nil || st.FindCondition(api.ConditionCrashLoop) != nil {
+		t.Errorf("status %+v, want no CrashLoop: the sidecar was removed, it did not crash", st)
+	}
+	want := map[string]string{"web-1": "", "web-1.prober": "web-1"}
+	if got := sidecarNames(t, h); !maps.Equal(got, want) {
+		t.Errorf("containers = %v, want %v: the task replaced at once, with no backoff", got, want)
+	}
+}

@@ -46,7 +46,10 @@ func (d *decision) unfit(n *Node) string {
 		return fmt.Sprintf("memory: needs %s, %s free of %s", units.BytesSize(float64(need)), units.BytesSize(float64(max(free, 0))), units.BytesSize(float64(n.Capacity.Memory)))
 	}
 	if need, free := d.c.Reserve.CPU, n.Capacity.CPU-n.Used.CPU-used.CPU; need > 0 && n.Capacity.CPU > 0 && need > free {
-		return fmt.Sprintf("cpu: needs %d shares, %d free of %d", need, max(free, 0), n.Capacity.CPU)
+		// cpu is a request that placement reserves, as in Kubernetes, not
+		// a limit: say so, or "needs 512" reads as more than a machine of
+		// 2 CPUs has
+		return fmt.Sprintf("cpu: needs %d shares (a reservation: 1024 = one CPU), %d free of %d", need, max(free, 0), n.Capacity.CPU)
 	}
 	return ""
 }

@@ -78,6 +78,13 @@ type DryRunPlan struct {
 	// rest is done, and Reason why (the leader's decision says).
 	Unschedulable []string
 	Reason        string
+	// Stall says why the rollout would stall ("slot web-5 fits no node:
+	// ..."), as the status would say it Blocked, when slots that fit no
+	// node hold it up with containers of an older template left; Waiting
+	// are those containers, which would be replaced once it moves on. ""
+	// and none when the rollout would finish.
+	Stall   string
+	Waiting []DryRunStep
 	// Settled is false when the dry run stopped at its bound of rounds
 	// with the decision still changing: the steps are the first ones.
 	Settled bool
@@ -180,7 +187,33 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 		plan.Unschedulable = append(plan.Unschedulable, api.TaskName(rc.ID, slot))
 	}
 	plan.Reason = res.Reason
+	plan.Stall, plan.Waiting = d.stall(res)
 	return plan, nil
+}
+
+// stall says why the rollout would stall once the dry run settles with
+// res, and which containers of an older template would wait: slots that
+// fit no node count against maxUnavailable (or take the surge), so no
+// more old containers go. A paused or OnDelete rollout is not stalled:
+// it waits by design.
+func (d *dryRun) stall(res decide.Result) (string, []DryRunStep) {
+	if len(res.Unschedulable) == 0 || d.sp.ctl.Paused || d.sp.ctl.OnDelete {
+		return "", nil
+	}
+	var waiting []DryRunStep
+	for _, node := range slices.Sorted(maps.Keys(d.reports)) {
+		for _, t := range d.reports[node].Tasks {
+			if liveState(t.State) && t.Slot > 0 && t.Name == api.TaskName(d.id, t.Slot) && t.TemplateHash != d.sp.hash {
+				waiting = append(waiting, DryRunStep{Action: "replace", Container: t.Name, Slot: t.Slot, Node: node,
+					Detail: fmt.Sprintf("template %s → %s", t.TemplateHash, d.sp.hash)})
+			}
+		}
+	}
+	if len(waiting) == 0 {
+		return "", nil
+	}
+	slices.SortStableFunc(waiting, func(a, b DryRunStep) int { return cmp.Compare(a.Slot, b.Slot) })
+	return unschedulableMessage(d.id, &unschedulable{slots: res.Unschedulable, reason: res.Reason}), waiting
 }
 
 // dryRunSpec is rc at revision rev as the leader sees it once stored.

@@ -188,7 +188,7 @@ func (s *ReplicationManager) decideController(id string) *inflightWrite {
 		op.prune = rec.recorded != ""
 		op.named = namedTemplates(in.Assigned, op.w.Changes)
 	}
-	op.w.Status = s.status(id, sp, reports, res, rec.status)
+	op.w.Status = s.status(id, sp, reports, in, res, rec.status)
 	if len(op.w.Changes) == 0 && op.w.Status == nil && op.w.Revision == nil {
 		s.scheduleRecheck(id, rec, res.RecheckAfter)
 		return nil
@@ -515,26 +515,54 @@ func reportedContainer(id, node string, t api.ReportedTask) decide.Container {
 	}
 }
 
-// status merges the controller's status from the reports; nil when the
-// last one written still holds.
-func (s *ReplicationManager) status(id string, sp *schedSpec, reports []*api.NodeReport, res decide.Result, last *api.ReplicationControllerStatus) *api.ReplicationControllerStatus {
+// status merges the controller's status from the reports and the decision
+// res made from in; nil when the last one written still holds.
+func (s *ReplicationManager) status(id string, sp *schedSpec, reports []*api.NodeReport, in decide.Input, res decide.Result, last *api.ReplicationControllerStatus) *api.ReplicationControllerStatus {
 	if sp == nil {
 		return nil // gone: the status goes with its last container
 	}
-	in := mergeInput{id: id, invalid: sp.invalid, undecodable: sp.spec.Err != nil, revision: sp.spec.ModRevision,
+	m := mergeInput{id: id, invalid: sp.invalid, undecodable: sp.spec.Err != nil, revision: sp.spec.ModRevision,
 		reports: reports, last: last, now: s.now()}
 	if sp.invalid == nil {
-		in.spec = sp.spec.Controller
+		m.spec = sp.spec.Controller
+		m.rolling = olderTemplate(in)
 	}
 	if len(res.Unschedulable) > 0 {
-		in.unschedulable = &unschedulable{slots: res.Unschedulable, reason: res.Reason}
+		m.unschedulable = &unschedulable{slots: res.Unschedulable, reason: res.Reason, noNode: !anyAlive(in.Nodes)}
 	}
-	st := mergeStatus(in)
+	st := mergeStatus(m)
 	if last != nil && api.SameStatus(*last, st) {
 		return nil
 	}
-	st.LastSyncTime = in.now.UTC()
+	st.LastSyncTime = m.now.UTC()
 	return &st
+}
+
+// anyAlive reports whether some node is registered.
+func anyAlive(nodes []decide.Node) bool {
+	for i := range nodes {
+		if nodes[i].Alive {
+			return true
+		}
+	}
+	return false
+}
+
+// olderTemplate reports whether a slot is assigned, or a live container
+// runs, a template other than the controller's: a rolling update is under
+// way, not a plain scale.
+func olderTemplate(in decide.Input) bool {
+	for _, a := range in.Assigned {
+		if a.Hash != in.Controller.Hash {
+			return true
+		}
+	}
+	for _, c := range in.Containers {
+		if c.Live && c.Hash != in.Controller.Hash {
+			return true
+		}
+	}
+	return false
 }
 
 // pruneHistory keeps the newest RevisionHistoryLimit templates of id,

@@ -3,8 +3,9 @@ package leader
 // This file is how the leader makes one status of a controller out of the
 // reports of every node that runs part of it (docs/CONTRACT.md, Nodes). It is
 // pure: counts are summed, a node's failure is named with its node, the
-// slots no node can take are reported as Unschedulable, and the rollout's
-// Progressing condition is decided over all nodes.
+// slots no node can take are reported as Unschedulable (and block the
+// controller: blocked.go), and the rollout's Progressing condition is
+// decided over all nodes.
 
 import (
 	"cmp"
@@ -19,6 +20,9 @@ import (
 type unschedulable struct {
 	slots  []int
 	reason string
+	// noNode: no node is registered at all, as for a moment while the
+	// managers start; the slots wait for one, and block nothing yet.
+	noNode bool
 }
 
 // mergeInput is what one controller's status is made from.
@@ -34,8 +38,11 @@ type mergeInput struct {
 	reports []*api.NodeReport
 	// unschedulable are the slots no node can take; nil for none.
 	unschedulable *unschedulable
-	last          *api.ReplicationControllerStatus
-	now           time.Time
+	// rolling: some slot or container has an older template than the
+	// spec's (a rolling update, not a scale).
+	rolling bool
+	last    *api.ReplicationControllerStatus
+	now     time.Time
 }
 
 // mergeStatus returns the controller's status over all nodes.
@@ -102,18 +109,23 @@ func mergeStatus(in mergeInput) api.ReplicationControllerStatus {
 		conds = api.ClearCondition(conds, api.ConditionCrashLoop)
 	}
 	if in.spec != nil {
-		conds = api.SetCondition(conds, mergedProgress(in.spec, st, progressFailed), now)
+		conds = api.SetCondition(conds, mergedProgress(in, st, progressFailed), now)
 	}
 	st.Conditions = conds
 	return st
 }
 
-// mergedProgress is the Progressing condition over all nodes: failed when
-// a node's rollout passed its deadline, complete when every replica runs
-// the current template and is available, rolling otherwise.
-func mergedProgress(rc *api.ReplicationController, st api.ReplicationControllerStatus, failed bool) api.Condition {
-	ds := &rc.DesiredState
+// mergedProgress is the Progressing condition over all nodes: blocked
+// when slots fit no node (blocked.go), failed when a node's rollout passed
+// its deadline, complete when every replica runs the current template and
+// is available, rolling while a template change rolls out, scaling
+// otherwise (a create or a scale).
+func mergedProgress(in mergeInput, st api.ReplicationControllerStatus, failed bool) api.Condition {
+	ds := &in.spec.DesiredState
 	message := fmt.Sprintf("%d of %d updated, %d available", st.UpdatedReplicas, ds.Replicas, st.AvailableReplicas)
+	if c, ok := blockedProgress(in.id, in.unschedulable, message); ok {
+		return c
+	}
 	switch {
 	case failed:
 		return api.Condition{Type: api.ConditionProgressing, Status: "False", Reason: api.ReasonProgressDeadlineExceeded,
@@ -125,7 +137,22 @@ func mergedProgress(rc *api.ReplicationController, st api.ReplicationControllerS
 	case ds.Paused:
 		message += "; paused"
 	}
-	return api.Condition{Type: api.ConditionProgressing, Status: "True", Reason: api.ReasonRollingUpdate, Message: message}
+	reason := api.ReasonScaling
+	if in.rolling || st.UpdatedReplicas < st.Replicas || wasRolling(in.last) {
+		reason = api.ReasonRollingUpdate
+	}
+	return api.Condition{Type: api.ConditionProgressing, Status: "True", Reason: reason, Message: message}
+}
+
+// wasRolling reports whether the last status shows a rolling update under
+// way: it stays one until it completes, although its last containers,
+// all of the new template, are not yet available.
+func wasRolling(last *api.ReplicationControllerStatus) bool {
+	if last == nil {
+		return false
+	}
+	c := last.FindCondition(api.ConditionProgressing)
+	return c != nil && c.Status == "True" && c.Reason == api.ReasonRollingUpdate
 }
 
 func joinInts(ns []int) string {

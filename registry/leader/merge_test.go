@@ -25,6 +25,7 @@ func TestMergeStatus(t *testing.T) {
 
 	t.Run("counts are summed over the nodes", func(t *testing.T) {
 		in := base
+		in.rolling = true
 		in.reports = []*api.NodeReport{share("a", 2, 2, 2, 2, 30), share("b", 2, 2, 1, 2, 30)}
 		st := mergeStatus(in)
 		if st.Replicas != 4 || st.ReadyReplicas != 4 || st.AvailableReplicas != 3 || st.UpdatedReplicas != 4 || st.ObservedRevision != 30 {
