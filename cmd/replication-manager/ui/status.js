@@ -181,7 +181,10 @@
   const renderers = {
     list: renderList,
     detail: renderDetail,
-    nodes: renderOneTable('nodes', 'nodes'),
+    nodes: function (p) {
+      renderOneTable('nodes', 'nodes')(p);
+      renderTable(document.getElementById('gone'), p.gone);
+    },
     events: renderOneTable('events', 'events'),
   };
 
