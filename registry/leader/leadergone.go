@@ -118,12 +118,20 @@ func (s *ReplicationManager) expireGoneNodes() {
 	now := s.now()
 	for _, node := range slices.Sorted(maps.Keys(s.gone)) {
 		g := s.gone[node]
-		if g.want != nil && now.Sub(g.want.GoneSince) >= api.GoneNodeRetention && s.load(node).slots == 0 {
+		if g.want != nil && now.Sub(g.want.GoneSince) >= api.GoneNodeRetention && s.slotsOn(node) == 0 {
 			s.logger.Info("gone node forgotten: nothing is assigned to it", "node", node, "goneSince", g.want.GoneSince)
 			g.want = nil
 		}
 		s.syncGone(node)
 	}
+}
+
+// slotsOn counts the slots assigned to node.
+func (s *ReplicationManager) slotsOn(node string) int {
+	if l := s.loads[node]; l != nil {
+		return l.slots
+	}
+	return 0
 }
 
 func (s *ReplicationManager) goneOf(node string) *goneNode {

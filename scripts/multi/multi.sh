@@ -73,6 +73,8 @@ stop() {
 		fi
 	done
 }
+# leads PORT: the manager serving metrics on PORT leads.
+leads() { curl -fsS --max-time 2 "http://127.0.0.1:$1/metrics" | grep -qx 'replication_manager_is_leader 1'; }
 etcd_url() { echo "http://127.0.0.1:$(cat "$state/etcd.port")"; }
 # registry_id prints the id in /registry/meta/registry-id, read through etcd's JSON gateway.
 registry_id() {
@@ -122,11 +124,13 @@ up() {
 	started dockerd docker -H "$host_b" version
 	docker save demo-task:latest | docker -H "$host_b" load -q >/dev/null
 
+	# a leads before b starts: the README kills b's manager, and the leader that sees b go is the
+	# one that records it (docs/NODES.md, A gone node stays visible)
 	start manager-a "$root/bin/replication-manager" --etcd-servers "$etcd" \
 		--node-name a --node-labels zone=a --metrics-bind-address "127.0.0.1:$port_a"
+	started manager-a leads "$port_a"
 	start manager-b "$root/bin/replication-manager" --etcd-servers "$etcd" --docker-host "$host_b" \
 		--node-name b --node-labels zone=b --metrics-bind-address "127.0.0.1:$port_b"
-	started manager-a curl -fsS --max-time 2 "http://127.0.0.1:$port_a/livez"
 	started manager-b curl -fsS --max-time 2 "http://127.0.0.1:$port_b/livez"
 	cat <<EOF
 multi: up in ${SECONDS}s: etcd at $etcd, node a on this host's Docker, node b on $host_b
