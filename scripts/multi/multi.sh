@@ -74,7 +74,10 @@ stop() {
 	done
 }
 # leads PORT: the manager serving metrics on PORT leads.
-leads() { curl -fsS --max-time 2 "http://127.0.0.1:$1/metrics" | grep -qx 'replication_manager_is_leader 1'; }
+leads() {
+	local metrics
+	metrics=$(curl -fsS --max-time 2 "http://127.0.0.1:$1/metrics") && grep -qx 'replication_manager_is_leader 1' <<<"$metrics"
+}
 etcd_url() { echo "http://127.0.0.1:$(cat "$state/etcd.port")"; }
 # registry_id prints the id in /registry/meta/registry-id, read through etcd's JSON gateway.
 registry_id() {
