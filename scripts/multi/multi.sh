@@ -25,6 +25,8 @@ stop_grace=${MULTI_STOP_GRACE:-3}
 usage() { sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0"; }
 log() { printf 'multi: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
+# step says what comes next, with the seconds gone by.
+step() { log "[${SECONDS}s] $*"; }
 # poll WHAT COMMAND... runs COMMAND until it succeeds, for at most $timeout seconds.
 poll() {
 	local what=$1 deadline=$((SECONDS + timeout))
@@ -150,23 +152,18 @@ EOF
 # waiting for the managers to remove them would wait forever on a node whose manager was
 # killed (the README's kill -9), and etcd goes with .multi/ anyway. Each step says what it does.
 down() {
-	local id='' pids pid ids
+	local id='' pids pid on_a='' on_b=''
 	if alive etcd; then id=$(registry_id 2>/dev/null) || id=''; fi
-	log "stopping the managers (SIGTERM; SIGKILL after ${stop_grace}s)"
+	step "stopping the managers (SIGTERM; SIGKILL after ${stop_grace}s)"
 	stop "$stop_grace" manager-a manager-b
-	if alive dockerd; then
-		# node b's engine goes away with every container on it
-		ids=$(docker -H "$host_b" ps -aq) || ids=''
-		log "removing $(wc -w <<<"$ids") containers on node b"
-		xargs -r docker -H "$host_b" rm -f <<<"$ids" >/dev/null || true
-	fi
-	if [[ -n $id ]]; then
-		# on this host's engine, only this registry's
-		ids=$(docker ps -aq --filter "label=replicationController.registry=$id") || ids=''
-		log "removing $(wc -w <<<"$ids") containers of registry $id on node a"
-		xargs -r docker rm -f <<<"$ids" >/dev/null || true
-	fi
-	log "stopping etcd and the second dockerd"
+	# node b's engine goes away with every container on it; on this host's, only this registry's
+	if alive dockerd; then on_b=$(docker -H "$host_b" ps -aq) || on_b=''; fi
+	if [[ -n $id ]]; then on_a=$(docker ps -aq --filter "label=replicationController.registry=$id") || on_a=''; fi
+	step "removing $(wc -w <<<"$on_b") containers on node b and $(wc -w <<<"$on_a") of registry ${id:-<unknown>} on node a"
+	xargs -r -n 4 -P 4 docker -H "$host_b" rm -f <<<"$on_b" >/dev/null 2>&1 &
+	xargs -r -n 4 -P 4 docker rm -f <<<"$on_a" >/dev/null 2>&1 &
+	wait || true
+	step "stopping etcd and the second dockerd"
 	stop "$stop_grace" etcd dockerd
 	# what a killed dockerd leaves: shims with their containers, and mounts (deepest first)
 	pids=$(grep -lsF "$engine/exec/" /proc/[0-9]*/cmdline | cut -d/ -f3) || true
@@ -174,7 +171,7 @@ down() {
 		pkill -KILL -P "$pid" || true
 		kill -KILL "$pid" 2>/dev/null || true
 	done
-	log "removing the network namespace, mounts and .multi/"
+	step "removing the network namespace, mounts and .multi/"
 	awk -v d="$state/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r | xargs -r -n 1 umount -l
 	if ip netns pids "$netns" >/dev/null 2>&1; then ip netns del "$netns"; fi
 	rm -rf "$state"
