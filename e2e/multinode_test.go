@@ -235,6 +235,13 @@ func TestTwoNodesDeadNodeSlotsMoveAndComeBack(t *testing.T) {
 
 	n.b.exec(t, n.argsB([]string{"--etcd-servers", n.b.etcdURL, "--leader-elect-lease-duration", multiLease, "--node-grace", multiGrace.String()}))
 	n.waitSpread(t, id, 4, 0)
+	// back, b is no longer gone: the leader removed its record
+	testpoll.Eventually(t, 30*time.Second, func() error {
+		if out := n.a.rcctl(t, "", "nodes"); strings.Contains(out, "Gone") || strings.Contains(out, "last containers") {
+			return fmt.Errorf("b came back and is still shown gone:\n%s", out)
+		}
+		return nil
+	})
 }
 
 func TestTwoNodesRollingUpdateKeepsTheBounds(t *testing.T) {

@@ -122,8 +122,8 @@ func TestStatusPageShowsAReplacementAsDegradedAndHasNodesFilterAndDarkMode(t *te
 	b.assertNotReloaded(t)
 
 	// The nodes view: this engine, Ready, with its capacity, the leader's
-	// reservations, its containers and its lease; the same after the
-	// script's refresh.
+	// reservations, what is free, its containers and its lease, and no
+	// gone node; the same after the script's refresh.
 	b.open(t, base+"/nodes")
 	rendered := eval[string](t, b, pageText)
 	b.waitForRefresh(t, 1)
@@ -131,8 +131,13 @@ func TestStatusPageShowsAReplacementAsDegradedAndHasNodesFilterAndDarkMode(t *te
 		t.Errorf("the nodes as the script shows them:\n%s\nas the daemon rendered them:\n%s", refreshed, rendered)
 	}
 	node := eval[[]string](t, b, `Array.from(document.querySelectorAll('#nodes tbody tr:first-child td'), td => td.textContent)`)
-	if len(node) != 11 || node[1] != "Ready" || node[3] == "<unknown>" || node[5] == "<leader only>" || node[8] == "0" || !strings.Contains(node[9], "left)") {
-		t.Errorf("the node's row: %q; want it Ready with its CPUs, reserved CPU, containers and lease", node)
+	if len(node) != 13 || node[1] != "Ready" || node[3] == "<unknown>" || node[5] == "<leader only>" ||
+		node[7] == "<leader only>" || node[7] == "<unknown>" || node[8] == "<leader only>" || node[8] == "<unknown>" ||
+		node[10] == "0" || !strings.Contains(node[11], "left)") {
+		t.Errorf("the node's row: %q; want it Ready with its CPUs, reserved and free CPU and memory, containers and lease", node)
+	}
+	if gone := eval[string](t, b, `document.getElementById('gone').textContent`); gone != "No node is gone." {
+		t.Errorf("the gone nodes with none gone: %q", gone)
 	}
 	b.do(t, "filter the nodes", chromedp.SendKeys("#filter", "no-such-node"))
 	if rows := visibleRows(t, b, "#nodes"); len(rows) != 0 {

@@ -89,6 +89,7 @@ func (c *cli) describe(ctx context.Context, id string) error {
 	} else {
 		c.printContainers(c.stdout, containerRows(tasks, reports, reportsOK))
 	}
+	c.printOnGoneNodes(ctx, cn, c.stdout, id)
 	printRecentRevisions(c.stdout, v.spec, revisions, revErr)
 	c.printEvents(c.stdout, events)
 	if taskErr != nil {

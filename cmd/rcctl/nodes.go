@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -45,9 +46,14 @@ func (c *cli) nodesCommand() *cobra.Command {
 		Long: `Nodes lists the Docker engines the managers act for, one row per node.
 
 STATUS is Ready for a registered node: the acting manager keeps its key alive
-under its etcd lease. A node that is no longer registered but still holds
-assignments is NotReady: its lease is gone, and the leader moves its slots to
-live nodes after --node-grace. CONTAINERS counts the containers the node
+under its etcd lease. A node whose lease is gone is Gone, with how long ago it
+went: the leader moves its slots to live nodes after --node-grace, and keeps a
+record of the containers the node last reported, which may still run there (a
+node cut off from etcd keeps its containers); they are listed below the table.
+The leader forgets a gone node a day after it went once nothing is assigned to
+it, or when it registers again; rcctl nodes forget NODE forgets it now. A node
+that is not registered, has no such record and still holds assignments is
+NotReady. CONTAINERS counts the containers the node
 reports running, over every controller; ASSIGNED counts the slots the leader
 assigned to it. FREE-CPU (in cores) and FREE-MEMORY are what placement may
 still hand out there: the node's capacity less what its host keeps for itself
@@ -61,8 +67,9 @@ the host reserves (HOST-CPU, HOST-MEMORY) and what the slots reserve
 -o json prints {"items": [...]}, one item per node, in name order: the
 registration as the manager wrote it (name, labels, capacity {cpus, memory},
 reserved {cpus, memory} when the host keeps some, engineID, manager, lease,
-registeredAt; only the name for a NotReady node), and "status": {"state":
-"Ready"|"NotReady", "containers": N, "assigned": N, "leaseTTLSeconds": N,
+registeredAt; only the name for a Gone or NotReady node), and "status":
+{"state": "Ready"|"Gone"|"NotReady", "gone": {"since", "lastContainers":
+[{controller, slot, name, image, state}]} (a Gone node's), "containers": N, "assigned": N, "leaseTTLSeconds": N,
 "resources": {"capacity", "reservedByHost", "reservedBySlots", "free"}},
 leaseTTLSeconds only when etcd told it; each resource is {"cpu": cores,
 "memory": bytes}, a NotReady node has only reservedBySlots, and free needs
@@ -82,6 +89,7 @@ the same as YAML, -o jsonpath=TEMPLATE through a kubectl JSONPath template
 		},
 	}
 	addOutputFlag(cmd, &outputFlag, nodesOutputFormats)
+	cmd.AddCommand(c.nodesForgetCommand())
 	return cmd
 }
 
@@ -89,7 +97,9 @@ the same as YAML, -o jsonpath=TEMPLATE through a kubectl JSONPath template
 type nodeView struct {
 	name string
 	// node is the registration; nil for a node that is not registered.
-	node       *api.Node
+	node *api.Node
+	// gone is the record of a node whose lease is gone (nodesgone.go).
+	gone       *api.GoneNode
 	containers int
 	assigned   int
 	// slots is what the slots assigned to the node reserve.
@@ -100,8 +110,11 @@ type nodeView struct {
 }
 
 func (v *nodeView) state() string {
-	if v.node != nil {
+	switch {
+	case v.node != nil:
 		return nodeReady
+	case v.gone != nil:
+		return api.NodeGone
 	}
 	return nodeNotReady
 }
@@ -130,6 +143,7 @@ func (c *cli) nodes(ctx context.Context, out output) error {
 		return nil
 	}
 	c.printNodes(c.stdout, views, out.format == outputWide)
+	c.printGoneContainers(c.stdout, views)
 	return nil
 }
 
@@ -153,6 +167,10 @@ func (c *cli) readNodes(ctx context.Context, cn *conn) ([]*nodeView, error) {
 	if err != nil {
 		return nil, err
 	}
+	gone, err := readGoneNodes(ctx, cn)
+	if err != nil {
+		return nil, err
+	}
 	byName := map[string]*nodeView{}
 	get := func(name string) *nodeView {
 		v := byName[name]
@@ -164,6 +182,11 @@ func (c *cli) readNodes(ctx context.Context, cn *conn) ([]*nodeView, error) {
 	}
 	for i := range nodes {
 		get(nodes[i].Name).node = &nodes[i]
+	}
+	for i := range gone {
+		if v := get(gone[i].Name); v.node == nil {
+			v.gone = &gone[i]
+		}
 	}
 	for _, slots := range assignments {
 		for _, a := range slots {
@@ -252,7 +275,7 @@ func (c *cli) printNodes(w io.Writer, views []*nodeView, wide bool) {
 			manager = ctlview.OrNone(n.Manager)
 		}
 		free, resources := v.resourceCells()
-		cells := append([]string{v.name, v.state(), labels, strconv.Itoa(v.containers), strconv.Itoa(v.assigned)}, free...)
+		cells := append([]string{v.name, v.statusCell(c), labels, strconv.Itoa(v.containers), strconv.Itoa(v.assigned)}, free...)
 		cells = append(cells, v.lease(), age)
 		if wide {
 			cells = append(append(append(cells, engine), resources...), manager)
@@ -281,6 +304,15 @@ type nodeItemStatus struct {
 	// LeaseTTLSeconds is what the lease has left, when etcd told it (-1:
 	// the lease is gone).
 	LeaseTTLSeconds *int64 `json:"leaseTTLSeconds,omitempty"`
+	// Gone is a gone node's record: when it went, and the containers it
+	// last reported, which may still run there.
+	Gone *nodeItemGone `json:"gone,omitempty"`
+}
+
+type nodeItemGone struct {
+	Since          time.Time           `json:"since"`
+	LastContainers []api.GoneContainer `json:"lastContainers"`
+	Omitted        int                 `json:"omitted,omitempty"`
 }
 
 // printNodesDocument prints {"items": [...]} in the document format.
@@ -291,6 +323,12 @@ func (c *cli) printNodesDocument(views []*nodeView, out output) error {
 			Containers: v.containers, Assigned: v.assigned, Resources: v.resources()}}
 		if v.ttlKnown {
 			item.Status.LeaseTTLSeconds = &v.ttl
+		}
+		if v.node == nil && v.gone != nil {
+			item.Status.Gone = &nodeItemGone{Since: v.gone.GoneSince, LastContainers: v.gone.Containers, Omitted: v.gone.Omitted}
+			if item.Status.Gone.LastContainers == nil {
+				item.Status.Gone.LastContainers = []api.GoneContainer{}
+			}
 		}
 		items = append(items, item)
 	}

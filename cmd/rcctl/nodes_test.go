@@ -343,8 +343,8 @@ func TestCompletionOfNodesOffersItsOutputFormats(t *testing.T) {
 	if want := []string{"wide", "json", "yaml", "name", "jsonpath="}; !slices.Equal(words, want) || directive != noFileComp {
 		t.Errorf("nodes -o offers %q, %q; want %q, %q", words, directive, want, noFileComp)
 	}
-	if words, directive := complete(t, "nodes", ""); len(words) != 0 || directive != noFileComp {
-		t.Errorf("nodes offers %q, %q; want nothing, %q", words, directive, noFileComp)
+	if words, directive := complete(t, "nodes", ""); len(words) != 1 || !strings.HasPrefix(words[0], "forget\t") || directive != noFileComp {
+		t.Errorf("nodes offers %q, %q; want its subcommand forget, %q", words, directive, noFileComp)
 	}
 }
 

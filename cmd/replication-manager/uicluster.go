@@ -2,15 +2,17 @@ package main
 
 // This file is where the status page's nodes view and event feed read
 // from: etcd (the nodes' registrations, the assignments, the nodes'
-// reports and the events of every controller), and, on the leader, its
+// reports, the gone nodes' records and the events of every controller), and, on the leader, its
 // scheduler's reservations. Like the rest of the page it only reads.
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -39,6 +41,8 @@ type nodeData struct {
 	// stats are the leader's view of the nodes, with their reservations;
 	// nil when this manager does not lead.
 	stats []leader.NodeStat
+	// gone are the records of the gone nodes, by name.
+	gone []api.GoneNode
 }
 
 // clusterSource reads the daemon's etcd once it is connected.
@@ -76,6 +80,11 @@ func (c clusterSource) Nodes(ctx context.Context) (nodeData, error) {
 	}
 	for _, r := range reports {
 		d.containers[r.Node] += len(r.Tasks)
+	}
+	// a role made before the records existed may not read them: the
+	// page goes on without
+	if d.gone, err = parts.store.ListGoneNodes(ctx); err != nil && !errors.Is(err, rpctypes.ErrPermissionDenied) {
+		return nodeData{}, err
 	}
 	for _, n := range d.registered {
 		id, err := strconv.ParseInt(n.Lease, 16, 64)

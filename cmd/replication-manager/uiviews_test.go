@@ -123,7 +123,7 @@ func TestStatusPageJSONCarriesThePageStringsAndAnETag(t *testing.T) {
 	}
 }
 
-func TestStatusPageNodesViewShowsCapacityReservationsContainersAndLease(t *testing.T) {
+func TestStatusPageNodesViewShowsCapacityReservationsFreeContainersLeaseAndGoneNodes(t *testing.T) {
 	t.Parallel()
 	cluster := &fakeCluster{nodes: nodeData{
 		registered: []api.Node{{Name: "a", Labels: map[string]string{"zone": "a"}, Capacity: api.NodeCapacity{CPUs: 4, Memory: 8 << 30},
@@ -133,31 +133,37 @@ func TestStatusPageNodesViewShowsCapacityReservationsContainersAndLease(t *testi
 		ttl:        map[string]int64{"a": 12},
 		stats: []leader.NodeStat{{Name: "a", Alive: true, Assigned: 3, Containers: 3, ReservedMemory: 192 << 20, ReservedCPU: 0.75},
 			{Name: "b", Assigned: 1, Containers: 1}},
+		gone: []api.GoneNode{{Name: "c", GoneSince: uiNow.Add(-5 * time.Second), Containers: []api.GoneContainer{
+			{Controller: "web", Slot: 2, Name: "web-2", Image: "demo-task:latest", State: api.StateRunning}}}},
 	}}
 	var clock atomic.Int64
 	srv := newClusterServer(t, &fakeSource{origin: leaderOrigin}, cluster, &clock)
 
 	body := get(t, srv.URL+"/nodes", http.StatusOK, "text/html")
 	assertContains(t, "the nodes view", body,
-		`<th scope="col">NAME</th><th scope="col">STATUS</th><th scope="col">LABELS</th><th scope="col">CPUS</th><th scope="col">MEMORY</th><th scope="col">RESERVED CPU</th><th scope="col">RESERVED MEMORY</th><th scope="col">ASSIGNED</th><th scope="col">CONTAINERS</th><th scope="col">LEASE</th><th scope="col">AGE</th>`,
-		`<tr data-key="a"><td>a</td><td>Ready</td><td>zone=a</td><td>4 (0.5 kept by the host)</td><td>8GiB (1GiB kept by the host)</td><td>0.75</td><td>192MiB</td><td>3</td><td>3</td><td class="age">694d8a7c3f1e2b05 (12s left)</td><td class="age">60m</td></tr>`,
+		`<th scope="col">NAME</th><th scope="col">STATUS</th><th scope="col">LABELS</th><th scope="col">CPUS</th><th scope="col">MEMORY</th><th scope="col">RESERVED CPU</th><th scope="col">RESERVED MEMORY</th><th scope="col">FREE CPU</th><th scope="col">FREE MEMORY</th><th scope="col">ASSIGNED</th><th scope="col">CONTAINERS</th><th scope="col">LEASE</th><th scope="col">AGE</th>`,
+		`<tr data-key="a"><td>a</td><td>Ready</td><td>zone=a</td><td>4 (0.5 kept by the host)</td><td>8GiB (1GiB kept by the host)</td><td>0.75</td><td>192MiB</td><td>2.75</td><td>6.812GiB</td><td>3</td><td>3</td><td class="age">694d8a7c3f1e2b05 (12s left)</td><td class="age">60m</td></tr>`,
 		`<tr data-key="b" class="not-ready"><td>b</td><td>NotReady</td>`,
-		`<p id="summary" aria-live="polite">2 nodes, 1 ready</p>`,
+		`<tr data-key="c" class="not-ready"><td>c</td><td class="age">Gone 5s</td>`,
+		`<th scope="col">NODE</th><th scope="col">GONE</th><th scope="col">CONTROLLER</th><th scope="col">NAME</th><th scope="col">SLOT</th><th scope="col">IMAGE</th><th scope="col">STATE</th>`,
+		`<tr data-key="c"><td>c</td><td class="age">5s ago</td><td>web</td><td>web-2</td><td>2</td><td>demo-task:latest</td><td>running</td></tr>`,
+		`<p id="summary" aria-live="polite">3 nodes, 1 ready, 1 gone</p>`,
 		`<input id="filter" type="search"`,
 		`<a href="/nodes" aria-current="page">Nodes</a>`)
 	var doc nodesDocument
 	if err := json.Unmarshal([]byte(get(t, srv.URL+"/api/v1/nodes", http.StatusOK, "application/json")), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Page.Nodes.Rows) != 2 || doc.Page.Nodes.Rows[0].Cells[9].Text != "694d8a7c3f1e2b05 (12s left)" {
-		t.Errorf("the nodes in the JSON: %+v", doc.Page.Nodes)
+	if len(doc.Page.Nodes.Rows) != 3 || doc.Page.Nodes.Rows[0].Cells[11].Text != "694d8a7c3f1e2b05 (12s left)" || len(doc.Page.Gone.Rows) != 1 {
+		t.Errorf("the nodes in the JSON: %+v %+v", doc.Page.Nodes, doc.Page.Gone)
 	}
 
 	// a standby knows no reservations: the leader's page shows them
-	cluster.nodes.stats = nil
+	cluster.nodes.stats, cluster.nodes.gone = nil, nil
 	standby := newClusterServer(t, &fakeSource{origin: origin{ctlview.RoleStandby, ctlview.SourceEtcd}}, cluster, &clock)
 	assertContains(t, "a standby's nodes view", get(t, standby.URL+"/nodes", http.StatusOK, "text/html"),
-		`<td>&lt;leader only&gt;</td><td>&lt;leader only&gt;</td>`, "reservations are shown by the leader&#39;s page")
+		`<td>&lt;leader only&gt;</td><td>&lt;leader only&gt;</td><td>&lt;leader only&gt;</td><td>&lt;leader only&gt;</td>`,
+		"reservations are shown by the leader&#39;s page", `<p class="empty">No node is gone.</p>`)
 }
 
 func TestStatusPageEventFeedShowsTheEventsOfEveryController(t *testing.T) {

@@ -41,6 +41,8 @@ type Permission struct {
 //   - readwrite <prefix>/assignments/: the leader assigns slots to nodes;
 //   - readwrite <prefix>/reports/: each node reports on its share of a
 //     controller, under its lease;
+//   - readwrite <prefix>/gonenodes/: the leader records a gone node with
+//     its last containers, and removes the record;
 //   - readwrite on the one key <prefix>/meta/registry-id: the first manager
 //     of a registry writes its id there, every later one reads it;
 //   - readwrite on the one key <prefix>/meta/policy: the leader publishes
@@ -63,6 +65,7 @@ func ManagerPermissions(prefix string) []Permission {
 		perm(store.NodesPrefix(), clientv3.PermissionType(clientv3.PermReadWrite)),
 		perm(store.AssignmentsPrefix(), clientv3.PermissionType(clientv3.PermReadWrite)),
 		perm(store.ReportsPrefix(), clientv3.PermissionType(clientv3.PermReadWrite)),
+		perm(store.GoneNodesPrefix(), clientv3.PermissionType(clientv3.PermReadWrite)),
 		{Key: store.RegistryIDKey(), Type: clientv3.PermissionType(clientv3.PermReadWrite)},
 		{Key: store.PolicyKey(), Type: clientv3.PermissionType(clientv3.PermReadWrite)},
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 )
 
-func TestManagerPermissionsAreTheEightPrefixesTheRegistryIDAndThePolicy(t *testing.T) {
+func TestManagerPermissionsAreTheNinePrefixesTheRegistryIDAndThePolicy(t *testing.T) {
 	for _, prefix := range []string{"", "/registry", "/registry/"} {
 		got := etcdauth.ManagerPermissions(prefix)
 		want := []etcdauth.Permission{
@@ -28,6 +28,7 @@ func TestManagerPermissionsAreTheEightPrefixesTheRegistryIDAndThePolicy(t *testi
 			{"/registry/nodes/", "/registry/nodes0", clientv3.PermissionType(clientv3.PermReadWrite)},
 			{"/registry/assignments/", "/registry/assignments0", clientv3.PermissionType(clientv3.PermReadWrite)},
 			{"/registry/reports/", "/registry/reports0", clientv3.PermissionType(clientv3.PermReadWrite)},
+			{"/registry/gonenodes/", "/registry/gonenodes0", clientv3.PermissionType(clientv3.PermReadWrite)},
 			{"/registry/meta/registry-id", "", clientv3.PermissionType(clientv3.PermReadWrite)},
 			{"/registry/meta/policy", "", clientv3.PermissionType(clientv3.PermReadWrite)},
 		}

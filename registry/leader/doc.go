@@ -10,5 +10,7 @@
 // when it comes back, and runs Synchronize every period as the safety
 // net. What is asked from outside (NodeStats, Sync) runs on the loop, or
 // on the caller's goroutine when no loop runs. The dry run plans with the
-// same code.
+// same code. Besides the decisions, the leader records each node it sees
+// go, with the containers its last reports listed (leadergone.go), and
+// the moves of a gone node's slots as events (leaderevents.go).
 package leader

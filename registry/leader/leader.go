@@ -16,6 +16,7 @@ package leader
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"maps"
 	"slices"
@@ -23,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -147,6 +149,14 @@ type ReplicationManager struct {
 	started        time.Time
 	// loaded: Refresh has read the statuses and history.
 	loaded bool
+	// gone are the records of gone nodes, dropped the reports deleted
+	// while their node still looked registered (leadergone.go); goneOff:
+	// the etcd role may not touch the records.
+	gone    map[string]*goneNode
+	dropped map[string]*droppedReports
+	goneOff bool
+	// events are the events waiting to be written (leaderevents.go).
+	events chan api.Event
 }
 
 // mailbox is how the loop hears from the other goroutines.
@@ -280,6 +290,7 @@ func NewReplicationManager(store *registry.Store, logger *slog.Logger, opts Opti
 		assignments: map[string]map[int]registry.SlotAssignment{}, reports: map[string]map[string]*leaderReport{},
 		loads: map[string]*nodeLoad{}, listed: map[string]bool{}, records: map[string]*leaderRecord{}, wanting: map[string]bool{}, releasing: map[string]bool{},
 		inflight: map[string]*inflightWrite{}, queue: newLaneQueue(),
+		gone: map[string]*goneNode{}, dropped: map[string]*droppedReports{}, events: make(chan api.Event, eventQueue),
 	}
 }
 
@@ -312,6 +323,7 @@ func (s *ReplicationManager) Run(ctx context.Context) error {
 		batches.Go(func() { s.store.RunBatches(batchCtx, s.opts.Guard, t.writes, s.opts.EtcdTimeout) })
 	}
 	var mirrors sync.WaitGroup
+	mirrors.Go(func() { s.runEvents(runCtx) })
 	for prefix, target := range s.targets() {
 		mirrors.Go(func() {
 			watch := func() error { return s.store.Mirror(runCtx, prefix, target, s.logger.Warn) }
@@ -395,6 +407,7 @@ func (s *ReplicationManager) Synchronize() { s.onLoop(s.synchronize) }
 
 func (s *ReplicationManager) synchronize() {
 	s.queue.later(slices.Collect(maps.Keys(s.specs))...)
+	s.expireGoneNodes()
 }
 
 // readRegistry reads the statuses and the newest recorded template of
@@ -413,7 +426,16 @@ func (s *ReplicationManager) readRegistry(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		gone, err := s.store.ListGoneNodes(readCtx)
+		goneOff := errors.Is(err, rpctypes.ErrPermissionDenied)
+		if goneOff {
+			s.logger.Warn("the etcd role may not read the gone nodes; they are not recorded (docs/SECURITY.md lists the key)", "err", err)
+		} else if err != nil {
+			return err
+		}
 		s.onLoop(func() {
+			s.goneOff = goneOff
+			s.loadGoneNodes(gone)
 			for id, st := range statuses {
 				s.record(id).status = st
 			}

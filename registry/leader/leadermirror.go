@@ -255,6 +255,7 @@ func (s *ReplicationManager) setNodes(listed []*api.Node) {
 	for name, n := range s.nodes {
 		if !seen[name] && n.alive {
 			n.alive, n.goneSince = false, s.now()
+			s.nodeWent(name, 0)
 		}
 		s.syncView(name)
 		s.markNode(name)
@@ -283,13 +284,15 @@ func (s *ReplicationManager) putNode(k registry.KV) {
 func (s *ReplicationManager) setNode(n *api.Node) {
 	s.nodes[n.Name] = &nodeState{node: *n, alive: true}
 	s.syncView(n.Name)
+	s.nodeCame(n.Name)
 }
 
-func (s *ReplicationManager) delNode(key string, _ int64) {
+func (s *ReplicationManager) delNode(key string, rev int64) {
 	name := strings.TrimPrefix(key, s.store.NodesPrefix())
 	s.send(func() {
 		if n, ok := s.nodes[name]; ok && n.alive {
 			n.alive, n.goneSince = false, s.now()
+			s.nodeWent(name, rev)
 			s.logger.Warn("node gone; its slots move if it is not back within the grace period", "node", name, "grace", s.opts.NodeGrace)
 			s.syncView(name)
 			s.markNodeGone(name)
@@ -490,10 +493,14 @@ func (s *ReplicationManager) delReport(key string, rev int64) {
 
 // setReport replaces node's report on id (nil: it is gone) at rev.
 func (s *ReplicationManager) setReport(id, node string, r *leaderReport, rev int64) {
-	if old := s.reports[id][node]; old != nil {
+	old := s.reports[id][node]
+	if old != nil {
 		s.load(node).containers -= len(old.containers)
 	}
 	if r == nil {
+		if old != nil {
+			s.stashReport(id, node, old, rev)
+		}
 		delete(s.reports[id], node)
 		if len(s.reports[id]) == 0 {
 			delete(s.reports, id)

@@ -23,13 +23,24 @@ type leaderReport struct {
 	slots      map[int]bool
 	blocked    []int
 	containers []decide.Container
+	// last is what a gone node's record shows of each container
+	// (leadergone.go), in the order of containers.
+	last []lastTask
+}
+
+// lastTask is a reported container's name, image and state: the image
+// and the state held once for all containers that share them.
+type lastTask struct {
+	name         string
+	image, state unique.Handle[string]
 }
 
 // newLeaderReport keeps of r, a report on controller id, what the leader
 // reads.
 func newLeaderReport(id string, r *api.NodeReport) *leaderReport {
 	lr := &leaderReport{report: api.NodeReport{Node: r.Node, Status: r.Status}, blocked: r.BlockedSlots,
-		slots: make(map[int]bool, len(r.Slots)), containers: make([]decide.Container, 0, len(r.Tasks))}
+		slots: make(map[int]bool, len(r.Slots)), containers: make([]decide.Container, 0, len(r.Tasks)),
+		last: make([]lastTask, 0, len(r.Tasks))}
 	for _, slot := range r.Slots {
 		lr.slots[slot] = true
 	}
@@ -37,6 +48,7 @@ func newLeaderReport(id string, r *api.NodeReport) *leaderReport {
 		c := reportedContainer(id, r.Node, t)
 		c.Hash = unique.Make(c.Hash).Value() // one copy of each template's hash
 		lr.containers = append(lr.containers, c)
+		lr.last = append(lr.last, lastTask{name: t.Name, image: unique.Make(t.Image), state: unique.Make(t.State)})
 	}
 	return lr
 }

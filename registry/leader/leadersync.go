@@ -344,6 +344,7 @@ func (s *ReplicationManager) assume(sp *schedSpec, before map[int]decide.Assignm
 // next decision compares the right revisions, and records the slots taken
 // off a node.
 func (s *ReplicationManager) applied(id string, before map[int]decide.Assignment, changes []registry.AssignChange, rev int64, rec *leaderRecord) {
+	s.recordMoves(id, before, changes)
 	for _, c := range changes {
 		if old, ok := before[c.Slot]; ok && (c.Next == nil || c.Next.Node != old.Node) {
 			if rec.released == nil {

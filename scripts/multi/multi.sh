@@ -5,11 +5,13 @@
 # that host ports of the two engines do not collide, as on two hosts.
 #
 #   scripts/multi/multi.sh up     build, start it all, print how to use it
-#   scripts/multi/multi.sh down   delete the controllers and their containers, stop it all and
-#                                 remove .multi/; safe to run twice, and after a failed up
+#   scripts/multi/multi.sh down   stop the managers, remove their containers, stop it all and
+#                                 remove .multi/, saying each step; safe to run twice, and after
+#                                 a failed up
 #
 # Pids, logs, etcd's data and the second engine live in .multi/ at the repo root. Needs root,
-# dockerd, ip, curl and jq. MULTI_TIMEOUT (default 60) bounds each wait, in seconds.
+# dockerd, ip, curl and jq. MULTI_TIMEOUT (default 60) bounds each wait of up, in seconds;
+# MULTI_STOP_GRACE (default 3) is how long down lets a process stop before it kills it.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -17,10 +19,14 @@ readonly root state=$root/.multi
 readonly engine=$state/engine-b netns=rmmulti bridge=rmmulti0 port_a=10262 port_b=10263
 readonly host_b=unix://$engine/docker.sock
 timeout=${MULTI_TIMEOUT:-60}
+# stop_grace is how long down lets a process stop on SIGTERM before it kills it.
+stop_grace=${MULTI_STOP_GRACE:-3}
 
 usage() { sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0"; }
 log() { printf 'multi: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
+# step says what comes next, with the seconds gone by.
+step() { log "[${SECONDS}s] $*"; }
 # poll WHAT COMMAND... runs COMMAND until it succeeds, for at most $timeout seconds.
 poll() {
 	local what=$1 deadline=$((SECONDS + timeout))
@@ -49,25 +55,36 @@ started() {
 	tail -n 20 "$state/$1.log" >&2
 	exit 1
 }
-# stop NAME: SIGTERM, and SIGKILL if it has not stopped within $timeout seconds.
+# stop SECONDS NAME...: SIGTERM to each, then SIGKILL to those that have not stopped within
+# SECONDS; the processes stop side by side.
 stop() {
-	local pid
-	alive "$1" && pid=$(cat "$state/$1.pid") || return 0
-	kill -TERM "$pid" 2>/dev/null || true
-	poll "$1 to stop" gone "$1" || { kill -KILL "$pid" 2>/dev/null || true; poll "$1 to die" gone "$1"; }
-	log "stopped $1"
+	local wait=$1 name pid deadline
+	shift
+	for name; do
+		alive "$name" && pid=$(cat "$state/$name.pid") && kill -TERM "$pid" 2>/dev/null || true
+	done
+	deadline=$((SECONDS + wait))
+	for name; do
+		alive "$name" || continue
+		pid=$(cat "$state/$name.pid")
+		while alive "$name" && ((SECONDS < deadline)); do sleep 0.1; done
+		if alive "$name"; then
+			log "  $name did not stop within ${wait}s: SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+			while alive "$name"; do sleep 0.1; done
+		fi
+	done
+}
+# leads PORT: the manager serving metrics on PORT leads.
+leads() {
+	local metrics
+	metrics=$(curl -fsS --max-time 2 "http://127.0.0.1:$1/metrics") && grep -qx 'replication_manager_is_leader 1' <<<"$metrics"
 }
 etcd_url() { echo "http://127.0.0.1:$(cat "$state/etcd.port")"; }
-rcctl() { "$root/bin/rcctl" --etcd-servers "$(etcd_url)" "$@"; }
 # registry_id prints the id in /registry/meta/registry-id, read through etcd's JSON gateway.
 registry_id() {
 	curl -fsS --max-time 3 "$(etcd_url)/v3/kv/range" -d "{\"key\":\"$(printf %s /registry/meta/registry-id | base64 -w0)\"}" |
 		jq -er '.kvs[0].value' | base64 -d
-}
-# none_of REGISTRY: neither engine has a container of the registry.
-none_of() {
-	local f=label=replicationController.registry=$1
-	[[ -z $(docker ps -aq --filter "$f") && -z $(docker -H "$host_b" ps -aq --filter "$f") ]]
 }
 
 up() {
@@ -112,11 +129,13 @@ up() {
 	started dockerd docker -H "$host_b" version
 	docker save demo-task:latest | docker -H "$host_b" load -q >/dev/null
 
+	# a leads before b starts: the README kills b's manager, and the leader that sees b go is the
+	# one that records it (docs/NODES.md, A gone node stays visible)
 	start manager-a "$root/bin/replication-manager" --etcd-servers "$etcd" \
 		--node-name a --node-labels zone=a --metrics-bind-address "127.0.0.1:$port_a"
+	started manager-a leads "$port_a"
 	start manager-b "$root/bin/replication-manager" --etcd-servers "$etcd" --docker-host "$host_b" \
 		--node-name b --node-labels zone=b --metrics-bind-address "127.0.0.1:$port_b"
-	started manager-a curl -fsS --max-time 2 "http://127.0.0.1:$port_a/livez"
 	started manager-b curl -fsS --max-time 2 "http://127.0.0.1:$port_b/livez"
 	cat <<EOF
 multi: up in ${SECONDS}s: etcd at $etcd, node a on this host's Docker, node b on $host_b
@@ -129,31 +148,34 @@ multi: up in ${SECONDS}s: etcd at $etcd, node a on this host's Docker, node b on
 EOF
 }
 
+# down stops the managers first, with a short grace, and then removes the containers by force:
+# waiting for the managers to remove them would wait forever on a node whose manager was
+# killed (the README's kill -9), and etcd goes with .multi/ anyway. Each step says what it does.
 down() {
-	local id='' c pids pid
+	local id='' pids pid on_a='' on_b=''
 	if alive etcd; then id=$(registry_id 2>/dev/null) || id=''; fi
-	# the managers leave containers running when they stop: delete the controllers first
-	if [[ -n $id ]] && { alive manager-a || alive manager-b; }; then
-		for c in $(rcctl get -o json | jq -r '.items[].id'); do rcctl delete "$c" || log "delete $c failed"; done
-		poll "the managers to remove their containers" none_of "$id" || log "removing them by force"
-	fi
-	stop manager-a
-	stop manager-b
+	step "stopping the managers (SIGTERM; SIGKILL after ${stop_grace}s)"
+	stop "$stop_grace" manager-a manager-b
 	# node b's engine goes away with every container on it; on this host's, only this registry's
-	if alive dockerd; then docker -H "$host_b" ps -aq | xargs -r docker -H "$host_b" rm -f >/dev/null || true; fi
-	if [[ -n $id ]]; then docker ps -aq --filter "label=replicationController.registry=$id" | xargs -r docker rm -f >/dev/null || true; fi
-	stop etcd
-	stop dockerd
+	if alive dockerd; then on_b=$(docker -H "$host_b" ps -aq) || on_b=''; fi
+	if [[ -n $id ]]; then on_a=$(docker ps -aq --filter "label=replicationController.registry=$id") || on_a=''; fi
+	step "removing $(wc -w <<<"$on_b") containers on node b and $(wc -w <<<"$on_a") of registry ${id:-<unknown>} on node a"
+	xargs -r -n 4 -P 4 docker -H "$host_b" rm -f <<<"$on_b" >/dev/null 2>&1 &
+	xargs -r -n 4 -P 4 docker rm -f <<<"$on_a" >/dev/null 2>&1 &
+	wait || true
+	step "stopping etcd and the second dockerd"
+	stop "$stop_grace" etcd dockerd
 	# what a killed dockerd leaves: shims with their containers, and mounts (deepest first)
 	pids=$(grep -lsF "$engine/exec/" /proc/[0-9]*/cmdline | cut -d/ -f3) || true
 	for pid in $pids; do
 		pkill -KILL -P "$pid" || true
 		kill -KILL "$pid" 2>/dev/null || true
 	done
+	step "removing the network namespace, mounts and .multi/"
 	awk -v d="$state/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r | xargs -r -n 1 umount -l
 	if ip netns pids "$netns" >/dev/null 2>&1; then ip netns del "$netns"; fi
 	rm -rf "$state"
-	log "down: nothing of it is left"
+	log "down in ${SECONDS}s: nothing of it is left"
 }
 
 case ${1:-} in

@@ -169,7 +169,8 @@
     renderTable(document.getElementById('events'), p.events);
   }
 
-  // --- the nodes and the event feed: a summary and one table ---
+  // --- the nodes and the event feed: a summary and one table (the nodes
+  // view has a second: the gone nodes' last containers) ---
 
   function renderOneTable(id, t) {
     return function (p) {
@@ -181,7 +182,10 @@
   const renderers = {
     list: renderList,
     detail: renderDetail,
-    nodes: renderOneTable('nodes', 'nodes'),
+    nodes: function (p) {
+      renderOneTable('nodes', 'nodes')(p);
+      renderTable(document.getElementById('gone'), p.gone);
+    },
     events: renderOneTable('events', 'events'),
   };
 
