@@ -663,7 +663,9 @@ func (d *decision) markOnDelete() {
 func (d *decision) roll(budget int) {
 	var outdated []int
 	for slot, a := range d.next {
-		if a.Hash != d.c.Hash {
+		// an OnDelete mark is outdated too: it kept the containers of
+		// older templates, which RollingUpdate replaces
+		if a.Hash != d.c.Hash || a.OnDelete {
 			outdated = append(outdated, slot)
 		}
 	}
@@ -695,6 +697,9 @@ func (d *decision) roll(budget int) {
 		switch {
 		case !d.running(slot):
 			// nothing of it runs: replacing it takes nothing down
+		case a.Hash == d.c.Hash && !d.runsOlder(slot, a.Node):
+			// an OnDelete mark over a container of the current template:
+			// dropping it replaces nothing
 		case room > 0:
 			na.StartFirst = true
 			room--
@@ -709,6 +714,17 @@ func (d *decision) roll(budget int) {
 		d.set(slot, &na)
 		d.r.Steps++
 	}
+}
+
+// runsOlder reports whether a report shows a live container of slot on
+// node of another template than the current one.
+func (d *decision) runsOlder(slot int, node string) bool {
+	for _, ct := range d.live[slot] {
+		if ct.Node == node && ct.Hash != d.c.Hash {
+			return true
+		}
+	}
+	return false
 }
 
 // running reports whether slot may have a live container on its node: one

@@ -154,6 +154,17 @@ func TestDecide(t *testing.T) {
 			c.OnDelete = true
 			return Input{Controller: c, Assigned: as, Containers: cs, Nodes: nodes("a", "b")}
 		}, "1:a/new+on-delete 2:b/new+on-delete"},
+		// issue 26, item 7: the OnDelete marks carried the current
+		// template, and roll compared templates only
+		{"OnDelete back to RollingUpdate replaces the old containers within the bounds", func() Input {
+			as, cs := settled("old", "a", "b")
+			for slot, a := range as {
+				a.Revision, a.Hash, a.OnDelete = 20, "new", true
+				as[slot] = a
+			}
+			cs[1].Hash = "new" // slot 2 was replaced under OnDelete already
+			return Input{Controller: ctl(2), Assigned: as, Containers: cs, Nodes: nodes("a", "b")}
+		}, "1:a/new 2:b/new"},
 		{"a selector change takes a slot off first", func() Input {
 			as, cs := settled("new", "a", "b", "a")
 			c := ctl(3)
