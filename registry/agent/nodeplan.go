@@ -59,7 +59,10 @@ func planAssigned(in planInput, d *decision, removing []api.Task, blocked map[in
 		}
 		t := d.active[i]
 		switch {
-		case t.Labels[api.LabelTemplateHash] == hash || a.OnDelete:
+		case t.Labels[api.LabelTemplateHash] == hash || a.OnDelete || a.TemplateHash == "":
+			// the current template; or kept under OnDelete; or assigned
+			// before assignments carried a template, so that the leader
+			// rolls it within the bounds rather than this node at once
 			continue
 		case steps == in.burst:
 			d.more = true

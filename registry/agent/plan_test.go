@@ -101,6 +101,9 @@ func TestPlan(t *testing.T) {
 		failure                   string // reason of the ReplicaFailure known before apply
 		more, gone, stale         bool
 		requeued                  bool
+		// bare: the assignments are in the format from before they
+		// carried a template (a bare node name)
+		bare bool
 	}{
 		{
 			name: "a new controller creates the lowest slots and asks about the image first",
@@ -245,6 +248,14 @@ func TestPlan(t *testing.T) {
 			tasks: []api.Task{ours(1)}, creates: []string{"web-2"}, checkImage: true,
 		},
 
+		// issue 26, item 5: the leader rolls the slots of assignments
+		// written before they carried a template, within the bounds
+		{
+			name: "a container of an older template under an assignment without one is kept",
+			spec: web(2), tasks: []api.Task{with(ours(1), func(t *api.Task) { t.Labels[api.LabelTemplateHash] = "older" }), ours(2)},
+			bare: true,
+		},
+
 		// defect 7: a cascade honours the burst limit
 		{
 			name:    "a cascade deletes a burst at a time",
@@ -285,6 +296,12 @@ func TestPlan(t *testing.T) {
 				in.hash = hash
 				in.templates = map[string]*api.TaskTemplate{hash: &tt.spec.DesiredState.TaskTemplate}
 				in.assigned = assignedSlots(tt.assigned, tt.spec.DesiredState.Replicas, hash)
+				if tt.bare {
+					for slot, a := range in.assigned {
+						a.Revision, a.TemplateHash = 0, ""
+						in.assigned[slot] = a
+					}
+				}
 			}
 			d := plan(in)
 			if got := createNames(d); !slices.Equal(got, tt.creates) {

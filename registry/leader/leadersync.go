@@ -460,13 +460,6 @@ func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 	if sp != nil {
 		in.Controller = sp.ctl
 	}
-	for slot, a := range src.assignments {
-		in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: a.Revision, Hash: a.TemplateHash,
-			OnDelete: a.OnDelete, StartFirst: a.StartFirst, StartedFirst: a.StartedFirst, ModRev: a.Rev}
-		if a.TemplateHash == "" && sp != nil { // written before assignments carried a template: the current one
-			in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: sp.spec.ModRevision, Hash: sp.hash, ModRev: a.Rev}
-		}
-	}
 	var reports []*api.NodeReport
 	for _, node := range slices.Sorted(maps.Keys(src.reports)) {
 		r := src.reports[node]
@@ -483,10 +476,36 @@ func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 			in.Blocked[slot][node] = true
 		}
 	}
+	for slot, a := range src.assignments {
+		in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: a.Revision, Hash: a.TemplateHash,
+			OnDelete: a.OnDelete, StartFirst: a.StartFirst, StartedFirst: a.StartedFirst, ModRev: a.Rev}
+		if a.TemplateHash == "" && sp != nil {
+			in.Assigned[slot] = bareAssignment(slot, a, sp, in.Containers)
+		}
+	}
 	if len(src.released) > 0 {
 		in.Released = maps.Clone(src.released)
 	}
 	return in, reports
+}
+
+// bareAssignment reads an assignment written before assignments carried
+// a template (a bare node name). Its node keeps whatever container runs
+// the slot (nodeplan.go), so the slot runs the template the node reports
+// there: an outdated one is rolled within the bounds like any other. One
+// the node reports nothing of gets the current template.
+func bareAssignment(slot int, a registry.SlotAssignment, sp *schedSpec, containers []decide.Container) decide.Assignment {
+	out := decide.Assignment{Node: a.Node, Revision: sp.spec.ModRevision, Hash: sp.hash, ModRev: a.Rev}
+	for _, ct := range containers {
+		if ct.Slot == slot && ct.Node == a.Node && ct.Named && ct.Live && ct.Hash != "" {
+			out.Revision, out.Hash = 0, ct.Hash
+			if ct.Hash == sp.hash {
+				out.Revision = sp.spec.ModRevision
+			}
+			break
+		}
+	}
+	return out
 }
 
 // assignmentOf is the assignment the leader writes for a.
