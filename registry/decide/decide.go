@@ -700,7 +700,9 @@ func (d *decision) roll(budget int) {
 		case a.Hash == d.c.Hash && !d.runsOlder(slot, a.Node):
 			// an OnDelete mark over a container of the current template:
 			// dropping it replaces nothing
-		case room > 0:
+		case room > 0 && len(d.c.Ports) == 0:
+			// start first; not with a host port, which the successor on
+			// the same node could not bind while the old one holds it
 			na.StartFirst = true
 			room--
 		case d.serving(slot) && budget > 0 && scaleDown > 0:

@@ -154,6 +154,14 @@ func TestDecide(t *testing.T) {
 			c.OnDelete = true
 			return Input{Controller: c, Assigned: as, Containers: cs, Nodes: nodes("a", "b")}
 		}, "1:a/new+on-delete 2:b/new+on-delete"},
+		// issue 26, item 8: a successor started first on the same node
+		// cannot bind the host port its old container holds
+		{"a host port stops first whatever the surge", func() Input {
+			as, cs := settled("old", "a", "b")
+			c := ctl(2)
+			c.Surge, c.Ports = 1, []string{"80/TCP"}
+			return Input{Controller: c, Assigned: as, Containers: cs, Nodes: nodes("a", "b")}
+		}, "2:b/new"},
 		// issue 26, item 7: the OnDelete marks carried the current
 		// template, and roll compared templates only
 		{"OnDelete back to RollingUpdate replaces the old containers within the bounds", func() Input {
