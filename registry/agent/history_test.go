@@ -11,7 +11,7 @@ func TestEachNewTemplateIsRecordedOnceAndTheHistoryGoesWithTheController(t *test
 	h := newHarness(t, Options{RevisionHistoryLimit: 2})
 	images := []string{"demo-task:1", "demo-task:2", "demo-task:3"}
 	var revisions []int64
-	for _, image := range images {
+	for i, image := range images {
 		rc := newController("web", 1)
 		rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = image
 		revisions = append(revisions, h.setSpec(rc))
@@ -24,6 +24,13 @@ func TestEachNewTemplateIsRecordedOnceAndTheHistoryGoesWithTheController(t *test
 		if hash := api.TemplateHash(&rc.DesiredState.TaskTemplate); !runsOnly(h, hash) {
 			t.Fatalf("web does not run %s alone after its rollout: %v", image, h.fake.Tasks())
 		}
+		revs, err := h.store.ListRevisions(t.Context(), "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := revs[len(revs)-1].Number, int64(i+1); got != want {
+			t.Errorf("%s recorded as number %d, want %d", image, got, want)
+		}
 	}
 	revs, err := h.store.ListRevisions(t.Context(), "web")
 	if err != nil {
@@ -35,6 +42,9 @@ func TestEachNewTemplateIsRecordedOnceAndTheHistoryGoesWithTheController(t *test
 	}
 	if len(revs) != 2 || revs[0].Revision != revisions[1] || revs[1].Revision != revisions[2] || got[0] != "demo-task:2" || got[1] != "demo-task:3" {
 		t.Fatalf("history = %v (revisions %+v), want the newest 2: demo-task:2 at %d, demo-task:3 at %d", got, revs, revisions[1], revisions[2])
+	}
+	if revs[0].Number != 2 || revs[1].Number != 3 {
+		t.Errorf("numbers after pruning = %d, %d; want 2, 3 (the pruned first keeps its number)", revs[0].Number, revs[1].Number)
 	}
 	if want := api.TemplateHash(&revs[1].TaskTemplate); revs[1].TemplateHash != want {
 		t.Errorf("recorded hash %s, want the template's %s", revs[1].TemplateHash, want)
