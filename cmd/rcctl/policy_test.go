@@ -85,7 +85,7 @@ func TestRolloutUndoRefusesATemplateThePublishedPolicyRefuses(t *testing.T) {
 
 	r := e.runCLI("rollout", "undo", "web")
 
-	assertFails(t, r, `controller "web" is refused by the manager's policy with the template of revision 10 (nothing written): `+
+	assertFails(t, r, `controller "web" is refused by the manager's policy with the template of revision 1 (nothing written): `+
 		hostPortPath+": refused: the manager was not started with --allow-host-ports")
 	if after := e.get("web").ModRevision; after != before {
 		t.Errorf("ModRevision moved from %d to %d: a refused undo wrote", before, after)
