@@ -91,13 +91,13 @@ func TestOutputJSONPathOnEveryListingCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"get", "web", "-o", "jsonpath={.currentState.readyReplicas}"}, "2"},
-		{[]string{"get", "web", "-o", "jsonpath={.desiredState.replicas}/{.currentState.conditions[0].reason}"}, "3/CreateFailed"},
+		{[]string{"get", "web", "-o", "jsonpath={.currentState.readyReplicas}"}, "2\n"},
+		{[]string{"get", "web", "-o", "jsonpath={.desiredState.replicas}/{.currentState.conditions[0].reason}"}, "3/CreateFailed\n"},
 		{[]string{"get", "-o", `jsonpath={range .items[*]}{.id}={.currentState.replicas}{"\n"}{end}`}, "api=\nweb=3\n"},
-		{[]string{"get", "-o", "jsonpath={.items[?(@.id==\"web\")].desiredState.taskTemplate.desiredState.manifest.containers[0].image}"}, "demo-task:latest"},
-		{[]string{"nodes", "-o", "jsonpath={.items[*].name} {.items[0].status.containers}"}, "a b c 3"},
-		{[]string{"rollout", "history", "web", "-o", "jsonpath={.items[?(@.current==true)].number}"}, "2"},
-		{[]string{"rollout", "history", "web", "-o", "jsonpath={.items[?(@.current==true)].revision}"}, "12"},
+		{[]string{"get", "-o", "jsonpath={.items[?(@.id==\"web\")].desiredState.taskTemplate.desiredState.manifest.containers[0].image}"}, "demo-task:latest\n"},
+		{[]string{"nodes", "-o", "jsonpath={.items[*].name} {.items[0].status.containers}"}, "a b c 3\n"},
+		{[]string{"rollout", "history", "web", "-o", "jsonpath={.items[?(@.current==true)].number}"}, "2\n"},
+		{[]string{"rollout", "history", "web", "-o", "jsonpath={.items[?(@.current==true)].revision}"}, "12\n"},
 	} {
 		r := e.runCLI(tt.args...)
 		assertOK(t, r)

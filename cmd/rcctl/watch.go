@@ -175,11 +175,8 @@ func (w *watcher) line(ctx context.Context, v view) (string, error) {
 		if out.format == outputYAML {
 			b.WriteString("---\n")
 		}
-		if err := out.writeDocument(&b, doc); err != nil {
+		if err := out.writeDocument(&b, doc); err != nil { // jsonpath's ends a line per change
 			return "", err
-		}
-		if out.format == outputJSONPath {
-			b.WriteString("\n") // one line per change
 		}
 		return b.String(), nil
 	}
