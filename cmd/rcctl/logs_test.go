@@ -127,7 +127,7 @@ func TestLogsTakesTheNameDockerShows(t *testing.T) {
 	prober := localTask("web-probed", 1)
 	prober.ID, prober.Name = "prober-id", "web-probed-1.prober"
 	src := &fakeLogs{
-		tasks: []api.Task{localTask("web", 1), localTask("web-probed", 1), prober},
+		tasks:  []api.Task{localTask("web", 1), localTask("web-probed", 1), prober},
 		output: map[string]string{"web-1-id": "one\n", "web-probed-1-id": "probed\n", "prober-id": "probing\n"},
 	}
 
