@@ -167,13 +167,13 @@ func TestGetSelectorListsTheControllersWhoseLabelsHoldEveryPair(t *testing.T) {
 	assertStdout(t, e.runCLI("get", "-l", "tier=front", "-o", "name"), "controller/web\n")
 	assertStdout(t, e.runCLI("get", "-l", "env=prod", "-o", "name"), "controller/api\ncontroller/web\n")
 	assertStdout(t, e.runCLI("get", "--selector", "env=prod,tier=back", "-o", "name"), "controller/api\n")
-	assertStdout(t, e.runCLI("get", "-l", "env=prod", "-o", "jsonpath={.items[*].id}"), "api web")
+	assertStdout(t, e.runCLI("get", "-l", "env=prod", "-o", "jsonpath={.items[*].id}"), "api web\n")
 	r := e.runCLI("get", "-l", "env=prod")
 	assertOK(t, r)
 	assertRows(t, r.stdout, [][]string{
-		{"ID", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AGE", "IMAGE"},
-		{"api", "1", "<none>", "<none>", "<none>", "<unknown>", "demo-task:latest"},
-		{"web", "3", "<none>", "<none>", "<none>", "<unknown>", "demo-task:latest"},
+		{"ID", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "STATUS", "AGE", "IMAGE"},
+		{"api", "1", "<none>", "<none>", "<none>", "Pending", "<unknown>", "demo-task:latest"},
+		{"web", "3", "<none>", "<none>", "<none>", "Pending", "<unknown>", "demo-task:latest"},
 	})
 	r = e.runCLI("get", "-l", "env=dev")
 	assertStdout(t, r, "")

@@ -13,11 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/replication-manager/replication-manager/internal/ctlview"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -103,6 +105,11 @@ func (w *watcher) printInitial(ctx context.Context, views []view) error {
 		}
 		for _, r := range rows {
 			w.grow(r)
+		}
+		// STATUS changes most: room for its usual words from the start
+		// (a longer one later pushes the rest of its row right)
+		if i := slices.Index(header, "STATUS"); i >= 0 {
+			w.widths[i] = max(w.widths[i], len(ctlview.StatusProgressing))
 		}
 		fmt.Fprint(w.c.stdout, w.format(header))
 		for i, v := range views {
