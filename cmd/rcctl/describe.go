@@ -80,7 +80,7 @@ func (c *cli) describe(ctx context.Context, id string) error {
 	}
 
 	kv := newFieldTable(c.stdout)
-	printSpecFields(kv, v, revisions)
+	printSpecFields(kv, v, revisions, revErr == nil)
 	c.printStatusFields(kv, v)
 	_ = kv.Flush()
 	c.printConditions(c.stdout, v.status)
@@ -183,7 +183,9 @@ func (c *cli) listContainers(ctx context.Context, id, registryID string) ([]api.
 	return ours, nil
 }
 
-func printSpecFields(tw io.Writer, v view, revs []api.Revision) {
+// printSpecFields shows the spec; revs is its history, when it could be
+// read (revsOK).
+func printSpecFields(tw io.Writer, v view, revs []api.Revision, revsOK bool) {
 	row(tw, "ID:", v.spec.ID)
 	rc := v.spec.Controller
 	if v.spec.Err != nil || rc == nil {
@@ -238,15 +240,18 @@ func printSpecFields(tw io.Writer, v view, revs []api.Revision) {
 		}
 		printSecurityFields(tw, prefix, ctr)
 	}
-	row(tw, "Revision:", formatRevision(v.spec.ModRevision, revs, api.TemplateHash(&ds.TaskTemplate)))
+	row(tw, "Revision:", formatRevision(v.spec.ModRevision, revs, revsOK, api.TemplateHash(&ds.TaskTemplate)))
 }
 
 // formatRevision is describe's Revision: the number of the recorded
 // revision of the spec's template (hash), as rollout history lists it,
 // and the etcd revision the spec is at.
-func formatRevision(specRev int64, revs []api.Revision, hash string) string {
+func formatRevision(specRev int64, revs []api.Revision, revsOK bool, hash string) string {
 	if i := currentRevision(revs, hash); i >= 0 {
 		return fmt.Sprintf("%d (the spec is at etcd revision %d)", revs[i].Number, specRev)
+	}
+	if !revsOK {
+		return fmt.Sprintf("%s (the spec is at etcd revision %d; the history cannot be read)", ctlview.Unknown, specRev)
 	}
 	return fmt.Sprintf("%s (the spec is at etcd revision %d; the manager records its template when it first acts on it)", ctlview.None, specRev)
 }

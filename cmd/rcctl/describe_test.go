@@ -299,7 +299,8 @@ func TestDescribeWithoutRevisionsSaysSo(t *testing.T) {
 	r := e.runCLI("describe", "web")
 
 	assertOK(t, r)
-	assertContains(t, r.stdout, "Recent revisions:   <none>\n")
+	assertContains(t, r.stdout, "Recent revisions:   <none>\n",
+		"Revision:           <none> (the spec is at etcd revision "+itoa(e.get("web").ModRevision)+"; the manager records its template when it first acts on it)\n")
 }
 
 // addTask gives the fake Docker a container of web's slot and returns its
