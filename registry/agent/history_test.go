@@ -1,10 +1,14 @@
 package agent
 
 import (
+	"encoding/json"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry/leader"
 )
 
 func TestEachNewTemplateIsRecordedOnceAndTheHistoryGoesWithTheController(t *testing.T) {
@@ -105,5 +109,57 @@ func TestTheHistoryKeepsATemplateAnAssignmentStillNames(t *testing.T) {
 	last := api.TemplateHash(&rc.DesiredState.TaskTemplate)
 	if len(hashes) != 2 || hashes[0] != first || hashes[1] != last {
 		t.Fatalf("history %v, want the named first %s and the newest %s (demo-task:2 pruned)", hashes, first, last)
+	}
+}
+
+// TestANewLeaderNumbersOnFromHistoryWrittenBeforeNumbers: records an
+// older manager wrote carry no number; they read as numbered by their
+// order, and the next leader's record carries the number after them.
+func TestANewLeaderNumbersOnFromHistoryWrittenBeforeNumbers(t *testing.T) {
+	h := newHarness(t, Options{RevisionHistoryLimit: 10})
+	rc := newController("web", 1)
+	for _, image := range []string{"demo-task:1", "demo-task:2"} {
+		rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = image
+		h.setSpec(rc)
+		if err := h.sync(t, "web"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// as an older manager wrote them: without "number"
+	old, err := h.store.ListRevisions(t.Context(), "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range old {
+		r.Number = 0
+		data, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.client.Put(t.Context(), h.store.HistoryPrefix("web")+strconv.FormatInt(r.Revision, 10), string(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a new leader, which reads the history at its start
+	h.sched = leader.NewReplicationManager(h.store, testLogger(t), leader.Options{RevisionHistoryLimit: 10, Now: h.clock.Now})
+	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = "demo-task:3"
+	rev := h.setSpec(rc)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+
+	revs, err := h.store.ListRevisions(t.Context(), "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, r := range revs {
+		got = append(got, r.Number)
+	}
+	if !slices.Equal(got, []int64{1, 2, 3}) {
+		t.Errorf("numbers = %v, want [1 2 3]", got)
+	}
+	if stored, err := h.store.GetRevision(t.Context(), "web", rev); err != nil || stored.Number != 3 {
+		t.Errorf("the new leader's record = %+v, %v; want number 3 as written", stored, err)
 	}
 }
