@@ -43,10 +43,11 @@ the manager last reported and its STATUS in one word, as kubectl get pods
 shows CrashLoopBackOff: the first thing wrong (InvalidSpec, Pending, CrashLoop,
 ImageNotFound or another ReplicaFailure reason such as Unschedulable, Blocked,
 ProgressDeadlineExceeded), else Paused, Progressing, Running or ScaledToZero
-(rcctl describe shows the conditions it comes from). -o wide adds the selector, the available replicas,
-the spec's revision, the conditions worth a look, and NODES: the containers
-each node reports running, as node:count in node order (<none> when no node
-reports on the controller).
+(rcctl describe shows the conditions it comes from). -o wide adds the
+selector, the available replicas, the spec's etcd revision (ETCD-REVISION;
+rollout history numbers the templates 1, 2, 3), the conditions worth a look,
+and NODES: the containers each node reports running, as node:count in node
+order (<none> when no node reports on the controller).
 
 -o json and -o yaml print each spec as stored, with the status the manager last
 wrote under "currentState" (absent before its first); without an ID they print
@@ -250,7 +251,7 @@ func readViews(ctx context.Context, cn *conn) ([]view, error) {
 func tableHeader(wide bool) []string {
 	header := []string{"ID", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "STATUS", "AGE", "IMAGE"}
 	if wide {
-		header = append(header, "SELECTOR", "AVAILABLE", "REVISION", "CONDITIONS", "NODES")
+		header = append(header, "SELECTOR", "AVAILABLE", "ETCD-REVISION", "CONDITIONS", "NODES")
 	}
 	return header
 }

@@ -70,15 +70,15 @@ func TestGetWideAddsSelectorAvailableRevisionConditions(t *testing.T) {
 	r := e.runCLI("get", "-o", "wide")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   STATUS          AGE         IMAGE              SELECTOR   AVAILABLE   REVISION   CONDITIONS       NODES\n"+
+		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   STATUS          AGE         IMAGE              SELECTOR   AVAILABLE   ETCD-REVISION   CONDITIONS       NODES\n"+
 		"api   1         <none>    <none>   <none>       Pending         <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>           <none>\n"+
 		"web   3         3         2        0            ImageNotFound   3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   <none>\n")
 }
 
-// pad is a revision in the REVISION column, padded to the header's width.
+// pad is a revision in the ETCD-REVISION column, padded to the header's width.
 func pad(rev int64) string {
 	s := strconv.FormatInt(rev, 10)
-	return s + strings.Repeat(" ", max(len("REVISION")+3-len(s), 3))
+	return s + strings.Repeat(" ", max(len("ETCD-REVISION")+3-len(s), 3))
 }
 
 func TestGetShowsUndecodableSpecAsInvalidAndListsTheRest(t *testing.T) {
@@ -281,7 +281,7 @@ func TestGetShowsUpToDateReplicasAndTheRolloutInConditions(t *testing.T) {
 	r := e.runCLI("get", "-o", "wide")
 
 	assertStdout(t, r, ""+
-		"ID        DESIRED   CURRENT   READY   UP-TO-DATE   STATUS                     AGE   IMAGE              SELECTOR       AVAILABLE   REVISION   CONDITIONS                 NODES\n"+
+		"ID        DESIRED   CURRENT   READY   UP-TO-DATE   STATUS                     AGE   IMAGE              SELECTOR       AVAILABLE   ETCD-REVISION   CONDITIONS                 NODES\n"+
 		"done      3         3         3       3            Running                    60m   demo-task:latest   name=done      3           "+pad(revs["done"])+"<none>                     <none>\n"+
 		"rolling   3         3         3       1            Progressing                60m   demo-task:latest   name=rolling   2           "+pad(revs["rolling"])+"Progressing                <none>\n"+
 		"stalled   3         3         3       0            ProgressDeadlineExceeded   60m   demo-task:latest   name=stalled   2           "+pad(revs["stalled"])+"ProgressDeadlineExceeded   <none>\n")
@@ -336,14 +336,14 @@ func TestGetWideShowsTheContainersOfEachNode(t *testing.T) {
 	r := e.runCLI("get", "-o", "wide")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   STATUS          AGE         IMAGE              SELECTOR   AVAILABLE   REVISION   CONDITIONS       NODES\n"+
+		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   STATUS          AGE         IMAGE              SELECTOR   AVAILABLE   ETCD-REVISION   CONDITIONS       NODES\n"+
 		"api   1         <none>    <none>   <none>       Pending         <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>           <none>\n"+
 		"web   3         3         2        0            ImageNotFound   3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   node-a:1,node-b:2,node-c:0\n")
 
 	r = e.runCLI("get", "web", "-o", "wide")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY   UP-TO-DATE   STATUS          AGE   IMAGE              SELECTOR   AVAILABLE   REVISION   CONDITIONS       NODES\n"+
+		"ID    DESIRED   CURRENT   READY   UP-TO-DATE   STATUS          AGE   IMAGE              SELECTOR   AVAILABLE   ETCD-REVISION   CONDITIONS       NODES\n"+
 		"web   3         3         2       0            ImageNotFound   3h    demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   node-a:1,node-b:2,node-c:0\n")
 
 	// without -o wide, the table is as it always was
