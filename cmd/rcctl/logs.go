@@ -99,11 +99,13 @@ func (t logsTarget) what() string {
 // (<id>-<slot>, <id>-<slot>.<container>), of a controller that exists.
 func resolveLogsTarget(ctx context.Context, cn *conn, t logsTarget) (logsTarget, error) {
 	_, err := cn.getController(ctx, t.id)
-	if !errors.Is(err, registry.ErrNotFound) || t.slot > 0 {
-		if errors.Is(err, registry.ErrNotFound) {
-			return t, fmt.Errorf("controller %q not found", t.id)
-		}
+	switch {
+	case err == nil:
+		return t, nil
+	case !errors.Is(err, registry.ErrNotFound):
 		return t, err
+	case t.slot > 0: // ID/SLOT names a controller
+		return t, fmt.Errorf("controller %q not found", t.id)
 	}
 	for _, c := range containerTargets(t.id) {
 		_, err := cn.getController(ctx, c.id)
