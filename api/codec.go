@@ -9,7 +9,7 @@ package api
 // paths, and so is data after the document. What this file adds is said
 // where it is: list indices and map keys in the path of a value of the
 // wrong type, the path of an error of Command or Duration, and the field
-// meant by one written in the wrong case.
+// meant by one written in the wrong case or mistyped.
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/agnivade/levenshtein"
 	"go.yaml.in/yaml/v2"
 	kjson "sigs.k8s.io/json"
 )
@@ -141,18 +142,19 @@ func decodeStrict(data []byte, v any) error {
 		msgs[i] = err.Error()
 		var field kjson.FieldError
 		if errors.As(err, &field) && strings.HasPrefix(msgs[i], "unknown field") {
-			msgs[i] += caseHint(reflect.TypeOf(v), field.FieldPath())
+			msgs[i] += fieldHint(reflect.TypeOf(v), field.FieldPath())
 		}
 	}
 	return errors.New(strings.Join(msgs, "; "))
 }
 
-// caseHint returns ` (did you mean "replicas"?)` for the path of an unknown
-// field whose name differs only in case from a field of its struct.
+// fieldHint returns ` (did you mean "replicas"?)` for the path of an
+// unknown field whose name differs only in case from a field of its
+// struct ("Replicas"), or else is near one (closestField: "replicass").
 // sigs.k8s.io/json matches names exactly, as a spec must be read (other
 // readers of the stored spec would not take "Replicas" for "replicas", as
 // encoding/json does), but it only says the field is unknown.
-func caseHint(t reflect.Type, path string) string {
+func fieldHint(t reflect.Type, path string) string {
 	names := strings.Split(path, ".")
 	for i, name := range names {
 		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
@@ -163,11 +165,16 @@ func caseHint(t reflect.Type, path string) string {
 		}
 		name, _, _ = strings.Cut(name, "[") // containers[0]
 		var next reflect.Type
+		var tags []string
 		for _, f := range reflect.VisibleFields(t) {
 			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if tag == "-" || !f.IsExported() {
+				continue
+			}
 			if tag == "" {
 				tag = f.Name
 			}
+			tags = append(tags, tag)
 			switch {
 			case i < len(names)-1 && tag == name:
 				next = f.Type
@@ -175,12 +182,34 @@ func caseHint(t reflect.Type, path string) string {
 				return fmt.Sprintf(" (did you mean %q?)", tag)
 			}
 		}
+		if i == len(names)-1 {
+			if tag := closestField(name, tags); tag != "" {
+				return fmt.Sprintf(" (did you mean %q?)", tag)
+			}
+			return ""
+		}
 		if next == nil {
 			return ""
 		}
 		t = next
 	}
 	return ""
+}
+
+// closestField is the field name of tags nearest name by Levenshtein
+// distance (ignoring case), the first of equals, when it is near enough
+// to be the one meant: at most 2 edits, or a third of its length for a
+// longer name ("workdir" for "workingDir"); or "".
+func closestField(name string, tags []string) string {
+	best, bestDist := "", 0
+	for _, tag := range tags {
+		d := levenshtein.ComputeDistance(strings.ToLower(name), strings.ToLower(tag))
+		if d > max(2, len(tag)/3) || best != "" && d >= bestDist {
+			continue
+		}
+		best, bestDist = tag, d
+	}
+	return best
 }
 
 // yamlToJSON converts one YAML document to JSON. Duplicate keys and a second

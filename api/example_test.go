@@ -42,7 +42,7 @@ func ExampleDecode_unknownField() {
 	_, err := api.Decode([]byte(`{"id": "web", "desiredState": {"replica": 3}}`))
 	fmt.Println(err)
 	// Output:
-	// decode controller: unknown field "desiredState.replica"
+	// decode controller: unknown field "desiredState.replica" (did you mean "replicas"?)
 }
 
 // Validate lists every problem, each with its field path.
@@ -72,7 +72,7 @@ func ExampleValidate() {
 	}
 	// Output:
 	// desiredState.replicas
-	//     must be between 0 and 1000, got -1
+	//     must not be negative, got -1
 	// desiredState.taskTemplate.labels
 	//     selector key "name" is "api", desiredState.replicasInSet wants "web"
 	// desiredState.taskTemplate.desiredState.manifest.containers[0].ports[0].containerPort

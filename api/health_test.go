@@ -186,7 +186,7 @@ func TestDecodeHealthCheck(t *testing.T) {
 		{"retries as a string", `{"test": "x", "retries": "3"}`,
 			hc + `.retries: cannot unmarshal string into int`},
 		{"an unknown field", `{"test": "x", "start_period": "1s"}`,
-			`decode controller: unknown field "` + c0 + `.healthCheck.start_period"`},
+			`decode controller: unknown field "` + c0 + `.healthCheck.start_period" (did you mean "startPeriod"?)`},
 		{"a string", `"/task healthcheck"`,
 			hc + `: cannot unmarshal string into object`},
 	}

@@ -6,6 +6,11 @@ import "time"
 // under /registry/history/controllers/<id>/<revision> when it first acts
 // on it (docs/CONTRACT.md, Updates).
 type Revision struct {
+	// Number counts the controller's templates, 1 for its first, as
+	// kubectl numbers a Deployment's revisions. A record written before
+	// numbers were (none here) reads as numbered by its place in the
+	// history: the store's list functions fill it (NumberRevisions).
+	Number int64 `json:"number,omitempty"`
 	// Revision is the ModRevision of the spec that brought the template.
 	Revision int64 `json:"revision"`
 	// FirstSeen is when the manager first acted on it.
@@ -21,4 +26,18 @@ func (r *Revision) Image() string {
 		return cs[0].Image
 	}
 	return ""
+}
+
+// NumberRevisions fills the Number of the records of one controller's
+// history, oldest first, that have none: each reads one more than the
+// record before it (the oldest 1), so history written before records
+// were numbered reads 1, 2, 3 and a numbered record after it carries on.
+func NumberRevisions(revs []Revision) {
+	var last int64
+	for i := range revs {
+		if revs[i].Number == 0 {
+			revs[i].Number = last + 1
+		}
+		last = revs[i].Number
+	}
 }

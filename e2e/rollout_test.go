@@ -277,27 +277,28 @@ func TestRolloutUndoToRevisionConvergesToThatTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var revA int64
+	var revA, numA int64
 	for _, r := range recorded {
 		if r.TemplateHash == hashA {
-			revA = r.Revision
+			revA, numA = r.Revision, r.Number
 		}
 	}
-	if revA != revs["a"] {
-		t.Fatalf("template A recorded at revision %d, want %d (its spec's); history %+v", revA, revs["a"], recorded)
+	if revA != revs["a"] || numA != 1 {
+		t.Fatalf("template A recorded at revision %d as number %d, want %d (its spec's) and 1; history %+v", revA, numA, revs["a"], recorded)
 	}
+	// rcctl lists them by number, 1, 2, 3 as kubectl numbers them
 	history := d.rcctl(t, "", "rollout", "history", id)
-	for mode, rev := range revs {
-		line := lineStarting(history, fmt.Sprint(rev))
+	for mode, number := range map[string]int{"a": 1, "b": 2, "c": 3} {
+		line := lineStarting(history, fmt.Sprint(number))
 		if line == "" {
-			t.Errorf("rollout history does not list revision %d (template %s):\n%s", rev, mode, history)
+			t.Errorf("rollout history does not list revision %d (template %s):\n%s", number, mode, history)
 		}
 		if current := strings.HasSuffix(line, "*"); current != (mode == "c") {
-			t.Errorf("rollout history marks revision %d (template %s) current: %t, want %t:\n%s", rev, mode, current, mode == "c", history)
+			t.Errorf("rollout history marks revision %d (template %s) current: %t, want %t:\n%s", number, mode, current, mode == "c", history)
 		}
 	}
 
-	d.rcctl(t, "", "rollout", "undo", id, "--to-revision", fmt.Sprint(revA))
+	d.rcctl(t, "", "rollout", "undo", id, "--to-revision", fmt.Sprint(numA))
 	undone := specOf(t, d, id)
 	if got := api.TemplateHash(&undone.Controller.DesiredState.TaskTemplate); got != hashA || undone.Controller.DesiredState.Replicas != 2 {
 		t.Fatalf("after undo to %d the spec has template %s and %d replicas, want A's %s and 2", revA, got, undone.Controller.DesiredState.Replicas, hashA)

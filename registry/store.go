@@ -424,7 +424,8 @@ func (s *Store) PutRevision(ctx context.Context, id string, rev *api.Revision) e
 }
 
 // GetRevision returns the recorded template of revision rev of controller
-// id, or ErrNotFound.
+// id, or ErrNotFound. Its Number is as recorded: 0 for a record written
+// before records were numbered (ListRevisions numbers those).
 func (s *Store) GetRevision(ctx context.Context, id string, rev int64) (*api.Revision, error) {
 	key := s.HistoryPrefix(id) + strconv.FormatInt(rev, 10)
 	resp, err := s.client.Get(ctx, key)
@@ -442,7 +443,8 @@ func (s *Store) GetRevision(ctx context.Context, id string, rev int64) (*api.Rev
 }
 
 // ListRevisions returns the recorded templates of controller id, oldest
-// first. A record that does not decode is skipped.
+// first, numbered (api.NumberRevisions). A record that does not decode is
+// skipped.
 func (s *Store) ListRevisions(ctx context.Context, id string) ([]api.Revision, error) {
 	var out []api.Revision
 	_, err := s.listPrefix(ctx, s.HistoryPrefix(id), func(_ string, value []byte, _, _ int64) {
@@ -452,13 +454,14 @@ func (s *Store) ListRevisions(ctx context.Context, id string) ([]api.Revision, e
 		}
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Revision < out[j].Revision })
+	api.NumberRevisions(out)
 	return out, err
 }
 
 // NewestRevisions returns, for every controller with a history, its newest
-// recorded template hash.
+// recorded template, numbered as ListRevisions numbers it.
 func (s *Store) NewestRevisions(ctx context.Context) (map[string]api.Revision, error) {
-	out := make(map[string]api.Revision)
+	all := make(map[string][]api.Revision)
 	root := s.historyRoot()
 	_, err := s.listPrefix(ctx, root, func(key string, value []byte, _, _ int64) {
 		id, _, ok := strings.Cut(strings.TrimPrefix(key, root), "/")
@@ -466,10 +469,14 @@ func (s *Store) NewestRevisions(ctx context.Context) (map[string]api.Revision, e
 		if !ok || json.Unmarshal(value, &r) != nil {
 			return
 		}
-		if cur, seen := out[id]; !seen || r.Revision > cur.Revision {
-			out[id] = r
-		}
+		all[id] = append(all[id], r)
 	})
+	out := make(map[string]api.Revision, len(all))
+	for id, revs := range all {
+		sort.Slice(revs, func(i, j int) bool { return revs[i].Revision < revs[j].Revision })
+		api.NumberRevisions(revs)
+		out[id] = revs[len(revs)-1]
+	}
 	return out, err
 }
 

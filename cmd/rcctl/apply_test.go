@@ -102,7 +102,7 @@ func TestApplyRefusesInvalidSpecsAndWritesNothing(t *testing.T) {
 		{
 			name:  "negative replicas",
 			input: mutated(func(rc *api.ReplicationController) { rc.DesiredState.Replicas = -1 }),
-			wants: []string{"desiredState.replicas: must be between 0 and 1000, got -1"},
+			wants: []string{"desiredState.replicas: must not be negative, got -1"},
 		},
 		{
 			name: "unknown field",
@@ -110,6 +110,13 @@ func TestApplyRefusesInvalidSpecsAndWritesNothing(t *testing.T) {
 				return strings.Replace(valid(), `"replicas": 3`, `"replicas": 3, "replica": 4`, 1)
 			},
 			wants: []string{`unknown field "desiredState.replica"`},
+		},
+		{
+			name: "mistyped field",
+			input: func() string {
+				return strings.Replace(valid(), `"replicas": 3`, `"replicass": 3`, 1)
+			},
+			wants: []string{`unknown field "desiredState.replicass" (did you mean "replicas"?)`},
 		},
 		{
 			name:  "broken JSON",
@@ -159,6 +166,18 @@ func TestApplyRefusesInvalidSpecsAndWritesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestApplyOfTheREADMEsBadSpecNamesReplicasFirst: the README's broken
+// spec is refused for its negative replicas, the point of the example,
+// before what else it lacks.
+func TestApplyOfTheREADMEsBadSpecNamesReplicasFirst(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+
+	r := e.run(`{"id":"bad","desiredState":{"replicas":-1}}`, "apply", "-f", "-")
+
+	assertFails(t, r, `controller "bad" is invalid (nothing written): desiredState.replicas: must not be negative, got -1; desiredState.replicasInSet: must not be empty`)
 }
 
 func TestApplyReportsConflictWhenChangedSinceRead(t *testing.T) {

@@ -43,24 +43,84 @@ func (c *cli) completeID(cmd *cobra.Command, args []string, toComplete string) (
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
-// controllerIDs lists the ids of the stored controllers, in key order,
-// with the connection the global flags describe.
-func (c *cli) controllerIDs(ctx context.Context) ([]string, error) {
-	if err := c.readEnv(); err != nil {
+// completeSetImage is the ValidArgsFunction of set image: a controller
+// ID, then CONTAINER= for each container of its template not given yet.
+func (c *cli) completeSetImage(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return c.completeID(cmd, args, toComplete)
+	}
+	if strings.Contains(toComplete, "=") {
+		return nil, cobra.ShellCompDirectiveNoFileComp // the image is the user's
+	}
+	names, err := c.containerNames(cmd.Context(), args[0])
+	if err != nil {
+		cobra.CompDebugln("rcctl: complete container names: "+err.Error(), false)
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	given := map[string]bool{}
+	for _, a := range args[1:] {
+		name, _, _ := strings.Cut(a, "=")
+		given[name] = true
+	}
+	var out []cobra.Completion
+	for _, name := range names {
+		if !given[name] && strings.HasPrefix(name+"=", toComplete) {
+			out = append(out, name+"=")
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}
+
+// containerNames lists the names of the containers of controller id's
+// template, in the manifest's order.
+func (c *cli) containerNames(ctx context.Context, id string) ([]string, error) {
+	ctx, cn, done, err := c.completionConn(ctx)
+	if err != nil {
 		return nil, err
 	}
-	if err := c.opts.validate(); err != nil {
+	defer done()
+	spec, err := cn.getController(ctx, id)
+	if err != nil {
 		return nil, err
+	}
+	if spec.Err != nil {
+		return nil, spec.Err
+	}
+	var names []string
+	for _, ctr := range spec.Controller.DesiredState.TaskTemplate.DesiredState.Manifest.Containers {
+		names = append(names, ctr.Name)
+	}
+	return names, nil
+}
+
+// completionConn connects with the global flags, within the completion
+// timeout; done closes the connection and ends ctx.
+func (c *cli) completionConn(ctx context.Context) (context.Context, *conn, func(), error) {
+	if err := c.readEnv(); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := c.opts.validate(); err != nil {
+		return nil, nil, nil, err
 	}
 	short := *c
 	short.opts.dialTimeout = min(c.opts.dialTimeout, completionTimeout)
 	ctx, cancel := context.WithTimeout(ctx, short.opts.dialTimeout)
-	defer cancel()
 	cn, err := short.connect(ctx)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	return ctx, cn, func() { cn.close(); cancel() }, nil
+}
+
+// controllerIDs lists the ids of the stored controllers, in key order,
+// with the connection the global flags describe.
+func (c *cli) controllerIDs(ctx context.Context) ([]string, error) {
+	ctx, cn, done, err := c.completionConn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer cn.close()
+	defer done()
 	specs, err := cn.listControllers(ctx)
 	if err != nil {
 		return nil, err

@@ -80,7 +80,7 @@ func (c *cli) describe(ctx context.Context, id string) error {
 	}
 
 	kv := newFieldTable(c.stdout)
-	printSpecFields(kv, v)
+	printSpecFields(kv, v, revisions, revErr == nil)
 	c.printStatusFields(kv, v)
 	_ = kv.Flush()
 	c.printConditions(c.stdout, v.status)
@@ -184,12 +184,14 @@ func (c *cli) listContainers(ctx context.Context, id, registryID string) ([]api.
 	return ours, nil
 }
 
-func printSpecFields(tw io.Writer, v view) {
+// printSpecFields shows the spec; revs is its history, when it could be
+// read (revsOK).
+func printSpecFields(tw io.Writer, v view, revs []api.Revision, revsOK bool) {
 	row(tw, "ID:", v.spec.ID)
 	rc := v.spec.Controller
 	if v.spec.Err != nil || rc == nil {
 		row(tw, "Spec:", fmt.Sprintf("<invalid: %s>", oneLine(v.spec.Err)))
-		row(tw, "Revision:", strconv.FormatInt(v.spec.ModRevision, 10))
+		row(tw, "Revision:", fmt.Sprintf("%s (the spec is at etcd revision %d)", ctlview.None, v.spec.ModRevision))
 		return
 	}
 	ds := rc.DesiredState
@@ -239,7 +241,20 @@ func printSpecFields(tw io.Writer, v view) {
 		}
 		printSecurityFields(tw, prefix, ctr)
 	}
-	row(tw, "Revision:", strconv.FormatInt(v.spec.ModRevision, 10))
+	row(tw, "Revision:", formatRevision(v.spec.ModRevision, revs, revsOK, api.TemplateHash(&ds.TaskTemplate)))
+}
+
+// formatRevision is describe's Revision: the number of the recorded
+// revision of the spec's template (hash), as rollout history lists it,
+// and the etcd revision the spec is at.
+func formatRevision(specRev int64, revs []api.Revision, revsOK bool, hash string) string {
+	if i := currentRevision(revs, hash); i >= 0 {
+		return fmt.Sprintf("%d (the spec is at etcd revision %d)", revs[i].Number, specRev)
+	}
+	if !revsOK {
+		return fmt.Sprintf("%s (the spec is at etcd revision %d; the history cannot be read)", ctlview.Unknown, specRev)
+	}
+	return fmt.Sprintf("%s (the spec is at etcd revision %d; the manager records its template when it first acts on it)", ctlview.None, specRev)
 }
 
 // printStrategy shows the update strategy with its defaults filled in, the
@@ -267,11 +282,11 @@ func (c *cli) printStatusFields(tw io.Writer, v view) {
 		return
 	}
 	row(tw, "Status:", fmt.Sprintf("%d current / %d ready / %d available", st.Replicas, st.ReadyReplicas, st.AvailableReplicas))
-	observed := fmt.Sprintf("revision %d", st.ObservedRevision)
+	observed := fmt.Sprintf("etcd revision %d", st.ObservedRevision)
 	if st.ObservedRevision == v.spec.ModRevision {
 		observed += " (up to date)"
 	} else {
-		observed += fmt.Sprintf(" (the spec is at revision %d; the manager has not acted on it yet)", v.spec.ModRevision)
+		observed += fmt.Sprintf(" (the spec is at etcd revision %d; the manager has not acted on it yet)", v.spec.ModRevision)
 	}
 	row(tw, "Observed:", observed)
 	row(tw, "Last sync:", ctlview.FormatTime(now, st.LastSyncTime))

@@ -48,7 +48,7 @@ func TestDescribeShowsSpecStatusConditionsAndContainers(t *testing.T) {
 		"Memory:             67108864 bytes (64MiB)\n",
 		"CPU shares:         512\n",
 		"Status:             3 current / 2 ready / 1 available\n",
-		"Observed:           revision "+itoa(rev)+" (up to date)\n",
+		"Observed:           etcd revision "+itoa(rev)+" (up to date)\n",
 		"Last sync:          2026-11-29T09:59:55Z (5s ago)\n",
 		"ReplicaFailure   True     CreateFailed   create web-3: no such image: demo-task:latest   2m\n",
 		"  NAME     NODE     SLOT   STATE     HEALTH    CREATED\n"+
@@ -135,7 +135,7 @@ func TestDescribeShowsStatusBehindSpec(t *testing.T) {
 	r = e.runCLI("describe", "web")
 
 	assertOK(t, r)
-	assertContains(t, r.stdout, "Observed:           revision "+itoa(rev)+" (the spec is at revision "+itoa(now)+"; the manager has not acted on it yet)\n")
+	assertContains(t, r.stdout, "Observed:           etcd revision "+itoa(rev)+" (the spec is at etcd revision "+itoa(now)+"; the manager has not acted on it yet)\n")
 }
 
 func TestDescribeUnknownControllerFails(t *testing.T) {
@@ -284,10 +284,11 @@ func TestDescribeShowsTheRecentRevisions(t *testing.T) {
 	assertContains(t, r.stdout, ""+
 		"Recent revisions:\n"+
 		"  REVISION   FIRST-SEEN             IMAGE         CURRENT\n"+
-		"  11         2026-11-29T07:00:00Z   demo-task:2\n"+
-		"  12         2026-11-29T08:00:00Z   demo-task:3   *\n"+
-		"  13         2026-11-29T09:00:00Z   demo-task:4\n"+
+		"  2          2026-11-29T07:00:00Z   demo-task:2\n"+
+		"  3          2026-11-29T08:00:00Z   demo-task:3   *\n"+
+		"  4          2026-11-29T09:00:00Z   demo-task:4\n"+
 		"Events:")
+	assertContains(t, r.stdout, "Revision:           3 (the spec is at etcd revision "+itoa(e.get("web").ModRevision)+")\n")
 }
 
 func TestDescribeWithoutRevisionsSaysSo(t *testing.T) {
@@ -298,7 +299,8 @@ func TestDescribeWithoutRevisionsSaysSo(t *testing.T) {
 	r := e.runCLI("describe", "web")
 
 	assertOK(t, r)
-	assertContains(t, r.stdout, "Recent revisions:   <none>\n")
+	assertContains(t, r.stdout, "Recent revisions:   <none>\n",
+		"Revision:           <none> (the spec is at etcd revision "+itoa(e.get("web").ModRevision)+"; the manager records its template when it first acts on it)\n")
 }
 
 // addTask gives the fake Docker a container of web's slot and returns its

@@ -39,10 +39,15 @@ func (c *cli) getCommand() *cobra.Command {
 		Use:   "get [ID] [-o wide|json|yaml|name|jsonpath=TEMPLATE] [-l key=value,...] [-w]",
 		Short: "list controllers, or show one",
 		Long: `Get prints a table of every controller, or of the one named, with the replicas
-the manager last reported. -o wide adds the selector, the available replicas,
-the spec's revision, the conditions worth a look, and NODES: the containers
-each node reports running, as node:count in node order (<none> when no node
-reports on the controller).
+the manager last reported and its STATUS in one word, as kubectl get pods
+shows CrashLoopBackOff: the first thing wrong (InvalidSpec, Pending, CrashLoop,
+ImageNotFound or another ReplicaFailure reason such as Unschedulable, Blocked,
+ProgressDeadlineExceeded), else Paused, Progressing, Running or ScaledToZero
+(rcctl describe shows the conditions it comes from). -o wide adds the
+selector, the available replicas, the spec's etcd revision (ETCD-REVISION;
+rollout history numbers the templates 1, 2, 3), the conditions worth a look,
+and NODES: the containers each node reports running, as node:count in node
+order (<none> when no node reports on the controller).
 
 -o json and -o yaml print each spec as stored, with the status the manager last
 wrote under "currentState" (absent before its first); without an ID they print
@@ -244,9 +249,9 @@ func readViews(ctx context.Context, cn *conn) ([]view, error) {
 
 // tableHeader is the header of get's table.
 func tableHeader(wide bool) []string {
-	header := []string{"ID", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AGE", "IMAGE"}
+	header := []string{"ID", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "STATUS", "AGE", "IMAGE"}
 	if wide {
-		header = append(header, "SELECTOR", "AVAILABLE", "REVISION", "CONDITIONS", "NODES")
+		header = append(header, "SELECTOR", "AVAILABLE", "ETCD-REVISION", "CONDITIONS", "NODES")
 	}
 	return header
 }
@@ -255,6 +260,7 @@ func tableHeader(wide bool) []string {
 // by controller id (nil: the reports could not be read).
 func (c *cli) tableRow(v view, wide bool, nodes map[string]string) []string {
 	desired, image, selector := ctlview.Invalid, ctlview.Invalid, ctlview.Invalid
+	status := ctlview.Status(v.spec.Controller, v.status, v.spec.Err)
 	if rc := v.spec.Controller; v.spec.Err == nil && rc != nil {
 		desired = strconv.Itoa(rc.DesiredState.Replicas)
 		image = ctlview.Images(rc)
@@ -268,7 +274,7 @@ func (c *cli) tableRow(v view, wide bool, nodes map[string]string) []string {
 		available = strconv.Itoa(st.AvailableReplicas)
 		created = ctlview.Age(c.now(), st.CreationTimestamp)
 	}
-	cells := []string{v.spec.ID, desired, current, ready, updated, created, image}
+	cells := []string{v.spec.ID, desired, current, ready, updated, status, created, image}
 	if wide {
 		onNodes := ctlview.Unknown
 		if nodes != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,9 +44,9 @@ func TestGetPrintsTableWithStatus(t *testing.T) {
 	r := e.runCLI("get")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   AGE         IMAGE\n"+
-		"api   1         <none>    <none>   <none>       <unknown>   demo-api:v2\n"+
-		"web   3         3         2        0            3h          demo-task:latest\n")
+		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   STATUS          AGE         IMAGE\n"+
+		"api   1         <none>    <none>   <none>       Pending         <unknown>   demo-api:v2\n"+
+		"web   3         3         2        0            ImageNotFound   3h          demo-task:latest\n")
 }
 
 func TestGetOneController(t *testing.T) {
@@ -56,8 +57,8 @@ func TestGetOneController(t *testing.T) {
 	r := e.runCLI("get", "web")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY   UP-TO-DATE   AGE   IMAGE\n"+
-		"web   3         3         2       0            3h    demo-task:latest\n")
+		"ID    DESIRED   CURRENT   READY   UP-TO-DATE   STATUS          AGE   IMAGE\n"+
+		"web   3         3         2       0            ImageNotFound   3h    demo-task:latest\n")
 }
 
 func TestGetWideAddsSelectorAvailableRevisionConditions(t *testing.T) {
@@ -69,15 +70,15 @@ func TestGetWideAddsSelectorAvailableRevisionConditions(t *testing.T) {
 	r := e.runCLI("get", "-o", "wide")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   AGE         IMAGE              SELECTOR   AVAILABLE   REVISION   CONDITIONS       NODES\n"+
-		"api   1         <none>    <none>   <none>       <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>           <none>\n"+
-		"web   3         3         2        0            3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   <none>\n")
+		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   STATUS          AGE         IMAGE              SELECTOR   AVAILABLE   ETCD-REVISION   CONDITIONS       NODES\n"+
+		"api   1         <none>    <none>   <none>       Pending         <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>           <none>\n"+
+		"web   3         3         2        0            ImageNotFound   3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   <none>\n")
 }
 
-// pad is a revision in the REVISION column, padded to the header's width.
+// pad is a revision in the ETCD-REVISION column, padded to the header's width.
 func pad(rev int64) string {
 	s := strconv.FormatInt(rev, 10)
-	return s + strings.Repeat(" ", max(len("REVISION")+3-len(s), 3))
+	return s + strings.Repeat(" ", max(len("ETCD-REVISION")+3-len(s), 3))
 }
 
 func TestGetShowsUndecodableSpecAsInvalidAndListsTheRest(t *testing.T) {
@@ -89,9 +90,9 @@ func TestGetShowsUndecodableSpecAsInvalidAndListsTheRest(t *testing.T) {
 	r := e.runCLI("get")
 
 	assertStdout(t, r, ""+
-		"ID       DESIRED     CURRENT   READY    UP-TO-DATE   AGE         IMAGE\n"+
-		"broken   <invalid>   <none>    <none>   <none>       <unknown>   <invalid>\n"+
-		"web      3           <none>    <none>   <none>       <unknown>   demo-task:latest\n")
+		"ID       DESIRED     CURRENT   READY    UP-TO-DATE   STATUS        AGE         IMAGE\n"+
+		"broken   <invalid>   <none>    <none>   <none>       InvalidSpec   <unknown>   <invalid>\n"+
+		"web      3           <none>    <none>   <none>       Pending       <unknown>   demo-task:latest\n")
 }
 
 func TestGetWithNoControllersSaysSoOnStderr(t *testing.T) {
@@ -264,26 +265,62 @@ func TestGetShowsUpToDateReplicasAndTheRolloutInConditions(t *testing.T) {
 	e := newTestEnv(t)
 	revs := map[string]int64{}
 	for _, tt := range []struct {
-		id      string
-		updated int
-		cond    api.Condition
+		id                 string
+		updated, available int
+		cond               api.Condition
 	}{
-		{"done", 3, api.Condition{Type: api.ConditionProgressing, Status: "True", Reason: api.ReasonRolloutComplete}},
-		{"rolling", 1, api.Condition{Type: api.ConditionProgressing, Status: "True", Reason: api.ReasonRollingUpdate}},
-		{"stalled", 0, api.Condition{Type: api.ConditionProgressing, Status: "False", Reason: api.ReasonProgressDeadlineExceeded}},
+		{"done", 3, 3, api.Condition{Type: api.ConditionProgressing, Status: "True", Reason: api.ReasonRolloutComplete}},
+		{"rolling", 1, 2, api.Condition{Type: api.ConditionProgressing, Status: "True", Reason: api.ReasonRollingUpdate}},
+		{"stalled", 0, 2, api.Condition{Type: api.ConditionProgressing, Status: "False", Reason: api.ReasonProgressDeadlineExceeded}},
 	} {
 		revs[tt.id] = e.create(newController(tt.id, 3))
-		e.putStatus(&api.ReplicationControllerStatus{ID: tt.id, Replicas: 3, ReadyReplicas: 3, UpdatedReplicas: tt.updated, AvailableReplicas: 2,
+		e.putStatus(&api.ReplicationControllerStatus{ID: tt.id, Replicas: 3, ReadyReplicas: 3, UpdatedReplicas: tt.updated, AvailableReplicas: tt.available,
 			ObservedRevision: revs[tt.id], Conditions: []api.Condition{tt.cond}, CreationTimestamp: e.now.Add(-time.Hour)})
 	}
 
 	r := e.runCLI("get", "-o", "wide")
 
 	assertStdout(t, r, ""+
-		"ID        DESIRED   CURRENT   READY   UP-TO-DATE   AGE   IMAGE              SELECTOR       AVAILABLE   REVISION   CONDITIONS                 NODES\n"+
-		"done      3         3         3       3            60m   demo-task:latest   name=done      2           "+pad(revs["done"])+"<none>                     <none>\n"+
-		"rolling   3         3         3       1            60m   demo-task:latest   name=rolling   2           "+pad(revs["rolling"])+"Progressing                <none>\n"+
-		"stalled   3         3         3       0            60m   demo-task:latest   name=stalled   2           "+pad(revs["stalled"])+"ProgressDeadlineExceeded   <none>\n")
+		"ID        DESIRED   CURRENT   READY   UP-TO-DATE   STATUS                     AGE   IMAGE              SELECTOR       AVAILABLE   ETCD-REVISION   CONDITIONS                 NODES\n"+
+		"done      3         3         3       3            Running                    60m   demo-task:latest   name=done      3           "+pad(revs["done"])+"<none>                     <none>\n"+
+		"rolling   3         3         3       1            Progressing                60m   demo-task:latest   name=rolling   2           "+pad(revs["rolling"])+"Progressing                <none>\n"+
+		"stalled   3         3         3       0            ProgressDeadlineExceeded   60m   demo-task:latest   name=stalled   2           "+pad(revs["stalled"])+"ProgressDeadlineExceeded   <none>\n")
+}
+
+// TestGetStatusSaysWhatIsWrongInOneWord: the STATUS column, as kubectl
+// get pods shows CrashLoopBackOff, from the conditions and the spec.
+func TestGetStatusSaysWhatIsWrongInOneWord(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	paused := newController("paused", 2)
+	paused.DesiredState.Paused = true
+	for _, tt := range []struct {
+		rc   *api.ReplicationController
+		cond api.Condition
+	}{
+		{newController("crashing", 2), api.Condition{Type: api.ConditionCrashLoop, Status: "True", Message: "exited with code 1"}},
+		{newController("unplaced", 2), api.Condition{Type: api.ConditionReplicaFailure, Status: "True", Reason: api.ReasonUnschedulable}},
+		{newController("blocked", 2), api.Condition{Type: api.ConditionProgressing, Status: "False", Reason: api.ReasonBlocked}},
+		{paused, api.Condition{Type: api.ConditionProgressing, Status: "True", Reason: api.ReasonRollingUpdate}},
+		{newController("zero", 0), api.Condition{Type: api.ConditionProgressing, Status: "True", Reason: api.ReasonRolloutComplete}},
+	} {
+		rev := e.create(tt.rc)
+		n := tt.rc.DesiredState.Replicas
+		e.putStatus(&api.ReplicationControllerStatus{ID: tt.rc.ID, Replicas: n, ReadyReplicas: n, UpdatedReplicas: n, AvailableReplicas: n,
+			ObservedRevision: rev, Conditions: []api.Condition{tt.cond}, CreationTimestamp: e.now.Add(-time.Hour)})
+	}
+
+	r := e.runCLI("get")
+
+	assertOK(t, r)
+	var got []string
+	for _, cells := range tableRows(r.stdout) {
+		got = append(got, cells[0]+" "+cells[5])
+	}
+	want := []string{"ID STATUS", "blocked Blocked", "crashing CrashLoop", "paused Paused", "unplaced Unschedulable", "zero ScaledToZero"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ID and STATUS = %q, want %q\n%s", got, want, r.stdout)
+	}
 }
 
 func TestGetWideShowsTheContainersOfEachNode(t *testing.T) {
@@ -299,19 +336,19 @@ func TestGetWideShowsTheContainersOfEachNode(t *testing.T) {
 	r := e.runCLI("get", "-o", "wide")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   AGE         IMAGE              SELECTOR   AVAILABLE   REVISION   CONDITIONS       NODES\n"+
-		"api   1         <none>    <none>   <none>       <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>           <none>\n"+
-		"web   3         3         2        0            3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   node-a:1,node-b:2,node-c:0\n")
+		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   STATUS          AGE         IMAGE              SELECTOR   AVAILABLE   ETCD-REVISION   CONDITIONS       NODES\n"+
+		"api   1         <none>    <none>   <none>       Pending         <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>           <none>\n"+
+		"web   3         3         2        0            ImageNotFound   3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   node-a:1,node-b:2,node-c:0\n")
 
 	r = e.runCLI("get", "web", "-o", "wide")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY   UP-TO-DATE   AGE   IMAGE              SELECTOR   AVAILABLE   REVISION   CONDITIONS       NODES\n"+
-		"web   3         3         2       0            3h    demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   node-a:1,node-b:2,node-c:0\n")
+		"ID    DESIRED   CURRENT   READY   UP-TO-DATE   STATUS          AGE   IMAGE              SELECTOR   AVAILABLE   ETCD-REVISION   CONDITIONS       NODES\n"+
+		"web   3         3         2       0            ImageNotFound   3h    demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   node-a:1,node-b:2,node-c:0\n")
 
 	// without -o wide, the table is as it always was
 	assertStdout(t, e.runCLI("get"), ""+
-		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   AGE         IMAGE\n"+
-		"api   1         <none>    <none>   <none>       <unknown>   demo-api:v2\n"+
-		"web   3         3         2        0            3h          demo-task:latest\n")
+		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   STATUS          AGE         IMAGE\n"+
+		"api   1         <none>    <none>   <none>       Pending         <unknown>   demo-api:v2\n"+
+		"web   3         3         2        0            ImageNotFound   3h          demo-task:latest\n")
 }

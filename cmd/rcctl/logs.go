@@ -1,7 +1,8 @@
 package main
 
 // logs prints the output of a controller's containers, as kubectl logs
-// and docker logs do. Only the local Docker engine (--docker-host) is
+// and docker logs do: all of a controller's, a slot's (ID/SLOT), or one
+// container's by the name Docker shows (ID-SLOT, ID-SLOT.CONTAINER). Only the local Docker engine (--docker-host) is
 // asked: no engine's API is exposed over the network (docs/CONTRACT.md,
 // Nodes). For each container the nodes report elsewhere, logs says on
 // which node it runs and what to run there.
@@ -26,11 +27,13 @@ import (
 func (c *cli) logsCommand() *cobra.Command {
 	var opts logOptions
 	cmd := &cobra.Command{
-		Use:   "logs ID[/SLOT] [-f] [--tail N]",
+		Use:   "logs ID[/SLOT]|CONTAINER [-f] [--tail N]",
 		Short: "print the output of a controller's containers on this node",
 		Long: `Logs prints what the controller's containers wrote to stdout and stderr (to
 stdout and stderr), as docker logs does, from the local Docker engine
-(--docker-host). ID/SLOT names one container, ID-SLOT; ID alone prints every
+(--docker-host). ID/SLOT names one slot's containers (ID-SLOT, and ID-SLOT.NAME
+for each other container of its task); a container's name as Docker shows it
+(web-1, web-probed-1.prober) names that container alone; ID alone prints every
 container of the controller on this engine, in slot order, each line prefixed
 with [NAME]. -f follows the output until the containers stop or rcctl is
 interrupted; --tail N starts with the last N lines of each.
@@ -41,13 +44,13 @@ that node; rcctl fails when none runs here.`,
 		ValidArgsFunction: c.completeID,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErrorf("logs: want exactly one ID or ID/SLOT, got %d", len(args))
+				return usageErrorf("logs: want exactly one ID, ID/SLOT or container name, got %d", len(args))
 			}
 			id, slot, err := parseLogsTarget(args[0])
 			if err != nil {
 				return err
 			}
-			return c.logs(cmd.Context(), id, slot, opts)
+			return c.logs(cmd.Context(), logsTarget{id: id, slot: slot}, opts)
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.follow, "follow", "f", false, "go on printing the output as it comes")
@@ -71,7 +74,69 @@ func parseLogsTarget(arg string) (id string, slot int, err error) {
 	return id, slot, nil
 }
 
-func (c *cli) logs(ctx context.Context, id string, slot int, opts logOptions) error {
+// logsTarget is what logs prints: the containers of controller id, of
+// slot when it is not 0, and only the one called name when that is not "".
+type logsTarget struct {
+	id   string
+	slot int
+	name string
+}
+
+// what names the target in errors: the container, the slot's first
+// container, or the controller.
+func (t logsTarget) what() string {
+	switch {
+	case t.name != "":
+		return t.name
+	case t.slot > 0:
+		return api.TaskName(t.id, t.slot)
+	}
+	return fmt.Sprintf("controller %q", t.id)
+}
+
+// resolveLogsTarget reads a target given as a controller id (t.slot 0)
+// that is no controller's as the name of a container, as Docker shows it
+// (<id>-<slot>, <id>-<slot>.<container>), of a controller that exists.
+func resolveLogsTarget(ctx context.Context, cn *conn, t logsTarget) (logsTarget, error) {
+	_, err := cn.getController(ctx, t.id)
+	switch {
+	case err == nil:
+		return t, nil
+	case !errors.Is(err, registry.ErrNotFound):
+		return t, err
+	case t.slot > 0: // ID/SLOT names a controller
+		return t, fmt.Errorf("controller %q not found", t.id)
+	}
+	for _, c := range containerTargets(t.id) {
+		_, err := cn.getController(ctx, c.id)
+		if err == nil {
+			return c, nil
+		}
+		if !errors.Is(err, registry.ErrNotFound) {
+			return t, err
+		}
+	}
+	return t, fmt.Errorf("controller %q not found, nor a container of that name", t.id)
+}
+
+// containerTargets are the readings of name as a container's name, the
+// longest controller id first: an id may hold '-' and '.', so "a-1.b-2"
+// is container b-2 of a-1 and slot 2 of a-1.b (api.ParseTaskName).
+func containerTargets(name string) []logsTarget {
+	var out []logsTarget
+	for i := len(name) - 1; i > 0; i-- {
+		if name[i] != '-' {
+			continue
+		}
+		id := name[:i]
+		if slot, _, ok := api.ParseTaskName(id, name); ok {
+			out = append(out, logsTarget{id: id, slot: slot, name: name})
+		}
+	}
+	return out
+}
+
+func (c *cli) logs(ctx context.Context, target logsTarget, opts logOptions) error {
 	if opts.tail < -1 {
 		return usageErrorf("logs: --tail must be -1 (all) or more, got %d", opts.tail)
 	}
@@ -80,11 +145,11 @@ func (c *cli) logs(ctx context.Context, id string, slot int, opts logOptions) er
 		return err
 	}
 	defer cn.close()
-	if _, err := cn.getController(ctx, id); errors.Is(err, registry.ErrNotFound) {
-		return fmt.Errorf("controller %q not found", id)
-	} else if err != nil {
+	target, err = resolveLogsTarget(ctx, cn, target)
+	if err != nil {
 		return err
 	}
+	id := target.id
 	registryID, err := readRegistryID(ctx, cn)
 	if err != nil {
 		return err
@@ -101,28 +166,33 @@ func (c *cli) logs(ctx context.Context, id string, slot int, opts logOptions) er
 	if closeSrc != nil {
 		defer closeSrc()
 	}
-	local, err := c.localContainers(ctx, src, id, slot, registryID)
+	local, err := c.localContainers(ctx, src, id, target.slot, registryID)
 	if err != nil {
 		return fmt.Errorf("docker: %w", err)
 	}
-	remote := remoteContainers(reports, local, slot)
+	if target.name != "" {
+		local = slices.DeleteFunc(local, func(t api.Task) bool { return t.Name != target.name })
+	}
+	remote := remoteContainers(reports, local, target)
 	if len(remote) > 0 {
 		c.printRemote(ctx, cn, remote, opts)
 	}
 	if len(local) == 0 {
-		return noLocalContainer(id, slot, len(remote) > 0)
+		return noLocalContainer(target, len(remote) > 0)
 	}
 	return c.printLogs(ctx, src, local, opts)
 }
 
 // noLocalContainer is the error when the local engine has no container
-// to print: remote says whether some run elsewhere (printed already).
-func noLocalContainer(id string, slot int, remote bool) error {
+// of target to print: remote says whether some run elsewhere (printed
+// already).
+func noLocalContainer(target logsTarget, remote bool) error {
+	id := target.id
 	switch {
-	case slot > 0 && remote:
-		return fmt.Errorf("%s-%d does not run on this Docker engine; see its node above", id, slot)
-	case slot > 0:
-		return fmt.Errorf("%s-%d is not on this Docker engine, and no node reports it", id, slot)
+	case target.slot > 0 && remote:
+		return fmt.Errorf("%s does not run on this Docker engine; see its node above", target.what())
+	case target.slot > 0:
+		return fmt.Errorf("%s is not on this Docker engine, and no node reports it", target.what())
 	case remote:
 		return fmt.Errorf("no container of controller %q runs on this Docker engine; see the node of each above", id)
 	}
@@ -165,9 +235,9 @@ type remoteContainer struct {
 	name, node string
 }
 
-// remoteContainers are the containers the reports name (of slot, when not
-// 0) that the local engine does not have, by node and name.
-func remoteContainers(reports []api.NodeReport, local []api.Task, slot int) []remoteContainer {
+// remoteContainers are the containers of target the reports name that the
+// local engine does not have, by node and name.
+func remoteContainers(reports []api.NodeReport, local []api.Task, target logsTarget) []remoteContainer {
 	here := map[string]bool{}
 	for _, t := range local {
 		here[t.Name] = true
@@ -175,7 +245,7 @@ func remoteContainers(reports []api.NodeReport, local []api.Task, slot int) []re
 	var out []remoteContainer
 	for _, r := range reports {
 		for _, t := range r.Tasks {
-			if here[t.Name] || (slot > 0 && t.Slot != slot) {
+			if here[t.Name] || (target.slot > 0 && t.Slot != target.slot) || (target.name != "" && t.Name != target.name) {
 				continue
 			}
 			out = append(out, remoteContainer{name: t.Name, node: r.Node})

@@ -115,3 +115,34 @@ func TestLogsMistakes(t *testing.T) {
 		}
 	}
 }
+
+func TestLogsTakesTheNameDockerShows(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.create(newController("web", 3))
+	e.create(newController("web-probed", 1))
+	lease := e.grantLease(time.Hour)
+	e.registerNode(api.Node{Name: "b", Manager: "host-b/77"}, lease)
+	e.report(lease, "b", "web", reported("web", 2, e.now))
+	prober := localTask("web-probed", 1)
+	prober.ID, prober.Name = "prober-id", "web-probed-1.prober"
+	src := &fakeLogs{
+		tasks:  []api.Task{localTask("web", 1), localTask("web-probed", 1), prober},
+		output: map[string]string{"web-1-id": "one\n", "web-probed-1-id": "probed\n", "prober-id": "probing\n"},
+	}
+
+	// a slot's first container, alone, as docker logs prints it
+	assertStdout(t, e.runLogs(src, "web-1"), "one\n")
+	assertStdout(t, e.runLogs(src, "web-probed-1"), "probed\n")
+	// another container of the task, by its name
+	assertStdout(t, e.runLogs(src, "web-probed-1.prober"), "probing\n")
+	// the slot prints both
+	assertStdout(t, e.runLogs(src, "web-probed/1"), "[web-probed-1] probed\n[web-probed-1.prober] probing\n")
+	// a container on another node: where it runs
+	r := e.runLogs(src, "web-2")
+	assertFails(t, r, "web-2 does not run on this Docker engine; see its node above")
+	assertContains(t, r.stderr, "web-2 runs on node b (manager host-b/77); on that node run: docker logs web-2\n")
+	// a name of no controller's container
+	assertFails(t, e.runLogs(src, "nope-1"), `controller "nope-1" not found, nor a container of that name`)
+	assertFails(t, e.runLogs(src, "web-1.nope"), "web-1.nope is not on this Docker engine, and no node reports it")
+}

@@ -96,6 +96,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.describeCommand(),
 		c.logsCommand(),
 		c.scaleCommand(),
+		c.setCommand(),
 		c.rolloutCommand(),
 		c.deleteCommand(),
 		c.runCommand(),

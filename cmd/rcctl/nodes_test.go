@@ -402,7 +402,7 @@ func TestARoleThatCannotReadTheReportsStillGetsAndDescribes(t *testing.T) {
 
 	r := viewer("get", "web", "-o", "wide")
 	assertOK(t, r)
-	if rows := tableRows(r.stdout); len(rows) != 2 || rows[0][11] != "NODES" || rows[1][11] != "<unknown>" || rows[1][10] != "ReplicaFailure" {
+	if rows := tableRows(r.stdout); len(rows) != 2 || rows[0][12] != "NODES" || rows[1][12] != "<unknown>" || rows[1][11] != "ReplicaFailure" {
 		t.Errorf("rows %q, want web with NODES <unknown>", rows)
 	}
 	assertContains(t, r.stderr, "warning: the nodes' reports cannot be read", "permission denied")

@@ -4,9 +4,10 @@ package main
 // parser and one printer for all of them: the table (default), wide, json,
 // yaml, name, and jsonpath=TEMPLATE, evaluated by client-go's jsonpath as
 // kubectl's -o jsonpath is (missing keys print nothing, as kubectl's
-// default).
+// default), and ended with a newline, which kubectl leaves out.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -81,8 +82,9 @@ func (o output) document() bool {
 }
 
 // writeDocument prints doc, a JSON document, in the format: as it is, as
-// YAML, or through the jsonpath template (without a final newline, as
-// kubectl prints it).
+// YAML, or through the jsonpath template, ended with a newline unless the
+// template ends its output with one (kubectl leaves it out, and a shell
+// prompt then follows the value on its line).
 func (o output) writeDocument(w io.Writer, doc []byte) error {
 	switch o.format {
 	case outputYAML:
@@ -96,10 +98,14 @@ func (o output) writeDocument(w io.Writer, doc []byte) error {
 		if err := json.Unmarshal(doc, &v); err != nil {
 			return fmt.Errorf("-o jsonpath: %w", err)
 		}
-		if err := o.jp.Execute(w, v); err != nil {
+		var b bytes.Buffer
+		if err := o.jp.Execute(&b, v); err != nil {
 			return fmt.Errorf("-o jsonpath: %w", err)
 		}
-		return nil
+		if !bytes.HasSuffix(b.Bytes(), []byte("\n")) {
+			b.WriteByte('\n')
+		}
+		doc = b.Bytes()
 	}
 	_, err := w.Write(doc)
 	return err

@@ -76,7 +76,7 @@ func TestOutputNameOnEveryListingCommand(t *testing.T) {
 	assertStdout(t, e.runCLI("get", "-o", "name"), "controller/api\ncontroller/web\n")
 	assertStdout(t, e.runCLI("get", "web", "-o", "name"), "controller/web\n")
 	assertStdout(t, e.runCLI("nodes", "-o", "name"), "node/a\nnode/b\nnode/c\n")
-	assertStdout(t, e.runCLI("rollout", "history", "web", "-o", "name"), "revision/10\nrevision/12\n")
+	assertStdout(t, e.runCLI("rollout", "history", "web", "-o", "name"), "revision/1\nrevision/2\n")
 }
 
 func TestOutputJSONPathOnEveryListingCommand(t *testing.T) {
@@ -91,12 +91,13 @@ func TestOutputJSONPathOnEveryListingCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"get", "web", "-o", "jsonpath={.currentState.readyReplicas}"}, "2"},
-		{[]string{"get", "web", "-o", "jsonpath={.desiredState.replicas}/{.currentState.conditions[0].reason}"}, "3/CreateFailed"},
+		{[]string{"get", "web", "-o", "jsonpath={.currentState.readyReplicas}"}, "2\n"},
+		{[]string{"get", "web", "-o", "jsonpath={.desiredState.replicas}/{.currentState.conditions[0].reason}"}, "3/CreateFailed\n"},
 		{[]string{"get", "-o", `jsonpath={range .items[*]}{.id}={.currentState.replicas}{"\n"}{end}`}, "api=\nweb=3\n"},
-		{[]string{"get", "-o", "jsonpath={.items[?(@.id==\"web\")].desiredState.taskTemplate.desiredState.manifest.containers[0].image}"}, "demo-task:latest"},
-		{[]string{"nodes", "-o", "jsonpath={.items[*].name} {.items[0].status.containers}"}, "a b c 3"},
-		{[]string{"rollout", "history", "web", "-o", "jsonpath={.items[?(@.current==true)].revision}"}, "12"},
+		{[]string{"get", "-o", "jsonpath={.items[?(@.id==\"web\")].desiredState.taskTemplate.desiredState.manifest.containers[0].image}"}, "demo-task:latest\n"},
+		{[]string{"nodes", "-o", "jsonpath={.items[*].name} {.items[0].status.containers}"}, "a b c 3\n"},
+		{[]string{"rollout", "history", "web", "-o", "jsonpath={.items[?(@.current==true)].number}"}, "2\n"},
+		{[]string{"rollout", "history", "web", "-o", "jsonpath={.items[?(@.current==true)].revision}"}, "12\n"},
 	} {
 		r := e.runCLI(tt.args...)
 		assertOK(t, r)
@@ -120,10 +121,10 @@ func TestNodesAndRolloutHistoryPrintYAMLAndJSON(t *testing.T) {
 
 	r = e.runCLI("rollout", "history", "web", "-o", "json")
 	assertOK(t, r)
-	assertContains(t, r.stdout, `"revision": 10,`, `"templateHash": "`, `"image": "demo-task:1"`, `"current": false`, `"current": true`)
+	assertContains(t, r.stdout, `"number": 1,`, `"revision": 10,`, `"templateHash": "`, `"image": "demo-task:1"`, `"current": false`, `"current": true`)
 	r = e.runCLI("rollout", "history", "web", "-o", "yaml")
 	assertOK(t, r)
-	assertContains(t, r.stdout, "items:\n- revision: 10\n", "  current: true\n")
+	assertContains(t, r.stdout, "items:\n- number: 1\n  revision: 10\n", "  current: true\n")
 }
 
 func TestOutputFormatMistakesAreUsageErrorsNamingTheFormats(t *testing.T) {
@@ -166,13 +167,13 @@ func TestGetSelectorListsTheControllersWhoseLabelsHoldEveryPair(t *testing.T) {
 	assertStdout(t, e.runCLI("get", "-l", "tier=front", "-o", "name"), "controller/web\n")
 	assertStdout(t, e.runCLI("get", "-l", "env=prod", "-o", "name"), "controller/api\ncontroller/web\n")
 	assertStdout(t, e.runCLI("get", "--selector", "env=prod,tier=back", "-o", "name"), "controller/api\n")
-	assertStdout(t, e.runCLI("get", "-l", "env=prod", "-o", "jsonpath={.items[*].id}"), "api web")
+	assertStdout(t, e.runCLI("get", "-l", "env=prod", "-o", "jsonpath={.items[*].id}"), "api web\n")
 	r := e.runCLI("get", "-l", "env=prod")
 	assertOK(t, r)
 	assertRows(t, r.stdout, [][]string{
-		{"ID", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AGE", "IMAGE"},
-		{"api", "1", "<none>", "<none>", "<none>", "<unknown>", "demo-task:latest"},
-		{"web", "3", "<none>", "<none>", "<none>", "<unknown>", "demo-task:latest"},
+		{"ID", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "STATUS", "AGE", "IMAGE"},
+		{"api", "1", "<none>", "<none>", "<none>", "Pending", "<unknown>", "demo-task:latest"},
+		{"web", "3", "<none>", "<none>", "<none>", "Pending", "<unknown>", "demo-task:latest"},
 	})
 	r = e.runCLI("get", "-l", "env=dev")
 	assertStdout(t, r, "")

@@ -27,11 +27,12 @@ type policyState struct {
 }
 
 // validateShape checks a spec as far as it can without etcd: every rule
-// but the policy, and desiredState.replicas only when --max-replicas is
-// given (the published policy may allow more than its default). The
-// commands that write run validate once connected.
+// but the policy, and the limit of desiredState.replicas only when
+// --max-replicas is given (the published policy may allow more than its
+// default); negative replicas are refused here. The commands that write
+// run validate once connected.
 func (c *cli) validateShape(rc *api.ReplicationController, id string) error {
-	if !c.maxReplicasGiven() {
+	if !c.maxReplicasGiven() && rc.DesiredState.Replicas > 0 {
 		shallow := *rc // Validate reads only
 		shallow.DesiredState.Replicas = 0
 		rc = &shallow

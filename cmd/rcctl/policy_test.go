@@ -85,7 +85,7 @@ func TestRolloutUndoRefusesATemplateThePublishedPolicyRefuses(t *testing.T) {
 
 	r := e.runCLI("rollout", "undo", "web")
 
-	assertFails(t, r, `controller "web" is refused by the manager's policy with the template of revision 10 (nothing written): `+
+	assertFails(t, r, `controller "web" is refused by the manager's policy with the template of revision 1 (nothing written): `+
 		hostPortPath+": refused: the manager was not started with --allow-host-ports")
 	if after := e.get("web").ModRevision; after != before {
 		t.Errorf("ModRevision moved from %d to %d: a refused undo wrote", before, after)
@@ -113,7 +113,7 @@ func TestTheReplicaLimitIsThePublishedMaxReplicas(t *testing.T) {
 	r = e.run("", "--max-replicas", "10", "scale", "web", "--replicas", "20")
 	assertFails(t, r, `controller "web" is invalid after scaling (nothing written): desiredState.replicas: must be between 0 and 10, got 20`)
 	r = e.run("", "scale", "web", "--replicas", "-1")
-	assertFails(t, r, "desiredState.replicas: must be between 0 and 5000, got -1")
+	assertFails(t, r, "desiredState.replicas: must not be negative, got -1")
 }
 
 // TestWithoutAPublishedPolicyApplyWritesAsBefore: no leader has published

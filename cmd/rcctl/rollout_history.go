@@ -30,15 +30,17 @@ func (c *cli) rolloutHistoryCommand() *cobra.Command {
 		Use:   "history ID [-o json|yaml|name|jsonpath=TEMPLATE]",
 		Short: "list the templates a controller ran",
 		Long: `Rollout history lists the task templates the manager recorded for the
-controller, oldest first: the spec revision that brought each, when the manager
-first acted on it, its image, and a * on the one the spec asks for now. The
-manager keeps the newest --revision-history-limit (default 10).
+controller, oldest first: its number (1 for the controller's first template,
+as kubectl numbers revisions; rollout undo --to-revision takes it), when the
+manager first acted on it, its image, and a * on the one the spec asks for now.
+The manager keeps the newest --revision-history-limit (default 10); a pruned
+revision's number is not reused.
 
 -o json prints {"items": [...]}, oldest first, each the revision as the
-manager recorded it (revision, firstSeen, templateHash, taskTemplate) and
-"current": true on the current one; -o yaml the same as YAML, -o
-jsonpath=TEMPLATE through a kubectl JSONPath template, and -o name
-revision/N per revision.`,
+manager recorded it (number; revision, the etcd revision of the spec that
+brought it; firstSeen, templateHash, taskTemplate) and "current": true on the
+current one; -o yaml the same as YAML, -o jsonpath=TEMPLATE through a kubectl
+JSONPath template, and -o name revision/N per revision.`,
 		Args:              oneID("history"),
 		ValidArgsFunction: c.completeID,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -74,7 +76,7 @@ func (c *cli) rolloutHistory(ctx context.Context, id string, out output) error {
 		return c.printHistoryDocument(revs, hash, out)
 	case out.format == outputName:
 		for _, r := range revs {
-			fmt.Fprintf(c.stdout, "revision/%d\n", r.Revision)
+			fmt.Fprintf(c.stdout, "revision/%d\n", r.Number)
 		}
 		return nil
 	}
@@ -151,7 +153,7 @@ func printRevisions(w io.Writer, indent string, revs []api.Revision, hash string
 		if i == current {
 			mark = "*"
 		}
-		row(tw, indent+strconv.FormatInt(r.Revision, 10), formatFirstSeen(r.FirstSeen), ctlview.OrNone(r.Image()), mark)
+		row(tw, indent+strconv.FormatInt(r.Number, 10), formatFirstSeen(r.FirstSeen), ctlview.OrNone(r.Image()), mark)
 	}
 	_ = tw.Flush()
 	// the empty CURRENT cells would end their lines in spaces

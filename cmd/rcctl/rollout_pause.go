@@ -46,7 +46,8 @@ controller's template out within its updateStrategy.`,
 }
 
 // setPaused writes desiredState.paused of id; a controller that already
-// is as asked is left alone, and said so.
+// is as asked is left alone, and said so ("web is not paused; nothing
+// changed"), with success.
 func (c *cli) setPaused(ctx context.Context, id string, paused bool) error {
 	cn, err := c.connect(ctx)
 	if err != nil {
@@ -67,9 +68,9 @@ func (c *cli) setPaused(ctx context.Context, id string, paused bool) error {
 	case err != nil:
 		return err
 	case unchanged && paused:
-		fmt.Fprintf(c.stdout, "%s is paused already\n", id)
+		fmt.Fprintf(c.stdout, "%s is already paused; nothing changed\n", id)
 	case unchanged:
-		fmt.Fprintf(c.stdout, "%s is not paused\n", id)
+		fmt.Fprintf(c.stdout, "%s is not paused; nothing changed\n", id)
 	default:
 		fmt.Fprintf(c.stdout, "%s %s\n", id, word)
 	}

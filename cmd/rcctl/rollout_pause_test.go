@@ -15,7 +15,7 @@ func TestRolloutPauseAndResumeSetPausedAndKeepTheRest(t *testing.T) {
 		t.Errorf("stored spec after pause:\n%s\nwant:\n%s", encode(t, got.Controller), encode(t, want))
 	}
 
-	assertStdout(t, e.runCLI("rollout", "pause", "web"), "web is paused already\n")
+	assertStdout(t, e.runCLI("rollout", "pause", "web"), "web is already paused; nothing changed\n")
 	if again := e.get("web"); again.ModRevision != got.ModRevision {
 		t.Errorf("a second pause wrote the spec: revision %d, was %d", again.ModRevision, got.ModRevision)
 	}
@@ -24,7 +24,11 @@ func TestRolloutPauseAndResumeSetPausedAndKeepTheRest(t *testing.T) {
 	if encode(t, e.get("web").Controller) != encode(t, newController("web", 3)) {
 		t.Errorf("stored spec after resume: %s", encode(t, e.get("web").Controller))
 	}
-	assertStdout(t, e.runCLI("rollout", "resume", "web"), "web is not paused\n")
+	resumed := e.get("web").ModRevision
+	assertStdout(t, e.runCLI("rollout", "resume", "web"), "web is not paused; nothing changed\n")
+	if again := e.get("web"); again.ModRevision != resumed {
+		t.Errorf("a second resume wrote the spec: revision %d, was %d", again.ModRevision, resumed)
+	}
 }
 
 func TestRolloutPauseOfAnUnknownControllerFails(t *testing.T) {

@@ -5,7 +5,8 @@ package main
 // hash changes, so every container is outdated and the manager replaces
 // them all within the update strategy. It is a read-modify-write of one
 // field, so a conflict is retried as scale retries it, keeping the other
-// edit.
+// edit. A controller of no replicas has nothing to replace: restart writes
+// nothing and says so.
 
 import (
 	"context"
@@ -23,7 +24,8 @@ func (c *cli) rolloutRestartCommand() *cobra.Command {
 		Short: "replace every container of a controller, one rollout step at a time",
 		Long: `Rollout restart records the time in desiredState.taskTemplate.restartedAt,
 which changes the template without changing what runs: the manager replaces
-every container within the spec's updateStrategy, as for a new image.`,
+every container within the spec's updateStrategy, as for a new image. A
+controller of 0 replicas has none to replace: nothing is written.`,
 		Args:              oneID("restart"),
 		ValidArgsFunction: c.completeID,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -38,8 +40,11 @@ func (c *cli) rolloutRestart(ctx context.Context, id string) error {
 		return err
 	}
 	defer cn.close()
-	var paused bool
+	var paused, none bool
 	err = readModifyWrite(ctx, cn, id, func(rc *api.ReplicationController) error {
+		if none = rc.DesiredState.Replicas == 0; none {
+			return nil // unchanged: nothing is written
+		}
 		rc.DesiredState.TaskTemplate.RestartedAt = restartTime(c.now(), rc.DesiredState.TaskTemplate.RestartedAt)
 		if err := c.validate(ctx, cn, rc, id); err != nil {
 			return invalid(id, "", err)
@@ -49,6 +54,10 @@ func (c *cli) rolloutRestart(ctx context.Context, id string) error {
 	})
 	if err != nil {
 		return err
+	}
+	if none {
+		fmt.Fprintf(c.stdout, "%s has no replicas to restart; nothing changed\n", id)
+		return nil
 	}
 	fmt.Fprintf(c.stdout, "%s restarted\n", id)
 	if paused {

@@ -41,6 +41,18 @@ func TestRolloutRestartTwiceInOneSecondStillChangesTheTemplate(t *testing.T) {
 	}
 }
 
+func TestRolloutRestartOfNoReplicasChangesNothingAndSaysSo(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	e.create(newController("web", 0))
+	before := e.revision()
+
+	r := e.runCLI("rollout", "restart", "web")
+
+	assertStdout(t, r, "web has no replicas to restart; nothing changed\n")
+	assertNothingWritten(t, e, before)
+}
+
 func TestRolloutRestartOfAPausedControllerWarns(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)

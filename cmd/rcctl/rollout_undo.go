@@ -27,7 +27,8 @@ func (c *cli) rolloutUndoCommand() *cobra.Command {
 		Short: "write an earlier template back into a controller's spec",
 		Long: `Rollout undo writes a template from the controller's history (see rcctl rollout
 history) back into its spec: by default the newest recorded template other than
-the current one, or that of --to-revision. Replicas and everything outside
+the current one, or that of --to-revision (a number in rollout history's
+REVISION column). Replicas and everything outside
 desiredState.taskTemplate stay as they are; the manager then rolls the
 containers back as it rolls any change. If the spec changes between undo's
 read and its write, nothing is written.`,
@@ -73,12 +74,12 @@ func (c *cli) undoAt(ctx context.Context, cn *conn, spec registry.Spec, revs []a
 	}
 	if target.TemplateHash == hash {
 		// kubectl says so and succeeds: the spec is where it was asked to be
-		fmt.Fprintf(c.stdout, "%s skipped rollback (current template already matches revision %d)\n", id, target.Revision)
+		fmt.Fprintf(c.stdout, "%s: already at revision %d; nothing changed\n", id, target.Number)
 		return nil
 	}
 	rc.DesiredState.TaskTemplate = target.TaskTemplate
 	if err := c.validate(ctx, cn, rc, id); err != nil {
-		return invalid(id, fmt.Sprintf("with the template of revision %d", target.Revision), err)
+		return invalid(id, fmt.Sprintf("with the template of revision %d", target.Number), err)
 	}
 	_, err = cn.updateController(ctx, rc, spec.ModRevision)
 	switch {
@@ -89,20 +90,20 @@ func (c *cli) undoAt(ctx context.Context, cn *conn, spec registry.Spec, revs []a
 	case err != nil:
 		return err
 	}
-	fmt.Fprintf(c.stdout, "%s rolled back to revision %d\n", id, target.Revision)
+	fmt.Fprintf(c.stdout, "%s rolled back to revision %d\n", id, target.Number)
 	if rc.DesiredState.Paused {
 		fmt.Fprintf(c.stderr, "warning: %s is paused: the manager rolls the containers back once desiredState.paused is false\n", id)
 	}
 	return nil
 }
 
-// undoTarget is the revision undo writes back: toRevision, or when it is
-// 0, the newest recorded one whose template differs from the current
+// undoTarget is the revision undo writes back: the one numbered
+// toRevision, or when it is 0, the newest recorded one whose template differs from the current
 // (hash).
 func undoTarget(id string, revs []api.Revision, hash string, toRevision int64) (api.Revision, error) {
 	if toRevision != 0 {
 		for _, r := range revs {
-			if r.Revision == toRevision {
+			if r.Number == toRevision {
 				return r, nil
 			}
 		}

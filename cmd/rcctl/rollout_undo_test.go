@@ -11,8 +11,9 @@ import (
 )
 
 // rolledOut stores web at demo-task:2, with 5 replicas, an update
-// strategy and a label of its own, after demo-task:1 (revision 10) and
-// demo-task:2 (revision 11) in its history.
+// strategy and a label of its own, after demo-task:1 (revision 1, at etcd
+// revision 10) and demo-task:2 (revision 2, at 11) in its history, recorded
+// before records were numbered.
 func rolledOut(t *testing.T, e *testEnv) *api.ReplicationController {
 	t.Helper()
 	rc := withImage(newController("web", 5), "demo-task:2")
@@ -33,7 +34,7 @@ func TestRolloutUndoWritesThePreviousTemplateBackAndKeepsTheRest(t *testing.T) {
 
 	r := e.runCLI("rollout", "undo", "web")
 
-	assertStdout(t, r, "web rolled back to revision 10\n")
+	assertStdout(t, r, "web rolled back to revision 1\n")
 	after := e.get("web")
 	want := withImage(rc, "demo-task:1")
 	if got := encode(t, after.Controller); got != encode(t, want) {
@@ -50,9 +51,9 @@ func TestRolloutUndoToARevision(t *testing.T) {
 	rolledOut(t, e)
 	record(t, e, 12, "demo-task:3", 30*time.Minute)
 
-	r := e.runCLI("rollout", "undo", "web", "--to-revision", "12")
+	r := e.runCLI("rollout", "undo", "web", "--to-revision", "3")
 
-	assertStdout(t, r, "web rolled back to revision 12\n")
+	assertStdout(t, r, "web rolled back to revision 3\n")
 	if got := e.get("web").Controller.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image; got != "demo-task:3" {
 		t.Errorf("stored image %q, want demo-task:3", got)
 	}
@@ -64,9 +65,9 @@ func TestRolloutUndoToTheCurrentRevisionSkipsAndSucceeds(t *testing.T) {
 	rolledOut(t, e)
 	before := e.revision()
 
-	r := e.runCLI("rollout", "undo", "web", "--to-revision", "11")
+	r := e.runCLI("rollout", "undo", "web", "--to-revision", "2")
 
-	assertStdout(t, r, "web skipped rollback (current template already matches revision 11)\n")
+	assertStdout(t, r, "web: already at revision 2; nothing changed\n")
 	if after := e.revision(); after != before {
 		t.Errorf("etcd revision moved from %d to %d", before, after)
 	}
@@ -116,7 +117,7 @@ func TestRolloutUndoRefusesATemplateTheSpecNoLongerSelects(t *testing.T) {
 
 	r := e.runCLI("rollout", "undo", "web")
 
-	assertFails(t, r, "invalid with the template of revision 10 (nothing written)", "replicasInSet")
+	assertFails(t, r, "invalid with the template of revision 1 (nothing written)", "replicasInSet")
 	if after := e.revision(); after != before {
 		t.Errorf("etcd revision moved from %d to %d", before, after)
 	}
@@ -158,6 +159,6 @@ func TestRolloutUndoOfAPausedControllerWarns(t *testing.T) {
 
 	r := e.runCLI("rollout", "undo", "web")
 
-	assertStdout(t, r, "web rolled back to revision 10\n")
+	assertStdout(t, r, "web rolled back to revision 1\n")
 	assertContains(t, r.stderr, "warning: web is paused")
 }

@@ -123,8 +123,8 @@ func TestRunThenGetListsTheController(t *testing.T) {
 	r := e.run("", "get")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   AGE         IMAGE\n"+
-		"web   3         <none>    <none>   <none>       <unknown>   demo-task:latest\n")
+		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   STATUS    AGE         IMAGE\n"+
+		"web   3         <none>    <none>   <none>       Pending   <unknown>   demo-task:latest\n")
 }
 
 func TestRunWithLabelsUsesThemAsSelectorAndTemplateLabels(t *testing.T) {

@@ -13,11 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/replication-manager/replication-manager/internal/ctlview"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -104,6 +106,11 @@ func (w *watcher) printInitial(ctx context.Context, views []view) error {
 		for _, r := range rows {
 			w.grow(r)
 		}
+		// STATUS changes most: room for its usual words from the start
+		// (a longer one later pushes the rest of its row right)
+		if i := slices.Index(header, "STATUS"); i >= 0 {
+			w.widths[i] = max(w.widths[i], len(ctlview.StatusProgressing))
+		}
 		fmt.Fprint(w.c.stdout, w.format(header))
 		for i, v := range views {
 			w.last[v.spec.ID], w.printed[v.spec.ID] = v, w.format(rows[i+1])
@@ -175,11 +182,8 @@ func (w *watcher) line(ctx context.Context, v view) (string, error) {
 		if out.format == outputYAML {
 			b.WriteString("---\n")
 		}
-		if err := out.writeDocument(&b, doc); err != nil {
+		if err := out.writeDocument(&b, doc); err != nil { // jsonpath's ends a line per change
 			return "", err
-		}
-		if out.format == outputJSONPath {
-			b.WriteString("\n") // one line per change
 		}
 		return b.String(), nil
 	}

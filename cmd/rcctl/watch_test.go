@@ -64,17 +64,17 @@ func TestGetWatchPrintsARowPerChangeUntilInterrupted(t *testing.T) {
 
 	out, stop := e.watching("get", "--watch")
 	awaitLines(t, out,
-		"ID DESIRED CURRENT READY UP-TO-DATE AGE IMAGE",
-		"web 3 <none> <none> <none> <unknown> demo-task:latest")
+		"ID DESIRED CURRENT READY UP-TO-DATE STATUS AGE IMAGE",
+		"web 3 <none> <none> <none> Pending <unknown> demo-task:latest")
 
 	// a status: a row; the same status again, only lastSyncTime moved:
 	// the row is as it was, nothing printed
 	st := &api.ReplicationControllerStatus{ID: "web", Replicas: 1, ReadyReplicas: 0, ObservedRevision: rev, CreationTimestamp: e.now.Add(-time.Hour)}
 	e.putStatus(st)
 	awaitLines(t, out,
-		"ID DESIRED CURRENT READY UP-TO-DATE AGE IMAGE",
-		"web 3 <none> <none> <none> <unknown> demo-task:latest",
-		"web 3 1 0 0 60m demo-task:latest")
+		"ID DESIRED CURRENT READY UP-TO-DATE STATUS AGE IMAGE",
+		"web 3 <none> <none> <none> Pending <unknown> demo-task:latest",
+		"web 3 1 0 0 Progressing 60m demo-task:latest")
 	st.LastSyncTime = e.now
 	e.putStatus(st)
 	// a new controller, then web scaled, then web deleted: its last row
@@ -85,21 +85,21 @@ func TestGetWatchPrintsARowPerChangeUntilInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitLines(t, out,
-		"ID DESIRED CURRENT READY UP-TO-DATE AGE IMAGE",
-		"web 3 <none> <none> <none> <unknown> demo-task:latest",
-		"web 3 1 0 0 60m demo-task:latest",
-		"api 1 <none> <none> <none> <unknown> demo-task:latest",
-		"web 5 1 0 0 60m demo-task:latest")
+		"ID DESIRED CURRENT READY UP-TO-DATE STATUS AGE IMAGE",
+		"web 3 <none> <none> <none> Pending <unknown> demo-task:latest",
+		"web 3 1 0 0 Progressing 60m demo-task:latest",
+		"api 1 <none> <none> <none> Pending <unknown> demo-task:latest",
+		"web 5 1 0 0 Progressing 60m demo-task:latest")
 	if err := e.store.DeleteController(t.Context(), "web"); err != nil {
 		t.Fatal(err)
 	}
 	awaitLines(t, out,
-		"ID DESIRED CURRENT READY UP-TO-DATE AGE IMAGE",
-		"web 3 <none> <none> <none> <unknown> demo-task:latest",
-		"web 3 1 0 0 60m demo-task:latest",
-		"api 1 <none> <none> <none> <unknown> demo-task:latest",
-		"web 5 1 0 0 60m demo-task:latest",
-		"web 5 1 0 0 60m demo-task:latest")
+		"ID DESIRED CURRENT READY UP-TO-DATE STATUS AGE IMAGE",
+		"web 3 <none> <none> <none> Pending <unknown> demo-task:latest",
+		"web 3 1 0 0 Progressing 60m demo-task:latest",
+		"api 1 <none> <none> <none> Pending <unknown> demo-task:latest",
+		"web 5 1 0 0 Progressing 60m demo-task:latest",
+		"web 5 1 0 0 Progressing 60m demo-task:latest")
 
 	if err := stop(); err != nil {
 		t.Errorf("interrupted watch returned %v, want nil", err)

@@ -157,11 +157,11 @@ func TestStatusPageListsEveryControllerAsRcctlGetDoes(t *testing.T) {
 	body := get(t, srv.URL+"/", http.StatusOK, "text/html")
 
 	assertContains(t, "the list", body,
-		`<th scope="col">NAME</th><th scope="col">DESIRED</th><th scope="col">CURRENT</th><th scope="col">READY</th><th scope="col">UP-TO-DATE</th><th scope="col">AVAILABLE</th><th scope="col">IMAGE</th><th scope="col">AGE</th>`,
-		`<tr data-id="api" class="state-failing"><td><a href="/controllers/api">api</a></td><td>2</td><td>1</td><td>1</td><td>2</td><td>1</td><td>demo-task:latest</td><td class="age">3m10s</td>`,
-		`<span class="badge">failing</span> <span class="reasons">ReplicaFailure: CreateFailed</span>`,
-		`<tr data-id="new" class="state-pending"><td><a href="/controllers/new">new</a></td><td>1</td><td>&lt;none&gt;</td><td>&lt;none&gt;</td><td>&lt;none&gt;</td><td>&lt;none&gt;</td><td>demo-task:latest</td><td class="age">&lt;unknown&gt;</td>`,
-		`<tr data-id="web" class="state-rolling"><td><a href="/controllers/web">web</a></td><td>3</td><td>3</td><td>3</td><td>1</td><td>3</td>`,
+		`<th scope="col">NAME</th><th scope="col">DESIRED</th><th scope="col">CURRENT</th><th scope="col">READY</th><th scope="col">UP-TO-DATE</th><th scope="col">AVAILABLE</th><th scope="col">STATUS</th><th scope="col">IMAGE</th><th scope="col">AGE</th>`,
+		`<tr data-id="api" class="state-failing"><td><a href="/controllers/api">api</a></td><td>2</td><td>1</td><td>1</td><td>2</td><td>1</td><td>ImageNotFound</td><td>demo-task:latest</td><td class="age">3m10s</td>`,
+		`<span class="badge">failing</span> <span class="reasons">ReplicaFailure: CreateFailed (create api-2: no such image)</span>`,
+		`<tr data-id="new" class="state-pending"><td><a href="/controllers/new">new</a></td><td>1</td><td>&lt;none&gt;</td><td>&lt;none&gt;</td><td>&lt;none&gt;</td><td>&lt;none&gt;</td><td>Pending</td><td>demo-task:latest</td><td class="age">&lt;unknown&gt;</td>`,
+		`<tr data-id="web" class="state-rolling"><td><a href="/controllers/web">web</a></td><td>3</td><td>3</td><td>3</td><td>1</td><td>3</td><td>Progressing</td>`,
 		`<span class="badge">rolling</span> <span class="reasons">Progressing: RollingUpdate</span>`,
 		`<p id="summary" aria-live="polite">3 controllers, 1 failing, 1 rolling</p>`,
 		`<body data-page="list" data-poll-ms="1500">`,

@@ -69,8 +69,10 @@ type listRow struct {
 	Ready     string `json:"ready"`
 	UpToDate  string `json:"upToDate"`
 	Available string `json:"available"`
-	Image     string `json:"image"`
-	Age       string `json:"age"`
+	// Status is the STATUS of rcctl get, one word (ctlview.Status).
+	Status string `json:"status"`
+	Image  string `json:"image"`
+	Age    string `json:"age"`
 	// State is ctlview's state at a glance (Glance); Reasons what makes
 	// it so.
 	State   string `json:"state"`
@@ -105,6 +107,7 @@ func newListRow(now time.Time, v registry.ControllerView) listRow {
 	}
 	state, reasons := ctlview.Glance(desired, v.Status, v.SpecErr)
 	r.State, r.Reasons = state, strings.Join(reasons, ", ")
+	r.Status = ctlview.Status(v.Spec, v.Status, v.SpecErr)
 	return r
 }
 

@@ -149,12 +149,16 @@ var failingConditions = []string{api.ConditionReplicaFailure, api.ConditionCrash
 
 // Summarize gives a controller's state at a glance and the conditions that
 // make it so, each as "Type: Reason" (or "Type=False: Reason" for a
-// Progressing that failed). Failing wins over rolling.
+// Progressing that failed), a ReplicaFailure with its message, which says
+// what failed ("ReplicaFailure: CreateFailed (create web-3: no such image:
+// demo-task:v3)"). Failing wins over rolling.
 func Summarize(st *api.ReplicationControllerStatus, specErr error) (state string, reasons []string) {
 	rolling := false
 	if st != nil {
 		for _, c := range st.Conditions {
 			switch {
+			case c.Status == "True" && c.Type == api.ConditionReplicaFailure && c.Message != "":
+				reasons = append(reasons, withReason(c.Type, c.Reason)+" ("+OneLineString(c.Message)+")")
 			case c.Status == "True" && slices.Contains(failingConditions, c.Type):
 				reasons = append(reasons, withReason(c.Type, c.Reason))
 			case c.Type == api.ConditionProgressing && c.Status == "False":

@@ -98,6 +98,8 @@ func TestSummarize(t *testing.T) {
 		{"rollout complete", withConditions(cond("Progressing", "True", "RolloutComplete")), nil, ctlview.StateOK, nil},
 		{"rolling", withConditions(cond("Progressing", "True", "RollingUpdate")), nil, ctlview.StateRolling, []string{"Progressing: RollingUpdate"}},
 		{"replica failure", withConditions(cond("ReplicaFailure", "True", "CreateFailed")), nil, ctlview.StateFailing, []string{"ReplicaFailure: CreateFailed"}},
+		{"replica failure with what failed", withConditions(api.Condition{Type: "ReplicaFailure", Status: "True", Reason: "CreateFailed", Message: "create web-3:\nno such image: demo-task:v3"}),
+			nil, ctlview.StateFailing, []string{"ReplicaFailure: CreateFailed (create web-3: no such image: demo-task:v3)"}},
 		{"a False failure condition is fine", withConditions(cond("ReplicaFailure", "False", "")), nil, ctlview.StateOK, nil},
 		{"crash loop", withConditions(cond("CrashLoop", "True", "")), nil, ctlview.StateFailing, []string{"CrashLoop"}},
 		{"invalid spec", withConditions(cond("InvalidSpec", "True", "InvalidSpec")), nil, ctlview.StateFailing, []string{"InvalidSpec: InvalidSpec"}},

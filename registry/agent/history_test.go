@@ -1,17 +1,21 @@
 package agent
 
 import (
+	"encoding/json"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry/leader"
 )
 
 func TestEachNewTemplateIsRecordedOnceAndTheHistoryGoesWithTheController(t *testing.T) {
 	h := newHarness(t, Options{RevisionHistoryLimit: 2})
 	images := []string{"demo-task:1", "demo-task:2", "demo-task:3"}
 	var revisions []int64
-	for _, image := range images {
+	for i, image := range images {
 		rc := newController("web", 1)
 		rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = image
 		revisions = append(revisions, h.setSpec(rc))
@@ -24,6 +28,13 @@ func TestEachNewTemplateIsRecordedOnceAndTheHistoryGoesWithTheController(t *test
 		if hash := api.TemplateHash(&rc.DesiredState.TaskTemplate); !runsOnly(h, hash) {
 			t.Fatalf("web does not run %s alone after its rollout: %v", image, h.fake.Tasks())
 		}
+		revs, err := h.store.ListRevisions(t.Context(), "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := revs[len(revs)-1].Number, int64(i+1); got != want {
+			t.Errorf("%s recorded as number %d, want %d", image, got, want)
+		}
 	}
 	revs, err := h.store.ListRevisions(t.Context(), "web")
 	if err != nil {
@@ -35,6 +46,9 @@ func TestEachNewTemplateIsRecordedOnceAndTheHistoryGoesWithTheController(t *test
 	}
 	if len(revs) != 2 || revs[0].Revision != revisions[1] || revs[1].Revision != revisions[2] || got[0] != "demo-task:2" || got[1] != "demo-task:3" {
 		t.Fatalf("history = %v (revisions %+v), want the newest 2: demo-task:2 at %d, demo-task:3 at %d", got, revs, revisions[1], revisions[2])
+	}
+	if revs[0].Number != 2 || revs[1].Number != 3 {
+		t.Errorf("numbers after pruning = %d, %d; want 2, 3 (the pruned first keeps its number)", revs[0].Number, revs[1].Number)
 	}
 	if want := api.TemplateHash(&revs[1].TaskTemplate); revs[1].TemplateHash != want {
 		t.Errorf("recorded hash %s, want the template's %s", revs[1].TemplateHash, want)
@@ -95,5 +109,57 @@ func TestTheHistoryKeepsATemplateAnAssignmentStillNames(t *testing.T) {
 	last := api.TemplateHash(&rc.DesiredState.TaskTemplate)
 	if len(hashes) != 2 || hashes[0] != first || hashes[1] != last {
 		t.Fatalf("history %v, want the named first %s and the newest %s (demo-task:2 pruned)", hashes, first, last)
+	}
+}
+
+// TestANewLeaderNumbersOnFromHistoryWrittenBeforeNumbers: records an
+// older manager wrote carry no number; they read as numbered by their
+// order, and the next leader's record carries the number after them.
+func TestANewLeaderNumbersOnFromHistoryWrittenBeforeNumbers(t *testing.T) {
+	h := newHarness(t, Options{RevisionHistoryLimit: 10})
+	rc := newController("web", 1)
+	for _, image := range []string{"demo-task:1", "demo-task:2"} {
+		rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = image
+		h.setSpec(rc)
+		if err := h.sync(t, "web"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// as an older manager wrote them: without "number"
+	old, err := h.store.ListRevisions(t.Context(), "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range old {
+		r.Number = 0
+		data, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.client.Put(t.Context(), h.store.HistoryPrefix("web")+strconv.FormatInt(r.Revision, 10), string(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a new leader, which reads the history at its start
+	h.sched = leader.NewReplicationManager(h.store, testLogger(t), leader.Options{RevisionHistoryLimit: 10, Now: h.clock.Now})
+	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = "demo-task:3"
+	rev := h.setSpec(rc)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+
+	revs, err := h.store.ListRevisions(t.Context(), "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, r := range revs {
+		got = append(got, r.Number)
+	}
+	if !slices.Equal(got, []int64{1, 2, 3}) {
+		t.Errorf("numbers = %v, want [1 2 3]", got)
+	}
+	if stored, err := h.store.GetRevision(t.Context(), "web", rev); err != nil || stored.Number != 3 {
+		t.Errorf("the new leader's record = %+v, %v; want number 3 as written", stored, err)
 	}
 }

@@ -271,10 +271,12 @@ type nodeState struct {
 type leaderRecord struct {
 	// status is the last status written (or read at start).
 	status *api.ReplicationControllerStatus
-	// recorded is the newest template hash in the history, and
-	// recordedRev the revision it is kept under.
-	recorded    string
-	recordedRev int64
+	// recorded is the newest template hash in the history,
+	// recordedRev the revision it is kept under, and recordedNumber its
+	// number (api.Revision.Number), one less than the next one's.
+	recorded       string
+	recordedRev    int64
+	recordedNumber int64
 	// released are the slots this leader took off a node.
 	released map[int]decide.Release
 	// recheck is when a decision asked to be made again.
@@ -441,7 +443,7 @@ func (s *ReplicationManager) readRegistry(ctx context.Context) error {
 			}
 			for id, r := range newest {
 				rec := s.record(id)
-				rec.recorded, rec.recordedRev = r.TemplateHash, r.Revision
+				rec.recorded, rec.recordedRev, rec.recordedNumber = r.TemplateHash, r.Revision, r.Number
 			}
 		})
 		return nil

@@ -183,7 +183,7 @@ func (s *ReplicationManager) decideController(id string) *inflightWrite {
 		delete(s.wanting, id)
 	}
 	if sp != nil && sp.invalid == nil && rec.recorded != sp.hash {
-		op.w.Revision = &api.Revision{Revision: sp.spec.ModRevision, FirstSeen: s.now().UTC(), TemplateHash: sp.hash,
+		op.w.Revision = &api.Revision{Number: rec.recordedNumber + 1, Revision: sp.spec.ModRevision, FirstSeen: s.now().UTC(), TemplateHash: sp.hash,
 			TaskTemplate: sp.spec.Controller.DesiredState.TaskTemplate}
 		op.prune = rec.recorded != ""
 		op.named = namedTemplates(in.Assigned, op.w.Changes)
@@ -256,7 +256,7 @@ func (s *ReplicationManager) written(op *inflightWrite, r writeResult) error {
 		rec.status = w.Status
 	}
 	if w.Revision != nil {
-		rec.recorded, rec.recordedRev = op.sp.hash, w.Revision.Revision
+		rec.recorded, rec.recordedRev, rec.recordedNumber = op.sp.hash, w.Revision.Revision, w.Revision.Number
 	}
 	if op.res.Steps > 0 {
 		s.logger.Info("rollout step", "controller", id, "revision", op.revision, "slots", op.res.Steps)

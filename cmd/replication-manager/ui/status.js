@@ -104,7 +104,7 @@
 
   // --- the list: one row per controller, keyed by id ---
 
-  const listFields = ['desired', 'current', 'ready', 'upToDate', 'available', 'image', 'age'];
+  const listFields = ['desired', 'current', 'ready', 'upToDate', 'available', 'status', 'image', 'age'];
 
   function newRow(id) {
     const tr = el('tr');
