@@ -30,7 +30,6 @@ func webController() *ReplicationController {
 						Ports:   []Port{{Name: "http", ContainerPort: 8080, Protocol: "TCP"}},
 						Env:     []EnvVar{{Name: "MODE", Value: "demo"}},
 						Memory:  64 << 20,
-						CPU:     512,
 					}},
 				}},
 			},

@@ -27,7 +27,6 @@ func sidecarController() *ReplicationController {
 						Ports:        []Port{{Name: "http", ContainerPort: 8080, Protocol: "TCP"}},
 						VolumeMounts: []VolumeMount{{Name: "scratch", MountPath: "/scratch"}},
 						Memory:       64 << 20,
-						CPU:          512,
 					}, {
 						Name:    "prober",
 						Image:   "demo-task:latest",
@@ -39,7 +38,6 @@ func sidecarController() *ReplicationController {
 						},
 						VolumeMounts: []VolumeMount{{Name: "scratch", MountPath: "/scratch", ReadOnly: true}},
 						Memory:       16 << 20,
-						CPU:          128,
 					}},
 					Volumes: []TaskVolume{{Name: "scratch", Source: &VolumeSource{EmptyDir: &EmptyDirSource{}}}},
 				}},
