@@ -339,7 +339,10 @@ func TestREADMEWalkthroughRunsAsWritten(t *testing.T) {
 	// rcctl finds etcd as etcdctl does; the test's own checks find the
 	// registry's containers by its id.
 	env := append(os.Environ(), "ETCDCTL_ENDPOINTS="+etcdURL, "WALKTHROUGH_REGISTRY_ID="+registryID)
-	steps := alignWalkthrough(t, cmds, walkthrough)
+	steps, problems := alignWalkthrough(cmds, walkthrough)
+	for _, p := range problems {
+		t.Error(p)
+	}
 	for _, s := range steps {
 		runWalkStep(t, work, env, s)
 	}
@@ -353,12 +356,10 @@ type alignedStep struct {
 }
 
 // alignWalkthrough pairs each README command with the next row of table
-// for the same command. A command without a row fails the test and runs
-// with the default expectation (exit 0), so that the commands after it see
-// its effect; a row the README no longer has fails the test.
-func alignWalkthrough(t *testing.T, cmds []readmeCommand, table []walkStep) []alignedStep {
-	t.Helper()
-	var out []alignedStep
+// for the same command, and says what does not pair: a command without a
+// row (it runs with the default expectation, exit 0, so that the commands
+// after it see its effect) and a row the README no longer has there.
+func alignWalkthrough(cmds []readmeCommand, table []walkStep) (steps []alignedStep, problems []string) {
 	next := 0
 	for _, c := range cmds {
 		found := -1
@@ -369,20 +370,56 @@ func alignWalkthrough(t *testing.T, cmds []readmeCommand, table []walkStep) []al
 			}
 		}
 		if found < 0 {
-			t.Errorf("README.md:%d: %q has no row in the walkthrough's table (e2e/walkthrough_test.go): add what it shows", c.line, c.command)
-			out = append(out, alignedStep{readme: c, step: walkStep{command: c.command}})
+			problems = append(problems, fmt.Sprintf("README.md:%d: %q has no row in the walkthrough's table (e2e/walkthrough_test.go): add what it shows", c.line, c.command))
+			steps = append(steps, alignedStep{readme: c, step: walkStep{command: c.command}})
 			continue
 		}
 		for _, skipped := range table[next:found] {
-			t.Errorf("the walkthrough's table expects %q before README.md:%d, and the README does not have it there", skipped.command, c.line)
+			problems = append(problems, fmt.Sprintf("the walkthrough's table expects %q before README.md:%d, and the README does not have it there", skipped.command, c.line))
 		}
-		out = append(out, alignedStep{readme: c, step: table[found]})
+		steps = append(steps, alignedStep{readme: c, step: table[found]})
 		next = found + 1
 	}
 	for _, skipped := range table[next:] {
-		t.Errorf("the walkthrough's table expects %q, and the README does not have it", skipped.command)
+		problems = append(problems, fmt.Sprintf("the walkthrough's table expects %q, and the README does not have it", skipped.command))
 	}
-	return out
+	return steps, problems
+}
+
+func TestAlignWalkthroughNamesTheCommandsThatChanged(t *testing.T) {
+	cmds := []readmeCommand{
+		{line: 1, command: "bin/rcctl get"},
+		{line: 2, command: "bin/rcctl scale web --replicas 9"},
+		{line: 3, command: "bin/rcctl get"},
+	}
+	table := []walkStep{
+		{command: "bin/rcctl get", stdout: []string{"first"}},
+		{command: "bin/rcctl scale web --replicas 5"},
+		{command: "bin/rcctl get", stdout: []string{"second"}},
+		{command: "bin/rcctl delete web"},
+	}
+	steps, problems := alignWalkthrough(cmds, table)
+	var got []string
+	for _, s := range steps {
+		got = append(got, s.step.command+" "+strings.Join(s.step.stdout, ","))
+	}
+	want := []string{"bin/rcctl get first", "bin/rcctl scale web --replicas 9 ", "bin/rcctl get second"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("steps\n got %q\nwant %q", got, want)
+	}
+	wantProblems := []string{
+		`README.md:2: "bin/rcctl scale web --replicas 9" has no row`,
+		`expects "bin/rcctl scale web --replicas 5" before README.md:3`,
+		`expects "bin/rcctl delete web", and the README does not have it`,
+	}
+	if len(problems) != len(wantProblems) {
+		t.Fatalf("problems %q, want %d", problems, len(wantProblems))
+	}
+	for i, w := range wantProblems {
+		if !strings.Contains(problems[i], w) {
+			t.Errorf("problem %d is %q, want it to say %q", i, problems[i], w)
+		}
+	}
 }
 
 // runWalkStep runs one README command, as a shell runs it, until it shows
