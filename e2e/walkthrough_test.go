@@ -101,12 +101,14 @@ var walkthrough = []walkStep{
 	{
 		command:  "bin/rcctl get",
 		stdout:   []string{`(?m)^ID +DESIRED +CURRENT +READY +UP-TO-DATE +.*STATUS`, `(?m)^web +3 +3 +3 +3 `},
+		within:   15 * time.Second,
 		waitsFor: waitsStatusColumn,
 	},
 	{
 		command: "docker ps --filter label=replicationController=web",
 		stdout:  []string{`web-1\n`, `web-2\n`, `web-3\n`},
 		absent:  []string{`web-4`},
+		within:  15 * time.Second,
 	},
 	{
 		command: "bin/rcctl scale web --replicas 5 --wait",
@@ -157,6 +159,7 @@ var walkthrough = []walkStep{
 	{
 		command: "bin/rcctl get",
 		stdout:  []string{`(?m)^web +5 +5 +5 +5 .*demo-task:v2`},
+		within:  30 * time.Second,
 	},
 	{
 		command:  "bin/rcctl rollout history web",
@@ -287,6 +290,9 @@ var walkthrough = []walkStep{
 	},
 }
 
+// walkthroughSection is the README's heading of the walkthrough.
+const walkthroughSection = "Five minutes with rcctl"
+
 // walkthroughIDs are the controllers the walkthrough makes, whose
 // container names are taken host-wide while it runs.
 var walkthroughIDs = []string{"web", "web-probed", "hello", "hello2"}
@@ -301,7 +307,7 @@ func TestREADMEWalkthroughRunsAsWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmds := readmeCommands(t, "Five minutes with rcctl")
+	cmds := readmeCommands(t, walkthroughSection)
 	lockHost(t, filepath.Join(os.TempDir(), "replication-manager-readme-walkthrough.lock"))
 	refuseForeignNames(t, cli)
 
@@ -384,6 +390,22 @@ func alignWalkthrough(cmds []readmeCommand, table []walkStep) (steps []alignedSt
 		problems = append(problems, fmt.Sprintf("the walkthrough's table expects %q, and the README does not have it", skipped.command))
 	}
 	return steps, problems
+}
+
+// TestTheREADMEWalkthroughHasARowPerCommand needs no Docker: a README
+// change to a command fails here at once, naming it.
+func TestTheREADMEWalkthroughHasARowPerCommand(t *testing.T) {
+	_, problems := alignWalkthrough(readmeCommands(t, walkthroughSection), walkthrough)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	for _, s := range walkthrough {
+		for _, p := range append(append(append([]string(nil), s.stdout...), s.stderr...), s.absent...) {
+			if _, err := regexp.Compile(p); err != nil {
+				t.Errorf("%q: %v", s.command, err)
+			}
+		}
+	}
 }
 
 func TestAlignWalkthroughNamesTheCommandsThatChanged(t *testing.T) {
