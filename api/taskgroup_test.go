@@ -8,12 +8,9 @@ import (
 
 func TestManifestResources(t *testing.T) {
 	m := &sidecarController().DesiredState.TaskTemplate.DesiredState.Manifest
-	if got, want := m.Resources(), (Resources{Memory: 80 << 20}); got != want {
-		t.Errorf("Resources of the sidecar example = %+v, want %+v (memory, and no CPU)", got, want)
-	}
-	m.Containers[0].CPU, m.Containers[1].CPU = 512, 128
+	m.Containers[0].CPU, m.Containers[1].CPU = 512, 128 // the example reserves no CPU
 	if got, want := m.Resources(), (Resources{Memory: 80 << 20, CPU: 640}); got != want {
-		t.Errorf("Resources with CPU shares = %+v, want %+v", got, want)
+		t.Errorf("Resources of the sidecar example = %+v, want %+v", got, want)
 	}
 	m.Containers[1].Memory, m.Containers[1].CPU = 0, 0 // asks for nothing
 	if got, want := m.Resources(), (Resources{Memory: 64 << 20, CPU: 512}); got != want {
@@ -25,24 +22,6 @@ func TestManifestResources(t *testing.T) {
 	}
 	if got := (&ContainerManifest{}).Resources(); got != (Resources{}) {
 		t.Errorf("Resources of no container = %+v, want zero", got)
-	}
-}
-
-// TestTheReservedExampleReservesHalfACPU: testdata/controller-reserved.json
-// is the example that reserves CPU on purpose (the walkthrough's examples
-// reserve none, so that they fit a machine of 2 CPUs): 512 shares, half a
-// CPU per replica, as a Kubernetes request of 500m.
-func TestTheReservedExampleReservesHalfACPU(t *testing.T) {
-	rc, err := Decode(readTestdata(t, "controller-reserved.json"))
-	if err != nil {
-		t.Fatalf("Decode: %v", err)
-	}
-	if err := Validate(rc, ValidateOptions{Key: "/registry/controllers/reserved"}); err != nil {
-		t.Fatalf("Validate: %v", err)
-	}
-	m := &rc.DesiredState.TaskTemplate.DesiredState.Manifest
-	if got, want := m.Resources(), (Resources{Memory: 64 << 20, CPU: 512}); got != want {
-		t.Errorf("Resources of controller-reserved.json = %+v, want %+v", got, want)
 	}
 }
 

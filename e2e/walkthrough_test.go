@@ -259,8 +259,9 @@ var walkthrough = []walkStep{
 		stdout:  []string{`(?m)^items:`, `state: Ready`},
 	},
 	{
-		command: "bin/rcctl rollout history web -o jsonpath='{.items[?(@.current==true)].revision}'",
-		stdout:  []string{`^\d+\n?$`},
+		command:  "bin/rcctl rollout history web -o jsonpath='{.items[?(@.current==true)].number}'",
+		stdout:   []string{`^\d+\n$`},
+		waitsFor: waitsRevisionNumber + "; " + waitsJSONPathNL,
 	},
 	{
 		command:   "bin/rcctl get -w",
