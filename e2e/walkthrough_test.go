@@ -142,13 +142,15 @@ var walkthrough = []walkStep{
 		command: "docker tag demo-task:latest demo-task:v2",
 	},
 	{
-		command:  "bin/rcctl set image web web=demo-task:v2 --dry-run",
-		stdout:   []string{`web-1: would be replaced`, `web-5: would be replaced`, `nothing written`},
+		command: "bin/rcctl set image web web=demo-task:v2 --dry-run",
+		stdout: []string{`controller "web" image updated .*\(dry run\)`,
+			`(?m)^web-1: would be replaced on `, `(?m)^web-2: would be replaced on `, `(?m)^web-3: would be replaced on `,
+			`(?m)^web-4: would be replaced on `, `(?m)^web-5: would be replaced on `, `5 to replace \(nothing written\)`},
 		waitsFor: waitsSetImage,
 	},
 	{
 		command:  "bin/rcctl set image web web=demo-task:v2",
-		stdout:   []string{`web`},
+		stdout:   []string{`^controller "web" image updated \(web: demo-task:latest → demo-task:v2\)\n$`},
 		waitsFor: waitsSetImage,
 	},
 	{
@@ -168,20 +170,20 @@ var walkthrough = []walkStep{
 	},
 	{
 		command:  "bin/rcctl rollout undo web",
-		stdout:   []string{`web rolled back to revision 1`},
+		stdout:   []string{`^web rolled back to revision 1\n$`},
 		waitsFor: waitsRevisionNumber,
 	},
 	{
 		command: "bin/rcctl rollout restart web",
-		stdout:  []string{`web`},
+		stdout:  []string{`^web restarted\n$`},
 	},
 	{
 		command: "bin/rcctl rollout pause web",
-		stdout:  []string{`web`},
+		stdout:  []string{`^web paused\n$`},
 	},
 	{
 		command: "bin/rcctl rollout resume web",
-		stdout:  []string{`web`},
+		stdout:  []string{`^web resumed\n$`},
 	},
 	{
 		command: "bin/rcctl rollout status web",
@@ -216,7 +218,7 @@ var walkthrough = []walkStep{
 	},
 	{
 		command: "bin/rcctl delete web-probed",
-		stdout:  []string{`web-probed`},
+		stdout:  []string{`^controller "web-probed" deleted`},
 		after:   []walkCheck{{command: "docker ps -a --filter label=replicationController=web-probed -q", stdout: `^$`, within: 30 * time.Second}},
 	},
 	{
@@ -266,23 +268,23 @@ var walkthrough = []walkStep{
 	{
 		command:   "bin/rcctl get -w",
 		interrupt: 3 * time.Second,
-		stdout:    []string{`(?m)^web +5 `, `(?m)^hello +2 `},
+		stdout:    []string{`(?m)^ID +DESIRED`, `(?m)^web +5 `, `(?m)^hello +2 `, `(?m)^hello2 +1 `},
 	},
 	{
 		command: "bin/rcctl logs web/1 --tail 5",
-		stdout:  []string{`\S`},
+		stdout:  []string{`listening on \S+:8080`},
 	},
 	{
 		command: "bin/rcctl delete web",
-		stdout:  []string{`web`},
+		stdout:  []string{`^controller "web" deleted`},
 	},
 	{
 		command: "bin/rcctl delete hello",
-		stdout:  []string{`hello`},
+		stdout:  []string{`^controller "hello" deleted`},
 	},
 	{
 		command: "bin/rcctl delete hello2",
-		stdout:  []string{`hello2`},
+		stdout:  []string{`^controller "hello2" deleted`},
 		after:   []walkCheck{{command: "docker ps -a -q --filter label=replicationController.registry=$WALKTHROUGH_REGISTRY_ID", stdout: `^$`, within: 30 * time.Second}},
 	},
 	{
