@@ -160,18 +160,19 @@ var walkthrough = []walkStep{
 	},
 	{
 		command: "bin/rcctl get",
-		stdout:  []string{`(?m)^web +5 +5 +5 +5 .*demo-task:v2`},
-		within:  30 * time.Second,
+		stdout:   []string{`(?m)^web +5 +5 +5 +5 .*demo-task:v2`},
+		within:   30 * time.Second,
+		waitsFor: waitsSetImage + " (the rollout to v2)",
 	},
 	{
 		command:  "bin/rcctl rollout history web",
 		stdout:   []string{`(?m)^ *REVISION`, `(?m)^ *1 +.*demo-task:latest`, `(?m)^\*? *2 +.*demo-task:v2`},
-		waitsFor: waitsRevisionNumber,
+		waitsFor: waitsRevisionNumber + "; " + waitsSetImage,
 	},
 	{
 		command:  "bin/rcctl rollout undo web",
 		stdout:   []string{`^web rolled back to revision 1\n$`},
-		waitsFor: waitsRevisionNumber,
+		waitsFor: waitsRevisionNumber + "; " + waitsSetImage,
 	},
 	{
 		command: "bin/rcctl rollout restart web",
