@@ -159,7 +159,7 @@ var walkthrough = []walkStep{
 		timeout: 3 * time.Minute,
 	},
 	{
-		command: "bin/rcctl get",
+		command:  "bin/rcctl get",
 		stdout:   []string{`(?m)^web +5 +5 +5 +5 .*demo-task:v2`},
 		within:   30 * time.Second,
 		waitsFor: waitsSetImage + " (the rollout to v2)",
