@@ -324,3 +324,81 @@ func waitForSlots(t *testing.T, cli *client.Client, id string, n int, healthy bo
 	})
 	return got
 }
+
+// program is a process a test started in a process group of its own, with
+// its output in logs.
+type program struct {
+	name string
+	cmd  *exec.Cmd
+	logs *syncbuf.Buffer
+	done chan error
+}
+
+// startProgram starts name with args in dir, with env added to the test's
+// environment, in a process group of its own, so that a signal reaches
+// what it starts too (make run's daemon). When the test ends it is stopped
+// as stop does, and its output is logged if the test failed.
+func startProgram(t *testing.T, dir string, env []string, name string, args ...string) *program {
+	t.Helper()
+	p := &program{name: name, logs: &syncbuf.Buffer{}, done: make(chan error, 1)}
+	p.cmd = exec.Command(name, args...)
+	p.cmd.Dir = dir
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		p.stop(t, 30*time.Second)
+		if t.Failed() {
+			t.Logf("%s %s output:\n%s", name, strings.Join(args, " "), p.logs.String())
+		}
+	})
+	return p
+}
+
+// exited returns the program's exit error when it has exited, and nil while
+// it runs.
+func (p *program) exited() error {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		if err == nil {
+			return fmt.Errorf("%s exited", p.name)
+		}
+		return fmt.Errorf("%s exited: %w", p.name, err)
+	default:
+		return nil
+	}
+}
+
+// stop sends SIGTERM to the program's process group and waits for it to
+// exit, then SIGKILLs the group after grace. Stopping a stopped program
+// does nothing. A non-zero exit is no failure: make reports the signal
+// that stopped it.
+func (p *program) stop(t *testing.T, grace time.Duration) {
+	t.Helper()
+	if p.cmd == nil {
+		return
+	}
+	pgid := p.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-p.done
+		t.Errorf("%s did not stop within %s of SIGTERM; killed", p.name, grace)
+	}
+	p.cmd = nil
+	// The group outlives its leader while a child still runs.
+	testpoll.Eventually(t, grace, func() error {
+		if syscall.Kill(-pgid, 0) == nil {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			return fmt.Errorf("a process of %s's group outlived it", p.name)
+		}
+		return nil
+	})
+}
