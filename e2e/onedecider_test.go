@@ -34,8 +34,19 @@ func TestTwoNodesSelectorMoveWithSlowStopsNeverRunsASlotTwice(t *testing.T) {
 
 	var twice atomic.Value // the first slot seen running on both engines
 	var samples atomic.Int64
+	var fewest atomic.Int64 // the fewest slots seen running over both engines
+	fewest.Store(3)
 	stop := sampleRunning(t, n, id, func(onA, onB []string) {
 		samples.Add(1)
+		running := len(onA)
+		for _, slot := range onB {
+			if !slices.Contains(onA, slot) {
+				running++
+			}
+		}
+		if int64(running) < fewest.Load() {
+			fewest.Store(int64(running))
+		}
 		for _, slot := range onA {
 			if slices.Contains(onB, slot) && twice.Load() == nil {
 				twice.Store(fmt.Sprintf("%s (a: %v, b: %v)", slot, onA, onB))
@@ -46,9 +57,13 @@ func TestTwoNodesSelectorMoveWithSlowStopsNeverRunsASlotTwice(t *testing.T) {
 	n.a.rcctl(t, mustJSON(t, rc), "apply", "-f", "-")
 	took := n.waitSpreadAfter(t, id, func(a, b int) bool { return a == 0 && b == 3 })
 	stop()
-	t.Logf("moved 3 slow-stopping slots from a to b in %s, %d samples", took.Round(time.Millisecond), samples.Load())
+	t.Logf("moved 3 slow-stopping slots from a to b in %s, %d samples, at least %d running", took.Round(time.Millisecond), samples.Load(), fewest.Load())
 	if slot := twice.Load(); slot != nil {
 		t.Errorf("slot %v ran on both engines at once", slot)
+	}
+	// maxUnavailable 1: the move is paced, one slot at a time
+	if got := fewest.Load(); got < 2 {
+		t.Errorf("%d of 3 slots running at one point of the move, want at least 2: a move is paced by maxUnavailable", got)
 	}
 }
 

@@ -503,8 +503,11 @@ func (d *decision) reportsAssigned(slot int, a Assignment) bool {
 }
 
 // moveOff takes the slots whose node can no longer run them off it: the
-// first phase of a move. An available slot moves only within budget, one
-// that is not available at once. It returns how many available ones it
+// first phase of a move. Moves are paced: an available slot moves only
+// within budget, and a running one only while the slots that run stay at
+// replicas - max(1, maxUnavailable) or more, so that a move of containers
+// not ready yet does not take them all down at once either; a slot of
+// which nothing runs moves at once. It returns how many available ones it
 // took off.
 func (d *decision) moveOff(budget int) (moved int) {
 	var moving []int
@@ -517,17 +520,42 @@ func (d *decision) moveOff(budget int) (moved int) {
 			moving = append(moving, slot)
 		}
 	}
+	if len(moving) == 0 {
+		return 0
+	}
 	d.rank(moving)
+	runs := -(d.c.Replicas - max(d.c.Unavailable, 1))
+	for slot := range d.next {
+		if d.runsReported(slot) {
+			runs++
+		}
+	}
 	for _, slot := range moving {
-		if d.serving(slot) {
-			if moved >= budget {
-				continue
-			}
+		serves, running := d.serving(slot), d.runsReported(slot)
+		if serves && moved >= budget || running && runs <= 0 {
+			continue
+		}
+		if serves {
 			moved++
+		}
+		if running {
+			runs--
 		}
 		d.set(slot, nil)
 	}
 	return moved
+}
+
+// runsReported reports whether a report shows a live container of slot on
+// its assigned node.
+func (d *decision) runsReported(slot int) bool {
+	a := d.next[slot]
+	for _, ct := range d.live[slot] {
+		if ct.Node == a.Node && ct.Live {
+			return true
+		}
+	}
+	return false
 }
 
 // rank orders slots for taking away: not serving first, then the

@@ -181,6 +181,18 @@ func TestDecide(t *testing.T) {
 			ns[1].Labels = map[string]string{"zone": "b"}
 			return Input{Controller: c, Assigned: as, Containers: cs, Nodes: ns}
 		}, "3:-"},
+		// issue 26, item 1: containers not ready yet all moved at once
+		{"a move of running containers not ready yet is paced too", func() Input {
+			as, cs := settled("new", "a", "a", "a")
+			for i := range cs {
+				cs[i].Ready = false
+			}
+			c := ctl(3)
+			c.Selector = map[string]string{"zone": "b"}
+			ns := nodes("a", "b")
+			ns[1].Labels = map[string]string{"zone": "b"}
+			return Input{Controller: c, Assigned: as, Containers: cs, Nodes: ns}
+		}, "3:-"},
 		{"a moved slot waits while its old container lives", func() Input {
 			as, cs := settled("new", "a", "b", "a")
 			delete(as, 3)
