@@ -25,6 +25,7 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/decide"
 )
 
 // goneNode is the leader's view of one node's record.
@@ -34,6 +35,22 @@ type goneNode struct {
 	want, stored *api.GoneNode
 	// busy: a write is in flight.
 	busy bool
+	// held are want's containers by controller, as decide counts them:
+	// until the node has been gone for the grace period they may run, and
+	// their slots are held off other nodes (leaderheld.go).
+	held map[string][]decide.Container
+}
+
+// setWant makes rec the record g should have, and indexes its containers.
+func (g *goneNode) setWant(rec *api.GoneNode) {
+	g.want, g.held = rec, nil
+	if rec == nil {
+		return
+	}
+	g.held = make(map[string][]decide.Container)
+	for _, c := range rec.Containers {
+		g.held[c.Controller] = append(g.held[c.Controller], goneContainer(rec.Name, c))
+	}
 }
 
 // droppedReports are the reports on one node deleted at rev while the
@@ -48,7 +65,9 @@ type droppedReports struct {
 func (s *ReplicationManager) loadGoneNodes(list []api.GoneNode) {
 	for i := range list {
 		g := list[i]
-		s.gone[g.Name] = &goneNode{want: &g, stored: &g}
+		n := &goneNode{stored: &g}
+		n.setWant(&g)
+		s.gone[g.Name] = n
 	}
 }
 
@@ -98,7 +117,7 @@ func (s *ReplicationManager) nodeWent(node string, rev int64) {
 		rec.Containers, rec.Omitted = rec.Containers[:api.MaxGoneContainers], n-api.MaxGoneContainers
 	}
 	g := s.goneOf(node)
-	g.want = rec
+	g.setWant(rec)
 	s.syncGone(node)
 }
 
@@ -106,7 +125,7 @@ func (s *ReplicationManager) nodeWent(node string, rev int64) {
 func (s *ReplicationManager) nodeCame(node string) {
 	delete(s.dropped, node)
 	if g := s.gone[node]; g != nil && g.want != nil {
-		g.want = nil
+		g.setWant(nil)
 		s.syncGone(node)
 	}
 }
@@ -120,7 +139,7 @@ func (s *ReplicationManager) expireGoneNodes() {
 		g := s.gone[node]
 		if g.want != nil && now.Sub(g.want.GoneSince) >= api.GoneNodeRetention && s.slotsOn(node) == 0 {
 			s.logger.Info("gone node forgotten: nothing is assigned to it", "node", node, "goneSince", g.want.GoneSince)
-			g.want = nil
+			g.setWant(nil)
 		}
 		s.syncGone(node)
 	}

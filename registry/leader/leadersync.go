@@ -422,7 +422,7 @@ func (s *ReplicationManager) scheduleRecheck(id string, rec *leaderRecord, d tim
 func (s *ReplicationManager) input(id string) (decide.Input, *schedSpec, []*api.NodeReport) {
 	sp := s.specs[id]
 	src := decisionSource{id: id, spec: sp, assignments: s.assignments[id], reports: s.reports[id],
-		reportsRev: s.reportsRev, now: s.now(), grace: s.opts.NodeGrace}
+		reportsRev: s.reportsRev, gone: s.heldOnGoneNodes(id), now: s.now(), grace: s.opts.NodeGrace}
 	if rec := s.records[id]; rec != nil && s.pruneReleased(id, rec) {
 		src.released = rec.released
 	}
@@ -441,7 +441,10 @@ type decisionSource struct {
 	assignments map[int]registry.SlotAssignment
 	reports     map[string]*leaderReport
 	reportsRev  int64
-	released    map[int]decide.Release
+	// gone are the controller's containers on gone nodes without a
+	// report of it, by node (leaderheld.go).
+	gone     map[string][]decide.Container
+	released map[int]decide.Release
 	// nodes are the nodes in name order, with what the other controllers'
 	// slots hold on each (nodeView.forController); the leader's decision
 	// sets them later.
@@ -476,6 +479,7 @@ func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 			in.Blocked[slot][node] = true
 		}
 	}
+	addGoneNodes(&in, src.gone)
 	for slot, a := range src.assignments {
 		in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: a.Revision, Hash: a.TemplateHash,
 			OnDelete: a.OnDelete, StartFirst: a.StartFirst, StartedFirst: a.StartedFirst, ModRev: a.Rev}

@@ -1,0 +1,74 @@
+package leader
+
+// This file holds the slots of a gone node off the other nodes until the
+// node has been gone for --node-grace. A node's reports live under its
+// lease and vanish with it, but a manager stopped by SIGTERM or killed
+// leaves its containers running; the gone node's record (leadergone.go)
+// keeps what its last reports listed, and the decision counts those
+// containers as the reports would have, so that no slot is placed on a
+// second node while the first may still run it.
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry/decide"
+)
+
+// goneContainer is a container of a gone node's record as decide counts
+// it: live as its last report said, never ready (nothing reports on it).
+func goneContainer(node string, c api.GoneContainer) decide.Container {
+	live := false
+	switch c.State {
+	case api.StateRunning, api.StatePaused, api.StateRestarting, api.StateCreated:
+		live = true
+	}
+	return decide.Container{Node: node, Slot: c.Slot, Named: api.IsTaskName(c.Name, c.Controller, c.Slot), Live: live}
+}
+
+// heldOnGoneNodes returns, by node, controller id's containers on the gone
+// nodes that have no report of it (their reports went with their lease),
+// and on the nodes whose report of it was deleted while they still look
+// registered: the two mirrors bring a lease's deletions in either order,
+// and until the registration's delete comes the node may be going.
+// decide drops those of nodes gone past the grace.
+func (s *ReplicationManager) heldOnGoneNodes(id string) map[string][]decide.Container {
+	var out map[string][]decide.Container
+	add := func(node string, cts []decide.Container) {
+		if len(cts) == 0 || s.reports[id][node] != nil {
+			return
+		}
+		if out == nil {
+			out = make(map[string][]decide.Container)
+		}
+		out[node] = cts
+	}
+	for node, g := range s.gone {
+		if n := s.nodes[node]; n == nil || !n.alive {
+			add(node, g.held[id])
+		}
+	}
+	for node, d := range s.dropped {
+		if r := d.reports[id]; r != nil {
+			add(node, r.containers)
+		}
+	}
+	return out
+}
+
+// addGoneNodes adds the containers of gone nodes to in, as their reports
+// would: live ones hold their slots.
+func addGoneNodes(in *decide.Input, gone map[string][]decide.Container) {
+	for _, node := range slices.Sorted(maps.Keys(gone)) {
+		cts := gone[node]
+		slots := make(map[int]bool, len(cts))
+		for _, ct := range cts {
+			if ct.Live {
+				slots[ct.Slot] = true
+			}
+		}
+		in.Reports[node] = decide.Report{Slots: slots}
+		in.Containers = append(in.Containers, cts...)
+	}
+}
