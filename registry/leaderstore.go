@@ -47,6 +47,9 @@ type AssignChange struct {
 	// CommitLeader): the leader knows the watch's echo of its own write
 	// by it.
 	Data []byte
+	// Rev is the revision of the transaction that wrote the change, set
+	// by CommitLeader; 0 when it did not go in.
+	Rev int64
 }
 
 // LeaderWrite is what the leader writes for one controller.
@@ -67,7 +70,8 @@ type LeaderWrite struct {
 // none without an election). It returns the revision of the transaction
 // that wrote the first batch of changes, or ErrNotLeader, or
 // ErrAssignmentConflict when the other writes went in but assignments had
-// changed.
+// changed. A write of more changes than one transaction takes goes in
+// parts: each change's Rev says which revision wrote it (0: none).
 func (s *Store) CommitLeader(ctx context.Context, guard []clientv3.Cmp, w LeaderWrite) (int64, error) {
 	var first int64
 	var conflict error
@@ -84,12 +88,26 @@ func (s *Store) CommitLeader(ctx context.Context, guard []clientv3.Cmp, w Leader
 			}
 		case r.Err != nil:
 			return first, r.Err
+		default:
+			for i := range part.Changes {
+				part.Changes[i].Rev = r.Rev // part shares w's array
+			}
 		}
 		if start == 0 {
 			first = r.Rev
 		}
 	}
 	return first, conflict
+}
+
+// CurrentRevision returns etcd's revision now: an upper bound of the
+// revision of any write answered before it was asked.
+func (s *Store) CurrentRevision(ctx context.Context) (int64, error) {
+	resp, err := s.client.Get(ctx, s.prefix, clientv3.WithCountOnly(), clientv3.WithLimit(1))
+	if err != nil {
+		return 0, fmt.Errorf("read the current revision: %w", err)
+	}
+	return resp.Header.Revision, nil
 }
 
 // leaderOps returns w as operations: its assignment changes as one

@@ -217,7 +217,6 @@ func TestClusterSpreadsScalesAndDeletes(t *testing.T) {
 }
 
 func TestClusterNodeSelector(t *testing.T) {
-	t.Parallel() // long; a harness and an etcd prefix of its own
 	c := newCluster(t, time.Minute, zones("a", "b"))
 	rc := newController("web", 3)
 	rc.DesiredState.NodeSelector = map[string]string{"zone": "b"}
@@ -300,7 +299,6 @@ func TestLeaderWritesCompareWhatTheyReplaceAndTheElection(t *testing.T) {
 }
 
 func TestClusterRollingUpdateKeepsTheBoundsOverNodes(t *testing.T) {
-	t.Parallel() // long; a harness and an etcd prefix of its own
 	c := newCluster(t, time.Minute, zones("a", "b"))
 	rc := newController("web", 4)
 	rc.DesiredState.MinReadySeconds = 1
@@ -382,7 +380,6 @@ func TestClusterANewLeaderCarriesTheStatusOn(t *testing.T) {
 }
 
 func TestClusterWritesEveryStatusOfManyControllers(t *testing.T) {
-	t.Parallel() // long; a harness and an etcd prefix of its own
 	c := newCluster(t, time.Minute, zones("a"))
 	const n = 1050
 	for i := range n {

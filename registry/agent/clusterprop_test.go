@@ -204,7 +204,6 @@ func (c *propCluster) pick(t *rapid.T) *propNode {
 }
 
 func TestClusterKeepsTheBoundsOverRandomHistories(t *testing.T) {
-	t.Parallel() // long; a harness and an etcd prefix of its own
 	if testing.Short() {
 		t.Skip("random histories on the embedded etcd")
 	}

@@ -89,7 +89,7 @@ func newHarness(tb testing.TB, opts Options) *harness {
 	store := registry.NewStore(client, fmt.Sprintf("/test/%s-%d", strings.ReplaceAll(tb.Name(), "/", "_"), harnesses.Add(1)))
 	clock := &testClock{now: time.Now()}
 	fake := &taskcontrol.Fake{Now: clock.Now}
-	lease, err := client.Grant(tb.Context(), 60)
+	lease, err := client.Grant(tb.Context(), 3600) // outlives any test, however slow the machine
 	if err != nil {
 		tb.Fatal(err)
 	}

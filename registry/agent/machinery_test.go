@@ -65,7 +65,6 @@ func TestBackoffGrowsToItsCap(t *testing.T) {
 }
 
 func TestMissingImageCostsNoCreateCall(t *testing.T) {
-	t.Parallel() // long; a harness and an etcd prefix of its own
 	h := newHarness(t, Options{})
 	h.setSpec(newController("web", 100))
 	var missing atomic.Bool
@@ -112,7 +111,6 @@ func TestMissingImageCostsNoCreateCall(t *testing.T) {
 }
 
 func TestFailingCreatesCostOneBurstThenAHandfulPerMinute(t *testing.T) {
-	t.Parallel() // long; a harness and an etcd prefix of its own
 	h := newHarness(t, Options{BurstReplicas: 20})
 	h.setSpec(newController("web", 100))
 	h.fake.CreateErr = func(api.TaskSpec) error { return errors.New("invalid reference format") }
@@ -140,7 +138,6 @@ func crashAll(h *harness, ran time.Duration, code int) {
 }
 
 func TestCrashLoopBacksOffAndSaysWhy(t *testing.T) {
-	t.Parallel() // long; a harness and an etcd prefix of its own
 	h := newHarness(t, Options{})
 	h.setSpec(newController("web", 5))
 	if err := h.sync(t, "web"); err != nil {

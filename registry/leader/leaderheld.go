@@ -28,11 +28,11 @@ func goneContainer(node string, c api.GoneContainer) decide.Container {
 }
 
 // heldOnGoneNodes returns, by node, controller id's containers on the gone
-// nodes that have no report of it (their reports went with their lease),
-// and on the nodes whose report of it was deleted while they still look
-// registered: the two mirrors bring a lease's deletions in either order,
-// and until the registration's delete comes the node may be going.
-// decide drops those of nodes gone past the grace.
+// nodes that have no report of it (their reports went with their lease).
+// decide drops those of nodes gone past the grace. (A report deleted
+// while its node still looks registered is not counted: most such are
+// the node's own, of a controller it has nothing of left, and the
+// registration's delete of a lease that went follows at once.)
 func (s *ReplicationManager) heldOnGoneNodes(id string) map[string][]decide.Container {
 	var out map[string][]decide.Container
 	add := func(node string, cts []decide.Container) {
@@ -47,11 +47,6 @@ func (s *ReplicationManager) heldOnGoneNodes(id string) map[string][]decide.Cont
 	for node, g := range s.gone {
 		if n := s.nodes[node]; n == nil || !n.alive {
 			add(node, g.held[id])
-		}
-	}
-	for node, d := range s.dropped {
-		if r := d.reports[id]; r != nil {
-			add(node, r.containers)
 		}
 	}
 	return out

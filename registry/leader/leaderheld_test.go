@@ -34,9 +34,6 @@ func TestASlotOnANodeWhoseLeaseWentIsHeldForTheGrace(t *testing.T) {
 		const leaseGone = 9
 		if reportsFirst {
 			s.delReport(s.store.ReportKey("web", "b"), leaseGone)
-			if placed := decideWeb(s, now, grace, time.Time{}); placed != "" {
-				t.Errorf("reports first, b still registered: slot 1 placed on %s while b may run it", placed)
-			}
 		}
 		s.delNode(s.store.NodeKey("b"), leaseGone)
 		if !reportsFirst {

@@ -127,6 +127,13 @@ type inflightWrite struct {
 type writeResult struct {
 	rev int64
 	err error
+	// revs are the revisions that wrote each change of a write made in
+	// parts (0: not written); nil when one transaction wrote them all, at
+	// rev.
+	revs []int64
+	// bound is a revision no later than which the write went in, if it
+	// did: for an answer that does not say (a timeout).
+	bound int64
 	// pruneErr is the pruning's, after a write that went in.
 	pruneErr error
 }
@@ -212,10 +219,23 @@ func (s *ReplicationManager) write(ctx context.Context, op *inflightWrite, write
 		r = writeResult{rev: br.Rev, err: br.Err}
 	} else {
 		w := op.w
-		w.Changes = slices.Clone(w.Changes) // CommitLeader sets their Data
+		w.Changes = slices.Clone(w.Changes) // CommitLeader sets their Data and Rev
 		wctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
 		r.rev, r.err = s.store.CommitLeader(wctx, s.opts.Guard, w)
 		cancel()
+		r.revs = make([]int64, len(w.Changes))
+		for i, c := range w.Changes {
+			r.revs[i] = c.Rev
+		}
+	}
+	if r.err != nil && r.rev == 0 && len(op.w.Changes) > 0 && !errors.Is(r.err, registry.ErrNotLeader) {
+		// no answer: the write may have gone in, and what it took off a
+		// node is held until the reports are as of now
+		bctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
+		var err error
+		r.bound, err = s.store.CurrentRevision(bctx)
+		cancel()
+		r.err = errors.Join(r.err, err)
 	}
 	if op.prune && !errors.Is(r.err, registry.ErrNotLeader) && !errors.Is(r.err, registry.ErrAssignmentConflict) && (r.rev != 0 || r.err == nil) {
 		r.pruneErr = s.pruneHistory(ctx, op.id, op.named) // as written goes on to
@@ -245,12 +265,16 @@ func (s *ReplicationManager) written(op *inflightWrite, r writeResult) error {
 		// value: no other change of the watch may come to decide again
 		s.queue.add(id)
 	}
-	if errors.Is(err, registry.ErrNotLeader) || r.rev == 0 && err != nil {
+	if errors.Is(err, registry.ErrNotLeader) {
+		return err
+	}
+	if r.rev == 0 && err != nil {
+		s.released(op.before, w.Changes, r.bound, rec) // it may have gone in
 		return err
 	}
 	conflict := errors.Is(err, registry.ErrAssignmentConflict)
-	if !conflict {
-		s.applied(id, op.before, w.Changes, r.rev, rec)
+	if r.revs != nil || !conflict {
+		s.applied(id, op.before, w.Changes, r.rev, r.revs, rec) // those that went in
 	}
 	if w.Status != nil {
 		rec.status = w.Status
@@ -342,9 +366,44 @@ func (s *ReplicationManager) assume(sp *schedSpec, before map[int]decide.Assignm
 
 // applied applies written changes to the mirror at once, so that the
 // next decision compares the right revisions, and records the slots taken
-// off a node.
-func (s *ReplicationManager) applied(id string, before map[int]decide.Assignment, changes []registry.AssignChange, rev int64, rec *leaderRecord) {
-	s.recordMoves(id, before, changes)
+// off a node. Each change went in at rev, or, when revs is not nil, at
+// revs[i] (0: it did not go in).
+func (s *ReplicationManager) applied(id string, before map[int]decide.Assignment, changes []registry.AssignChange, rev int64, revs []int64, rec *leaderRecord) {
+	var in []registry.AssignChange
+	for i, c := range changes {
+		c.Rev = rev
+		if revs != nil {
+			c.Rev = revs[i]
+		}
+		if c.Rev != 0 {
+			in = append(in, c)
+		}
+	}
+	s.recordMoves(id, before, in)
+	for _, c := range in {
+		s.released(before, []registry.AssignChange{c}, c.Rev, rec)
+		if c.Next == nil {
+			if cur, ok := s.assignments[id][c.Slot]; ok && cur.Rev <= c.Rev {
+				s.setAssignment(id, c.Slot, nil)
+			}
+			continue
+		}
+		if cur, ok := s.assignments[id][c.Slot]; !ok || cur.Rev < c.Rev {
+			s.setAssignment(id, c.Slot, &registry.SlotAssignment{Assignment: *c.Next, Rev: c.Rev})
+		}
+	}
+	if s.pruneReleased(id, rec) {
+		s.requestProgress()
+	}
+}
+
+// released records the slots that changes take off a node as released
+// at rev: held until the reports are as of rev. Nothing is recorded at
+// rev 0 (unknown).
+func (s *ReplicationManager) released(before map[int]decide.Assignment, changes []registry.AssignChange, rev int64, rec *leaderRecord) {
+	if rev == 0 {
+		return
+	}
 	for _, c := range changes {
 		if old, ok := before[c.Slot]; ok && (c.Next == nil || c.Next.Node != old.Node) {
 			if rec.released == nil {
@@ -352,18 +411,6 @@ func (s *ReplicationManager) applied(id string, before map[int]decide.Assignment
 			}
 			rec.released[c.Slot] = decide.Release{Node: old.Node, Rev: rev}
 		}
-		if c.Next == nil {
-			if cur, ok := s.assignments[id][c.Slot]; ok && cur.Rev <= rev {
-				s.setAssignment(id, c.Slot, nil)
-			}
-			continue
-		}
-		if cur, ok := s.assignments[id][c.Slot]; !ok || cur.Rev < rev {
-			s.setAssignment(id, c.Slot, &registry.SlotAssignment{Assignment: *c.Next, Rev: rev})
-		}
-	}
-	if s.pruneReleased(id, rec) {
-		s.requestProgress()
 	}
 }
 
