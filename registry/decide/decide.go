@@ -268,9 +268,31 @@ func (d *decision) count(node string, n int) {
 	}
 }
 
-// fresh is a new assignment of the current template to node.
+// fresh is a new assignment to node of the current template; while the
+// rollout is paused, of the template most slots run (the newest on a tie),
+// as Kubernetes scales the old ReplicaSet of a paused Deployment: a pause
+// holds the rollout where it is, and a scale does not move it on.
 func (d *decision) fresh(node string) *Assignment {
-	return &Assignment{Node: node, Revision: d.c.Revision, Hash: d.c.Hash, OnDelete: d.c.OnDelete}
+	a := &Assignment{Node: node, Revision: d.c.Revision, Hash: d.c.Hash, OnDelete: d.c.OnDelete}
+	if !d.c.Paused || len(d.next) == 0 {
+		return a
+	}
+	type template struct {
+		rev  int64
+		hash string
+	}
+	count := map[template]int{}
+	for _, x := range d.next {
+		count[template{x.Revision, x.Hash}]++
+	}
+	best := template{d.c.Revision, d.c.Hash}
+	for t, n := range count {
+		if n > count[best] || n == count[best] && t.rev > best.rev {
+			best = t
+		}
+	}
+	a.Revision, a.Hash = best.rev, best.hash
+	return a
 }
 
 // dropLostNodes takes every slot off nodes gone past the grace period,

@@ -142,12 +142,13 @@ func TestDecide(t *testing.T) {
 			cs = cs[2:] // slots 1 and 2 are not in the reports: crashed, or not reported yet
 			return Input{Controller: ctl(3), Assigned: as, Containers: cs, Nodes: nodes("a", "b")}
 		}, "2:b/new"},
-		{"paused holds the rollout, scaling still works", func() Input {
+		// issue 26, item 10: a new slot got the paused template
+		{"paused holds the rollout, scaling still works, with the template the slots run", func() Input {
 			as, cs := settled("old", "a", "b")
 			c := ctl(3)
 			c.Paused = true
 			return Input{Controller: c, Assigned: as, Containers: cs, Nodes: nodes("a", "b")}
-		}, "3:a/new"},
+		}, "3:a/old"},
 		{"OnDelete marks every slot at once", func() Input {
 			as, cs := settled("old", "a", "b")
 			c := ctl(2)
