@@ -341,16 +341,26 @@ func (d *decision) worth(slot int) int {
 }
 
 // assigned returns the live container that holds slot's name on its
-// assigned node, whatever its template; none on a node that is gone.
+// assigned node, whatever its template; for a slot whose successor starts
+// first and is not reported yet, the old one renamed out for it, which
+// serves meanwhile; none on a node that is gone.
 func (d *decision) assigned(slot int) (Container, bool) {
 	a, ok := d.next[slot]
 	if !ok || !d.alive(a.Node) {
 		return Container{}, false
 	}
-	for _, ct := range d.live[slot] {
-		if ct.Node == a.Node && ct.Named {
+	var renamed *Container
+	for i, ct := range d.live[slot] {
+		switch {
+		case ct.Node != a.Node:
+		case ct.Named:
 			return ct, true
+		case a.StartFirst && renamed == nil:
+			renamed = &d.live[slot][i]
 		}
+	}
+	if renamed != nil {
+		return *renamed, true
 	}
 	return Container{}, false
 }

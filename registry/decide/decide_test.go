@@ -142,6 +142,17 @@ func TestDecide(t *testing.T) {
 			cs = cs[2:] // slots 1 and 2 are not in the reports: crashed, or not reported yet
 			return Input{Controller: ctl(3), Assigned: as, Containers: cs, Nodes: nodes("a", "b")}
 		}, "2:b/new"},
+		// issue 26, item 10: a start-first slot whose successor is not
+		// reported yet ranked as missing, though its old container serves
+		{"a scale-down keeps a slot whose old container serves while its successor starts", func() Input {
+			as, cs := settled("old", "a", "a")
+			as[1] = Assignment{Node: "a", Revision: 20, Hash: "new", StartFirst: true, ModRev: 6}
+			cs[0].Named = false // renamed out for the successor, not reported yet
+			cs[1].Ready = false
+			c := ctl(1)
+			c.Surge = 1
+			return Input{Controller: c, Assigned: as, Containers: cs, Nodes: nodes("a")}
+		}, "2:-"},
 		// issue 26, item 10: a new slot got the paused template
 		{"paused holds the rollout, scaling still works, with the template the slots run", func() Input {
 			as, cs := settled("old", "a", "b")
