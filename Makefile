@@ -8,7 +8,7 @@ GOLANGCI  := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 GOVULN    := golang.org/x/vuln/cmd/govulncheck@v1.9.0
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test test-short lint vuln image clean
+.PHONY: help build run test prop test-short lint vuln image clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -24,6 +24,10 @@ run: build image ## start the daemon with its embedded etcd against the local Do
 
 test: ## run every test with the race detector (real etcd, real Docker)
 	$(GO) test -race -count=1 -parallel 4 -timeout 15m ./...
+
+prop: ## the property tests, long: 200,000 decide histories and 2,000 cluster histories (make test runs them briefly)
+	$(GO) test -count=1 -timeout 30m -run 'TestDecideKeepsTheBoundsOverRandomHistories' ./registry/decide -rapid.checks=200000
+	$(GO) test -count=1 -timeout 30m -run 'TestClusterKeepsTheBoundsOverRandomHistories' ./registry/agent -rapid.checks=2000
 
 test-short: ## every test but the end-to-end ones (e2e/), with the race detector
 	$(GO) test -race -count=1 -short ./...
