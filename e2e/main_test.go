@@ -386,11 +386,12 @@ func (p *program) stop(t *testing.T, grace time.Duration) {
 	pgid := p.cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
-	case <-p.done:
+	case err := <-p.done:
+		t.Logf("%s stopped: %v", p.name, err)
 	case <-time.After(grace):
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-p.done
-		t.Errorf("%s did not stop within %s of SIGTERM; killed", p.name, grace)
+		err := <-p.done
+		t.Errorf("%s did not stop within %s of SIGTERM; killed (%v)", p.name, grace, err)
 	}
 	p.cmd = nil
 	// The group outlives its leader while a child still runs.

@@ -547,8 +547,7 @@ wait:
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
 		case <-kill:
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-			err = fmt.Errorf("still running after %s: killed", timeout)
+			err = fmt.Errorf("still running after %s: killed (%w)", timeout, <-done)
 			break wait
 		}
 	}
@@ -669,6 +668,7 @@ func refuseForeignNames(t *testing.T, cli dockerClient) {
 // registry, and the image tags the walkthrough makes; after a pass there
 // is nothing, after a failure whatever the walkthrough left.
 func removeWalkthroughLeftovers(t *testing.T, registryID string) {
+	t.Helper()
 	cli := dockertest.Client(t)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), time.Minute)
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 // goneLeader is a listed leader whose records of gone nodes stay in
 // memory (no etcd behind it), on a clock the test sets.
 func goneLeader(t *testing.T, now *time.Time) *ReplicationManager {
+	t.Helper()
 	s := listedLeader(t)
 	s.goneOff = true
 	s.now = func() time.Time { return *now }
