@@ -47,11 +47,11 @@ type ProgressTarget interface {
 // etcd is away it keeps trying, with a capped backoff, and says so through
 // warn; it returns an error only when etcd refuses this manager for good.
 func (s *Store) Mirror(ctx context.Context, prefix string, t MirrorTarget, warn func(msg string, args ...any)) error {
-	backoff := RetryBackoff()
+	retry := NewRetry()
 	for ctx.Err() == nil {
 		rev, err := s.MirrorList(ctx, prefix, t)
 		if err == nil {
-			backoff = RetryBackoff()
+			retry.WentWell()
 			err = s.MirrorWatch(ctx, prefix, rev+1, t)
 		}
 		if ctx.Err() != nil || Refused(err) {
@@ -60,15 +60,13 @@ func (s *Store) Mirror(ctx context.Context, prefix string, t MirrorTarget, warn 
 		if r, ok := t.(RestartTarget); ok {
 			r.Restarted(err)
 		}
-		delay := backoff.Step()
 		if errors.Is(err, ErrWatchCompacted) {
-			delay = 0 // nothing is wrong with etcd: list again at once
+			// nothing is wrong with etcd: list again at once
+			warn("watch restarting", "prefix", prefix, "retryIn", time.Duration(0), "err", err)
+			continue
 		}
-		warn("watch restarting", "prefix", prefix, "retryIn", delay, "err", err)
-		select {
-		case <-ctx.Done():
+		if !retry.Wait(ctx, func(delay time.Duration) { warn("watch restarting", "prefix", prefix, "retryIn", delay, "err", err) }) {
 			return nil
-		case <-time.After(delay):
 		}
 	}
 	return nil

@@ -26,11 +26,64 @@ func UnlessStopped(ctx context.Context, err error) error {
 	}
 }
 
+// Retry paces a loop that keeps trying to reach etcd or Docker: a
+// backoff between failed tries (RetryBackoff unless the loop has a
+// schedule of its own), started over once a try has gone well. Every such
+// loop of the managers (RetryEtcd, Mirror, the Docker event stream, the
+// wait for Docker at start, the elections) uses it, so that they all back
+// off, say so and recover alike.
+type Retry struct {
+	schedule func() wait.Backoff
+	backoff  wait.Backoff
+}
+
+// NewRetry returns the pacing of a loop that has not failed yet, on
+// RetryBackoff.
+func NewRetry() *Retry { return NewRetryOf(func() wait.Backoff { return *RetryBackoff() }) }
+
+// NewRetryOf returns the pacing of a loop on the waits of schedule.
+func NewRetryOf(schedule func() wait.Backoff) *Retry {
+	return &Retry{schedule: schedule, backoff: schedule()}
+}
+
+// WentWell starts the backoff over: the last try went well (a list that
+// answered, a stream that ran for a while, a term led).
+func (r *Retry) WentWell() { r.backoff = r.schedule() }
+
+// Next returns the wait after a try: the next step of the backoff, which
+// starts over first when the try went well.
+func (r *Retry) Next(wentWell bool) time.Duration {
+	if wentWell {
+		r.WentWell()
+	}
+	return r.backoff.Step()
+}
+
+// Wait waits the next delay after a failed try, reported first through
+// say, and returns false when ctx ends before it is over.
+func (r *Retry) Wait(ctx context.Context, say func(retryIn time.Duration)) bool {
+	return r.Sleep(ctx, r.Next(false), say)
+}
+
+// Sleep waits delay, reported first through say, and returns false when
+// ctx ends before it is over.
+func (r *Retry) Sleep(ctx context.Context, delay time.Duration, say func(retryIn time.Duration)) bool {
+	say(delay)
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
 // RetryEtcd calls read until it succeeds, with RetryBackoff between
 // tries, each failure logged as msg. It returns ctx's error when ctx ends
 // first, and an error etcd refuses this manager with (Refused) at once.
 func RetryEtcd(ctx context.Context, logger *slog.Logger, msg string, read func() error) error {
-	backoff := RetryBackoff()
+	retry := NewRetry()
 	for {
 		err := read()
 		switch {
@@ -39,12 +92,8 @@ func RetryEtcd(ctx context.Context, logger *slog.Logger, msg string, read func()
 		case Refused(err):
 			return err
 		}
-		delay := backoff.Step()
-		logger.Warn(msg, "retryIn", delay, "err", err)
-		select {
-		case <-ctx.Done():
+		if !retry.Wait(ctx, func(delay time.Duration) { logger.Warn(msg, "retryIn", delay, "err", err) }) {
 			return ctx.Err()
-		case <-time.After(delay):
 		}
 	}
 }

@@ -95,7 +95,7 @@ func (t term) guard() []clientv3.Cmp {
 // run campaigns, works until the session is lost, and campaigns again,
 // until ctx ends; it then resigns so that a standby takes over at once.
 func (l *campaign) run(ctx context.Context) error {
-	backoff := l.backoff()
+	retry := registry.NewRetryOf(l.backoff)
 	for {
 		began := time.Now()
 		led, err := l.term(ctx)
@@ -107,27 +107,18 @@ func (l *campaign) run(ctx context.Context) error {
 		if registry.Refused(err) {
 			return err // etcd refuses this manager: campaigning again cannot help
 		}
-		delay := l.nextWait(&backoff, led || time.Since(began) >= l.maxWait())
-		l.logger.Warn("election: starting over", "role", l.what, "retryIn", delay, "err", err)
-		select {
-		case <-ctx.Done():
+		// the waits double over the failed terms in a row, and start over
+		// after a healthy term: one in which this instance led, or that
+		// lasted at least retryMax (a standby's long campaign); otherwise
+		// every etcd blip after a few lost terms, however far apart, would
+		// cost the longest wait without a leader
+		delay := retry.Next(led || time.Since(began) >= l.maxWait())
+		if !retry.Sleep(ctx, delay, func(delay time.Duration) {
+			l.logger.Warn("election: starting over", "role", l.what, "retryIn", delay, "err", err)
+		}) {
 			return nil
-		case <-time.After(delay):
 		}
 	}
-}
-
-// nextWait returns the wait before the next campaign and steps b, the
-// waits of the failures in a row so far. They double from retryStart up
-// to retryMax, and start over after a healthy term: one in which this
-// instance led, or that lasted at least retryMax (a standby's long
-// campaign). Otherwise every etcd blip after a few lost terms, however far
-// apart, would cost the longest wait without a leader.
-func (l *campaign) nextWait(b *wait.Backoff, healthy bool) time.Duration {
-	if healthy {
-		*b = l.backoff()
-	}
-	return b.Step()
 }
 
 // backoff is the waits between campaigns as they are before a failure.

@@ -127,7 +127,7 @@ func TestLeaderCampaignsAgainAtOnceAfterEveryTermItLed(t *testing.T) {
 	}
 }
 
-func TestNextWaitDoublesOverFailuresInARowAndStartsOverAfterAHealthyTerm(t *testing.T) {
+func TestCampaignWaitsDoubleOverFailuresInARowAndStartOverAfterAHealthyTerm(t *testing.T) {
 	type term struct {
 		healthy bool
 		want    time.Duration
@@ -150,9 +150,9 @@ func TestNextWaitDoublesOverFailuresInARowAndStartsOverAfterAHealthyTerm(t *test
 		{"a start above the max", &campaign{retryStart: time.Minute, retryMax: time.Second}, []term{{false, time.Second}, {true, time.Second}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			b := tt.l.backoff()
+			retry := registry.NewRetryOf(tt.l.backoff)
 			for i, ev := range tt.events {
-				wait := tt.l.nextWait(&b, ev.healthy)
+				wait := retry.Next(ev.healthy)
 				if wait != ev.want {
 					t.Errorf("wait %d (healthy %v) = %s, want %s", i+1, ev.healthy, wait, ev.want)
 				}

@@ -132,7 +132,7 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 // asked until Docker answers or ctx ends; a --node-reserve that leaves
 // nothing of that machine to tasks is an error.
 func nodeEngine(ctx context.Context, opts *options, docker taskControl, logger *slog.Logger) (api.Engine, error) {
-	backoff := registry.RetryBackoff()
+	retry := registry.NewRetry()
 	for {
 		infoCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		engine, err := docker.Engine(infoCtx)
@@ -150,12 +150,10 @@ func nodeEngine(ctx context.Context, opts *options, docker taskControl, logger *
 			}
 			return engine, nil
 		}
-		delay := backoff.Step()
-		logger.Warn("docker does not answer; the node registers once it does", "retryIn", delay, "err", err)
-		select {
-		case <-ctx.Done():
+		if !retry.Wait(ctx, func(delay time.Duration) {
+			logger.Warn("docker does not answer; the node registers once it does", "retryIn", delay, "err", err)
+		}) {
 			return api.Engine{}, ctx.Err()
-		case <-time.After(delay):
 		}
 	}
 }

@@ -27,7 +27,7 @@ import (
 // watchTasks follows Docker until ctx ends, retrying with backoff while
 // Docker is away.
 func (rm *Agent) watchTasks(ctx context.Context) {
-	backoff := registry.RetryBackoff()
+	retry := registry.NewRetry()
 	for ctx.Err() == nil {
 		start := time.Now()
 		err := rm.followTasks(ctx)
@@ -35,15 +35,13 @@ func (rm *Agent) watchTasks(ctx context.Context) {
 			return
 		}
 		if time.Since(start) > time.Minute {
-			backoff = registry.RetryBackoff() // it worked for a while: start over
+			retry.WentWell() // it worked for a while: start over
 		}
-		delay := backoff.Step()
 		rm.metrics.dockerWatchRestarts.Inc()
-		rm.logger.Warn("docker event stream lost; listing again", "retryIn", delay, "err", err)
-		select {
-		case <-ctx.Done():
+		if !retry.Wait(ctx, func(delay time.Duration) {
+			rm.logger.Warn("docker event stream lost; listing again", "retryIn", delay, "err", err)
+		}) {
 			return
-		case <-time.After(delay):
 		}
 	}
 }
