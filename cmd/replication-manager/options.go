@@ -37,6 +37,7 @@ type options struct {
 	DockerAllowInsecureTCP   bool
 	DockerStopTimeout        time.Duration
 	SyncPeriod               time.Duration
+	RelistPeriod             time.Duration
 	Workers                  int
 	BurstReplicas            int
 	RevisionHistoryLimit     int
@@ -74,6 +75,7 @@ func newOptions() *options {
 		RegistryPrefix:           registry.DefaultPrefix,
 		DockerStopTimeout:        10 * time.Second,
 		SyncPeriod:               registry.DefaultSyncPeriod,
+		RelistPeriod:             agent.DefaultRelistPeriod,
 		Workers:                  agent.DefaultWorkers,
 		BurstReplicas:            agent.DefaultBurstReplicas,
 		RevisionHistoryLimit:     registry.DefaultRevisionHistoryLimit,
@@ -105,7 +107,8 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DockerHost, "docker-host", o.DockerHost, "Docker Engine address; empty finds it as the docker CLI does (DOCKER_HOST, or the local socket)")
 	fs.BoolVar(&o.DockerAllowInsecureTCP, "docker-allow-insecure-tcp", o.DockerAllowInsecureTCP, "allow a tcp:// Docker host without verified TLS (DOCKER_CERT_PATH and DOCKER_TLS_VERIFY); whoever can reach that port controls the host")
 	fs.DurationVar(&o.DockerStopTimeout, "docker-stop-timeout", o.DockerStopTimeout, "how long a container gets to stop before it is killed")
-	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "how often every controller is synced even without an event")
+	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "how often every controller is synced even without an event, from the caches")
+	fs.DurationVar(&o.RelistPeriod, "relist-period", o.RelistPeriod, "how often the periodic sync also lists the containers again, to catch events Docker dropped (0: every --sync-period)")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "how many controllers sync in parallel on this node; the leader has four times as many in hand at once (at least 512), its work being mostly waits on etcd")
 	fs.IntVar(&o.BurstReplicas, "burst-replicas", o.BurstReplicas, "most containers created or deleted by one sync of one controller")
 	fs.IntVar(&o.RevisionHistoryLimit, "revision-history-limit", o.RevisionHistoryLimit, "templates kept per controller under <prefix>/history/controllers/<id>/, for rcctl rollout history and undo")
@@ -140,6 +143,9 @@ func (o *options) Validate() error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if o.SyncPeriod <= 0 {
 		bad("--sync-period: must be positive, got %s", o.SyncPeriod)
+	}
+	if o.RelistPeriod < 0 {
+		bad("--relist-period: must not be negative, got %s", o.RelistPeriod)
 	}
 	if o.Workers < 1 {
 		bad("--workers: must be at least 1, got %d", o.Workers)

@@ -36,6 +36,7 @@ func newRoles(client *clientv3.Client, store *registry.Store, opts *options, doc
 	reg.MustRegister(isLeader, isActing, nodes, &controllerCollector{current: &nodes.current})
 	managerOpts := agent.Options{
 		SyncPeriod:           opts.SyncPeriod,
+		RelistPeriod:         opts.RelistPeriod,
 		Workers:              opts.Workers,
 		BurstReplicas:        opts.BurstReplicas,
 		RevisionHistoryLimit: opts.RevisionHistoryLimit,

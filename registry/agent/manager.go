@@ -22,6 +22,11 @@ type Options struct {
 	// SyncPeriod is how often every controller is synced even without an
 	// event: the safety net, not the main path.
 	SyncPeriod time.Duration
+	// RelistPeriod is how often the periodic pass lists the containers
+	// again besides syncing from the cache, to catch events Docker
+	// dropped; 0 lists them every SyncPeriod. The event stream's
+	// reconnects list them too.
+	RelistPeriod time.Duration
 	// Workers is how many controllers sync in parallel.
 	Workers int
 	// BurstReplicas caps the creates (and deletes) of one sync.
@@ -51,6 +56,9 @@ const (
 	DefaultWorkers       = 5
 	DefaultBurstReplicas = 50
 	DefaultDrainTimeout  = 10 * time.Second
+	// DefaultRelistPeriod is --relist-period's default: the periodic pass
+	// works from the cache, and lists the containers again this often.
+	DefaultRelistPeriod = 5 * time.Minute
 )
 
 func (o Options) withDefaults() Options {
@@ -106,8 +114,10 @@ type Agent struct {
 	background *feeder
 	// busy counts the workers syncing a controller now.
 	busy atomic.Int32
-	// relistMu runs one container list at a time.
+	// relistMu runs one container list at a time, and guards listedAt,
+	// when the last one answered.
 	relistMu sync.Mutex
+	listedAt time.Time
 	// slots are the slots assigned to this node.
 	slots *nodeSlots
 
@@ -299,13 +309,17 @@ func (rm *Agent) synchronizeEvery(ctx context.Context) {
 	}
 }
 
-// Resync lists the containers once, to catch events Docker dropped,
-// and queues every known controller (the 2014 periodic sync) in the second
-// lane (feeder.go), so that work an event brings does not wait behind it.
-// It returns once the last one is in the queue, or when ctx ends. Every
-// controller is queued even when the list fails.
+// Resync queues every known controller (the 2014 periodic sync) in the
+// second lane (feeder.go), so that work an event brings does not wait
+// behind it, and first lists the containers again, to catch events Docker
+// dropped, when RelistPeriod has passed since the last list. It returns
+// once the last one is in the queue, or when ctx ends. Every controller is
+// queued even when the list fails.
 func (rm *Agent) Resync(ctx context.Context) error {
-	err := rm.relistTasks(ctx)
+	var err error
+	if rm.relistDue() {
+		err = rm.relistTasks(ctx)
+	}
 	ids := rm.specs.ids()
 	rm.later(ids...)
 	select {
@@ -314,6 +328,13 @@ func (rm *Agent) Resync(ctx context.Context) error {
 		rm.logger.Debug("resync queued every controller", "count", len(ids))
 	}
 	return err
+}
+
+// relistDue reports whether the periodic pass lists the containers again.
+func (rm *Agent) relistDue() bool {
+	rm.relistMu.Lock()
+	defer rm.relistMu.Unlock()
+	return rm.opts.RelistPeriod <= 0 || rm.now().Sub(rm.listedAt) >= rm.opts.RelistPeriod
 }
 
 // processNextWorkItem syncs one controller off the queue. A failed sync is

@@ -15,6 +15,9 @@ type metrics struct {
 	containers    *prometheus.CounterVec
 	// dockerWatchRestarts counts restarts of the Docker event stream.
 	dockerWatchRestarts prometheus.Counter
+	// cacheDrift counts the controllers a container list found the cache
+	// wrong about.
+	cacheDrift prometheus.Counter
 	dockerCalls         *prometheus.CounterVec
 	dockerDuration      *prometheus.HistogramVec
 	queue               *queueMetrics
@@ -44,6 +47,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		dockerWatchRestarts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "replication_manager_docker_watch_restarts_total",
 			Help: "Restarts of the Docker event stream; each one relists the containers.",
+		}),
+		cacheDrift: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "replication_manager_cache_drift_total",
+			Help: "Controllers whose containers a list found other than the events had told the cache; each is synced at once.",
 		}),
 		dockerCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "replication_manager_docker_calls_total",
@@ -78,6 +85,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.watchRestarts = register(reg, m.watchRestarts)
 		m.containers = register(reg, m.containers)
 		m.dockerWatchRestarts = register(reg, m.dockerWatchRestarts)
+		m.cacheDrift = register(reg, m.cacheDrift)
 		m.dockerCalls = register(reg, m.dockerCalls)
 		m.dockerDuration = register(reg, m.dockerDuration)
 		m.syncPanics = register(reg, m.syncPanics)

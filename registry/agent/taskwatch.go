@@ -81,9 +81,16 @@ func (rm *Agent) relistTasks(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	changed := rm.tasks.replace(tasks, since, rm.now())
-	if first {
+	rm.listedAt = rm.now()
+	changed := rm.tasks.replace(tasks, since, rm.listedAt)
+	switch {
+	case first:
 		rm.later(rm.specs.ids()...) // every controller, now that they can sync
+	case len(changed) > 0:
+		// the events did not tell everything: an operator learns from the
+		// metric whether they can be trusted
+		rm.metrics.cacheDrift.Add(float64(len(changed)))
+		rm.logger.Info("the container list found the cache wrong; syncing what differs", "controllers", len(changed))
 	}
 	for _, id := range changed {
 		rm.queueController(id)
