@@ -17,13 +17,13 @@ type metrics struct {
 	dockerWatchRestarts prometheus.Counter
 	// cacheDrift counts the controllers a container list found the cache
 	// wrong about.
-	cacheDrift prometheus.Counter
-	dockerCalls         *prometheus.CounterVec
-	dockerDuration      *prometheus.HistogramVec
-	queue               *queueMetrics
-	syncPanics          prometheus.Counter
-	rolloutSteps        prometheus.Counter
-	rolloutDuration     prometheus.Histogram
+	cacheDrift      prometheus.Counter
+	dockerCalls     *prometheus.CounterVec
+	dockerDuration  *prometheus.HistogramVec
+	queue           *queueMetrics
+	syncPanics      prometheus.Counter
+	rolloutSteps    prometheus.Counter
+	rolloutDuration prometheus.Histogram
 	// eventsDropped counts events that were never written: the queue was
 	// full, or etcd did not take them in time.
 	eventsDropped prometheus.Counter
