@@ -59,7 +59,7 @@ func (e *dockerEnv) profileConvergence(ctx context.Context, n int, window time.D
 	}
 	defer docker.Close()
 	store := registry.NewStore(client, "")
-	h, err := startHost(ctx, client, store, docker, slog.New(slog.DiscardHandler), agent.Options{})
+	h, err := startHost(ctx, client, store, docker, slog.New(slog.DiscardHandler), agent.Options{RelistPeriod: agent.DefaultRelistPeriod})
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}

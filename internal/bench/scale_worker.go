@@ -333,8 +333,9 @@ type managerRun struct {
 func (w *scaleWorker) startManager(ctx context.Context) (*managerRun, error) {
 	reg := prometheus.NewRegistry()
 	h, err := startHost(ctx, w.client, w.store, w.tc, slog.New(slog.DiscardHandler), agent.Options{
-		SyncPeriod: time.Hour,
-		Registerer: reg,
+		SyncPeriod:   time.Hour,
+		RelistPeriod: agent.DefaultRelistPeriod, // as the daemon ships
+		Registerer:   reg,
 	})
 	if err != nil {
 		return nil, err
