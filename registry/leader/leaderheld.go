@@ -35,19 +35,18 @@ func goneContainer(node string, c api.GoneContainer) decide.Container {
 // registration's delete of a lease that went follows at once.)
 func (s *ReplicationManager) heldOnGoneNodes(id string) map[string][]decide.Container {
 	var out map[string][]decide.Container
-	add := func(node string, cts []decide.Container) {
+	for node, g := range s.gone {
+		cts := g.held[id]
 		if len(cts) == 0 || s.reports[id][node] != nil {
-			return
+			continue
+		}
+		if n := s.nodes[node]; n != nil && n.alive {
+			continue // back: its own reports tell
 		}
 		if out == nil {
 			out = make(map[string][]decide.Container)
 		}
 		out[node] = cts
-	}
-	for node, g := range s.gone {
-		if n := s.nodes[node]; n == nil || !n.alive {
-			add(node, g.held[id])
-		}
 	}
 	return out
 }
