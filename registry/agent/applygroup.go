@@ -81,6 +81,11 @@ func (rm *Agent) deleteTask(ctx context.Context, t api.Task, listed map[string]b
 // deleteContainer stops and removes one container.
 func (rm *Agent) deleteContainer(ctx context.Context, t api.Task) error {
 	err := recovered(func() error { return rm.taskControl.DeleteTask(ctx, t.ID) })
+	if errors.Is(err, api.ErrPreStopFailed) {
+		// stopped and removed all the same
+		rm.logger.Warn("container's preStop failed", "controller", t.Labels[api.LabelController], "container", t.Name, "err", err)
+		err = nil
+	}
 	rm.metrics.countContainerOp("delete", err)
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", t.Name, err)
