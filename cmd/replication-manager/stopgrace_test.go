@@ -1,0 +1,31 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestStopWhenIsolatedCapsTheGraceBelowHalfTheLease(t *testing.T) {
+	tests := []struct {
+		lease, want time.Duration
+	}{
+		{15 * time.Second, 6 * time.Second}, // isolated after 7.5s, 6s and a second's margin fit in the other 7.5s
+		{60 * time.Second, 29 * time.Second},
+		{2 * time.Second, time.Nanosecond}, // the smallest lease: killed at once
+	}
+	for _, tt := range tests {
+		opts := newOptions()
+		opts.LeaderElectLeaseDuration = tt.lease
+		if got := opts.maxStopGrace(); got != 0 {
+			t.Errorf("lease %s without --stop-when-isolated: cap %s, want none", tt.lease, got)
+		}
+		opts.StopWhenIsolated = true
+		got := opts.maxStopGrace()
+		if got != tt.want {
+			t.Errorf("lease %s: cap %s, want %s", tt.lease, got, tt.want)
+		}
+		if got+isolatedStopMargin > tt.lease/2 {
+			t.Errorf("lease %s: a stop of %s and its margin outlast the half lease left after the isolation", tt.lease, got)
+		}
+	}
+}
