@@ -55,7 +55,10 @@ func TestScaleDownStopsWithTheContainersSignalAfterItsPreStop(t *testing.T) {
 	scaledDown := time.Now()
 	d.rcctl(t, "", "scale", id, "--replicas", "0")
 	select {
-	case <-followed:
+	case err := <-followed:
+		if err != nil {
+			t.Logf("following the container's output ended with %v", err)
+		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the container did not stop within 30s of the scale-down; its output:\n%s", out.String())
 	}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 )
@@ -26,6 +29,23 @@ func TestStopWhenIsolatedCapsTheGraceBelowHalfTheLease(t *testing.T) {
 		}
 		if got > max(tt.lease/2-isolatedStopMargin, time.Nanosecond) {
 			t.Errorf("lease %s: a stop of %s and its margin outlast the half lease left after the isolation", tt.lease, got)
+		}
+	}
+}
+
+func TestStopWhenIsolatedSaysSoAtTheStart(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, nil))
+	opts := newOptions()
+	logStopGrace(logger, opts)
+	if buf.Len() != 0 {
+		t.Errorf("without --stop-when-isolated it logged %q", buf.String())
+	}
+	opts.StopWhenIsolated = true
+	logStopGrace(logger, opts)
+	for _, want := range []string{"caps every container's stop grace period", "maxGrace=6s", "lease=15s", "dockerStopTimeout=10s", "defaultCut=true"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the start log %q does not say %q", buf.String(), want)
 		}
 	}
 }
