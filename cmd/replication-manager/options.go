@@ -104,7 +104,7 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.RegistryPrefix, "registry-prefix", o.RegistryPrefix, "etcd key prefix that roots every key")
 	fs.StringVar(&o.DockerHost, "docker-host", o.DockerHost, "Docker Engine address; empty finds it as the docker CLI does (DOCKER_HOST, or the local socket)")
 	fs.BoolVar(&o.DockerAllowInsecureTCP, "docker-allow-insecure-tcp", o.DockerAllowInsecureTCP, "allow a tcp:// Docker host without verified TLS (DOCKER_CERT_PATH and DOCKER_TLS_VERIFY); whoever can reach that port controls the host")
-	fs.DurationVar(&o.DockerStopTimeout, "docker-stop-timeout", o.DockerStopTimeout, "how long a container gets to stop before it is killed")
+	fs.DurationVar(&o.DockerStopTimeout, "docker-stop-timeout", o.DockerStopTimeout, "how long a container whose spec sets no stopGracePeriodSeconds gets to stop before it is killed")
 	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "how often every controller is synced even without an event")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "how many controllers sync in parallel on this node; the leader has four times as many in hand at once (at least 512), its work being mostly waits on etcd")
 	fs.IntVar(&o.BurstReplicas, "burst-replicas", o.BurstReplicas, "most containers created or deleted by one sync of one controller")
