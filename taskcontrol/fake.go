@@ -262,11 +262,18 @@ func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, err
 		}
 	}
 	volumes := f.mountVolumesLocked(spec.Mounts, now)
+	labels := maps.Clone(spec.Labels)
+	if spec.Container.PreStop != nil { // as Docker's create records it
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[api.LabelPreStop] = preStopLabel(spec.Container.PreStop)
+	}
 	f.seq++
 	t := &fakeTask{Task: api.Task{
 		ID:        fakeNewID(f.seq),
 		Name:      spec.Name,
-		Labels:    maps.Clone(spec.Labels),
+		Labels:    labels,
 		Image:     spec.Container.Image,
 		State:     api.StateRunning,
 		Health:    specHealth(spec.Container.HealthCheck),

@@ -501,6 +501,9 @@ func TestFakeDeleteStopsAsTheSpecSays(t *testing.T) {
 	if s := got[0]; s.Name != "web-1" || s.Signal != "SIGINT" || s.Grace != 7*time.Second || s.PreStop != "sleep 2s" {
 		t.Errorf("web-1 stopped as %+v, want SIGINT, 7s and a sleep of 2s", s)
 	}
+	if got := web.Labels[api.LabelPreStop]; got != `{"sleepSeconds":2}` {
+		t.Errorf("label %s = %q, want the preStop as Docker's create records it", api.LabelPreStop, got)
+	}
 	if !reflect.DeepEqual(slept, []time.Duration{2 * time.Second}) {
 		t.Errorf("slept %v, want the preStop's 2s", slept)
 	}
