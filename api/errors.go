@@ -15,6 +15,10 @@ var (
 	// create error reads like the contract's status message:
 	// "create web-1: no such image: demo-task:latest".
 	ErrImageNotFound = errors.New("no such image")
+	// ErrPreStopFailed means a container's preStop failed or outlasted
+	// the grace period. The container was stopped and removed all the
+	// same: a task control's delete that returns it succeeded.
+	ErrPreStopFailed = errors.New("preStop failed")
 )
 
 // Errors of joined networks and of volumes.

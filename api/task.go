@@ -15,6 +15,9 @@ const (
 	// manager made the container, so that several registries can share one
 	// Docker host without touching each other's containers.
 	LabelRegistry = "replicationController.registry"
+	// LabelPreStop carries a container's preStop (Container.PreStop) as
+	// JSON, from its create to its delete; absent when it has none.
+	LabelPreStop = "replicationController.preStop"
 )
 
 // AnyLabelValue in a selector matches any value of its key: the label need

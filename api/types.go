@@ -125,6 +125,18 @@ type Container struct {
 	// (or none). A container with a health check is ready only when healthy.
 	HealthCheck *HealthCheck `json:"healthCheck,omitempty"`
 
+	// StopSignal is the signal that asks the container to stop (a name
+	// such as "SIGINT"); empty means the image's STOPSIGNAL, else SIGTERM,
+	// as Docker does (docs/CONTRACT.md, Stopping).
+	StopSignal string `json:"stopSignal,omitempty"`
+	// StopGracePeriodSeconds is how long the container gets to stop, its
+	// preStop included, before it is killed (0 to
+	// MaxStopGracePeriodSeconds); nil means the node's
+	// --docker-stop-timeout.
+	StopGracePeriodSeconds *int `json:"stopGracePeriodSeconds,omitempty"`
+	// PreStop runs before the stop signal, within the grace period.
+	PreStop *PreStop `json:"preStop,omitempty"`
+
 	// The fields below weaken the container's isolation from the host.
 	// Validate refuses each unless ValidateOptions.Policy allows it (the
 	// daemon's --allow-* flags); all are off by default, as in 2014.

@@ -254,6 +254,7 @@ func (v *validator) container(field string, c *Container, hostNetwork bool, decl
 	if c.HealthCheck != nil {
 		v.healthCheck(field+".healthCheck", c.HealthCheck)
 	}
+	v.stop(field, c)
 	containerPaths := make(map[string]string)
 	v.security(field, c, containerPaths)
 	v.volumeMounts(field, c.VolumeMounts, declared, containerPaths)

@@ -43,24 +43,29 @@ type DockerOptions struct {
 	// DOCKER_API_VERSION, else the local socket. (CLI contexts are not
 	// read.)
 	Host string
-	// StopTimeout is how long DeleteTask waits after SIGTERM before the
-	// engine kills the container; zero means DefaultStopTimeout.
+	// StopTimeout is the grace period of a container whose spec sets
+	// none: how long DeleteTask lets it stop before the engine kills it;
+	// zero means DefaultStopTimeout.
 	StopTimeout time.Duration
+	// MaxStopGrace caps every container's grace period, its own and
+	// StopTimeout (--stop-when-isolated); zero caps nothing.
+	MaxStopGrace time.Duration
 }
 
 // Docker is a task control backed by a Docker Engine. It negotiates the API
 // version with the engine, so it works with Engine 20.10 (API 1.41) and
 // newer. It is safe for concurrent use.
 type Docker struct {
-	cli         *client.Client
-	stopTimeout time.Duration
+	cli          *client.Client
+	stopTimeout  time.Duration
+	maxStopGrace time.Duration
 }
 
 // NewDocker returns a Docker task control. It does not contact the engine;
 // call Ping to check that one answers.
 func NewDocker(opts DockerOptions) (*Docker, error) {
-	if opts.StopTimeout < 0 {
-		return nil, fmt.Errorf("docker: stop timeout must not be negative, got %s", opts.StopTimeout)
+	if opts.StopTimeout < 0 || opts.MaxStopGrace < 0 {
+		return nil, fmt.Errorf("docker: stop timeouts must not be negative, got %s and %s", opts.StopTimeout, opts.MaxStopGrace)
 	}
 	if opts.StopTimeout == 0 {
 		opts.StopTimeout = DefaultStopTimeout
@@ -73,7 +78,7 @@ func NewDocker(opts DockerOptions) (*Docker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}
-	return &Docker{cli: cli, stopTimeout: opts.StopTimeout}, nil
+	return &Docker{cli: cli, stopTimeout: opts.StopTimeout, maxStopGrace: opts.MaxStopGrace}, nil
 }
 
 // Ping checks that the engine answers.
@@ -138,7 +143,7 @@ func (d *Docker) ListTasks(ctx context.Context, selector map[string]string) ([]a
 // the spec (running; health "starting" when the spec has a health check,
 // else none) and no error is returned, because the container does exist.
 func (d *Docker) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
-	config, hostConfig, err := containerConfig(spec)
+	config, hostConfig, err := containerConfig(spec, d.maxStopGrace)
 	if err != nil {
 		return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, err)
 	}
@@ -199,15 +204,97 @@ func (d *Docker) CheckImage(ctx context.Context, image string) error {
 	}
 }
 
-// DeleteTask stops the container (SIGTERM, then SIGKILL after the stop
-// timeout) and removes it. A container that is gone, or already being
-// removed, is not an error.
+// DeleteTask stops the container gracefully and removes it. The stop is
+// the one its create recorded in the engine (stopGracefully): its preStop
+// (the api.LabelPreStop label), within its grace period (the engine's
+// StopTimeout, else the node's, capped at MaxStopGrace), then its stop
+// signal with the rest of the grace; the engine kills it after that. A
+// container that is gone, or already being removed, is not an error. A
+// preStop that failed gives an error wrapping api.ErrPreStopFailed once the
+// container is removed all the same.
 func (d *Docker) DeleteTask(ctx context.Context, id string) error {
-	timeout := int((d.stopTimeout + time.Second - 1) / time.Second)
-	stopErr := d.cli.ContainerStop(ctx, id, container.StopOptions{Timeout: &timeout})
+	plan := stopPlan{Grace: capGrace(d.stopTimeout, d.maxStopGrace)}
+	running := true
+	switch resp, err := d.cli.ContainerInspect(ctx, id); {
+	case cerrdefs.IsNotFound(err):
+		return nil
+	case err == nil && resp.ContainerJSONBase != nil:
+		plan = d.stopPlanOf(resp)
+		running = resp.State == nil || resp.State.Running || resp.State.Paused || resp.State.Restarting
+	}
+	// an inspect that failed otherwise: stop with the node's defaults
+	var preStopErr, stopErr error
+	if running {
+		preStopErr, stopErr = stopGracefully(ctx, plan, stopHooks{
+			now:   time.Now,
+			sleep: sleepCtx,
+			exec:  func(ctx context.Context, cmd []string) error { return d.exec(ctx, id, cmd) },
+			signal: func(ctx context.Context, signal string, remaining time.Duration) error {
+				timeout := wholeSeconds(remaining)
+				return d.cli.ContainerStop(ctx, id, container.StopOptions{Signal: signal, Timeout: &timeout})
+			},
+		})
+	}
 	if cerrdefs.IsNotFound(stopErr) {
 		return nil
 	}
+	if err := d.remove(ctx, id, stopErr); err != nil {
+		return err
+	}
+	if preStopErr != nil {
+		return fmt.Errorf("delete %s: %w", id, preStopErr)
+	}
+	return nil
+}
+
+// stopPlanOf is the stop that a container's create recorded in the
+// engine: its stop signal and timeout, and its preStop label.
+func (d *Docker) stopPlanOf(resp container.InspectResponse) stopPlan {
+	p := stopPlan{Grace: d.stopTimeout}
+	if c := resp.Config; c != nil {
+		p.Signal = c.StopSignal
+		if c.StopTimeout != nil && *c.StopTimeout >= 0 {
+			p.Grace = time.Duration(*c.StopTimeout) * time.Second
+		}
+		p.PreStop = preStopOfLabels(c.Labels)
+	}
+	p.Grace = capGrace(p.Grace, d.maxStopGrace)
+	return p
+}
+
+// exec runs cmd in container id through the engine's exec and waits for
+// it to end; a non-zero exit is an error.
+func (d *Docker) exec(ctx context.Context, id string, cmd []string) error {
+	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd})
+	if err != nil {
+		return fmt.Errorf("exec create: %w", err)
+	}
+	if err := d.cli.ContainerExecStart(ctx, created.ID, container.ExecStartOptions{Detach: true}); err != nil {
+		return fmt.Errorf("exec start: %w", err)
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		info, err := d.cli.ContainerExecInspect(ctx, created.ID)
+		switch {
+		case err != nil:
+			return fmt.Errorf("exec inspect: %w", err)
+		case !info.Running && info.ExitCode != 0:
+			return fmt.Errorf("%w: code %d", errExecFailed, info.ExitCode)
+		case !info.Running:
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// remove force-removes container id after its stop, which failed with
+// stopErr (nil when it did not).
+func (d *Docker) remove(ctx context.Context, id string, stopErr error) error {
 	// Remove even when the stop failed: Force kills what did not stop.
 	err := d.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
 	switch {
@@ -378,7 +465,12 @@ func joinError(spec api.TaskSpec, err error) error {
 // containerConfig builds the engine's configuration from a task spec. It
 // copies what it keeps, so the spec (often a shared template) is never
 // mutated.
-func containerConfig(spec api.TaskSpec) (*container.Config, *container.HostConfig, error) {
+//
+// The container's stop is recorded in the engine, so that DeleteTask (and
+// a `docker stop` by hand) honours it: its stop signal, its grace period
+// (capped at maxGrace, when positive) as the StopTimeout, and its preStop
+// in the api.LabelPreStop label.
+func containerConfig(spec api.TaskSpec, maxGrace time.Duration) (*container.Config, *container.HostConfig, error) {
 	if err := checkJoin(spec); err != nil {
 		return nil, nil, err
 	}
@@ -387,6 +479,17 @@ func containerConfig(spec api.TaskSpec) (*container.Config, *container.HostConfi
 		Image:      c.Image,
 		WorkingDir: c.WorkingDir,
 		Labels:     maps.Clone(spec.Labels),
+		StopSignal: c.StopSignal,
+	}
+	if g := c.StopGracePeriodSeconds; g != nil {
+		timeout := wholeSeconds(capGrace(time.Duration(*g)*time.Second, maxGrace))
+		config.StopTimeout = &timeout
+	}
+	if c.PreStop != nil {
+		if config.Labels == nil {
+			config.Labels = map[string]string{}
+		}
+		config.Labels[api.LabelPreStop] = preStopLabel(c.PreStop)
 	}
 	if len(c.Command) > 0 {
 		config.Cmd = strslice.StrSlice(append([]string(nil), c.Command...))

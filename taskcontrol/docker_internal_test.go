@@ -147,7 +147,7 @@ func TestContainerConfig(t *testing.T) {
 			CPU:    512,
 		},
 	}
-	config, hostConfig, err := containerConfig(spec)
+	config, hostConfig, err := containerConfig(spec, 0)
 	if err != nil {
 		t.Fatalf("containerConfig: %v", err)
 	}
@@ -174,13 +174,13 @@ func TestContainerConfig(t *testing.T) {
 	}
 
 	noCommand := api.TaskSpec{Name: "x", Container: api.Container{Image: "demo-task"}}
-	config, _, err = containerConfig(noCommand)
+	config, _, err = containerConfig(noCommand, 0)
 	if err != nil || config.Cmd != nil {
 		t.Errorf("empty command: got Cmd %q, %v; want nil (the image's)", config.Cmd, err)
 	}
 
 	badPort := api.TaskSpec{Name: "x", Container: api.Container{Image: "demo-task", Ports: []api.Port{{ContainerPort: 70000}}}}
-	if _, _, err := containerConfig(badPort); err == nil {
+	if _, _, err := containerConfig(badPort, 0); err == nil {
 		t.Error("port 70000: got nil error")
 	}
 }
@@ -188,7 +188,7 @@ func TestContainerConfig(t *testing.T) {
 func TestContainerConfigLeavesTheNewFieldsOff(t *testing.T) {
 	// A 2014 spec gets a 2014 container: the image's health check, the
 	// default isolation.
-	config, hostConfig, err := containerConfig(api.TaskSpec{Name: "x", Container: api.Container{Image: "demo-task"}})
+	config, hostConfig, err := containerConfig(api.TaskSpec{Name: "x", Container: api.Container{Image: "demo-task"}}, 0)
 	if err != nil {
 		t.Fatalf("containerConfig: %v", err)
 	}
@@ -230,7 +230,7 @@ func TestContainerConfigHealthCheck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := api.TaskSpec{Name: "x", Container: api.Container{Image: "demo-task", HealthCheck: tt.hc}}
-			config, _, err := containerConfig(spec)
+			config, _, err := containerConfig(spec, 0)
 			if err != nil {
 				t.Fatalf("containerConfig: %v", err)
 			}
@@ -322,7 +322,7 @@ func TestContainerConfigSecurityFields(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := api.TaskSpec{Name: "x", Container: api.Container{Image: "demo-task", Memory: 64 << 20}}
 			tt.set(&spec.Container)
-			_, hostConfig, err := containerConfig(spec)
+			_, hostConfig, err := containerConfig(spec, 0)
 			if err != nil {
 				t.Fatalf("containerConfig: %v", err)
 			}

@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -75,6 +76,14 @@ type Fake struct {
 	// RemoveVolumeErr, when it returns an error, fails RemoveVolume and
 	// the volume stays.
 	RemoveVolumeErr func(name string) error
+	// StopTimeout and MaxStopGrace are DockerOptions' (the grace of a
+	// container whose spec sets none, and the cap on every grace).
+	StopTimeout, MaxStopGrace time.Duration
+	// Sleep waits out a preStop's sleepSeconds; nil really sleeps.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// PreStopExec runs a preStop's exec in container id; nil succeeds at
+	// once.
+	PreStopExec func(ctx context.Context, id string, cmd []string) error
 
 	// mu guards the containers, volumes and streams; callMu the record
 	// of calls, so that counting a call never waits for a long list.
@@ -92,6 +101,19 @@ type Fake struct {
 
 	calls  []string
 	counts FakeCounts
+	stops  []FakeStop
+}
+
+// FakeStop is one graceful stop a Fake's DeleteTask ran (stop.go).
+type FakeStop struct {
+	ID, Name string
+	// Signal is the stop signal; "" is the container's default.
+	Signal string
+	// Grace is the container's grace period, capped; Remaining what was
+	// left of it for the signal after the preStop.
+	Grace, Remaining time.Duration
+	// PreStop is what ran first (api.PreStop.String), "" for nothing.
+	PreStop string
 }
 
 // FakeCounts counts the calls a Fake received, failed ones included.
@@ -107,6 +129,8 @@ type fakeTask struct {
 	api.Task
 	// volumes are the named volumes it mounts.
 	volumes []string
+	// stop is how DeleteTask stops it, as its create recorded it.
+	stop stopPlan
 }
 
 // fakeNewID makes container IDs: 64 hex digits, like Docker's, derived from
@@ -238,18 +262,25 @@ func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, err
 		}
 	}
 	volumes := f.mountVolumesLocked(spec.Mounts, now)
+	labels := maps.Clone(spec.Labels)
+	if spec.Container.PreStop != nil { // as Docker's create records it
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[api.LabelPreStop] = preStopLabel(spec.Container.PreStop)
+	}
 	f.seq++
 	t := &fakeTask{Task: api.Task{
 		ID:        fakeNewID(f.seq),
 		Name:      spec.Name,
-		Labels:    maps.Clone(spec.Labels),
+		Labels:    labels,
 		Image:     spec.Container.Image,
 		State:     api.StateRunning,
 		Health:    specHealth(spec.Container.HealthCheck),
 		Created:   now,
 		StartedAt: now,
 		JoinedTo:  joined,
-	}, volumes: volumes}
+	}, volumes: volumes, stop: f.stopPlanOf(spec.Container)}
 	f.insertLocked(t)
 	f.publishLocked("create", t, now)
 	f.publishLocked("start", t, now)
@@ -269,9 +300,11 @@ func (f *Fake) CheckImage(ctx context.Context, image string) error {
 	return nil
 }
 
-// DeleteTask removes the container; a container that is gone is not an
-// error.
-func (f *Fake) DeleteTask(ctx context.Context, id string) error {
+// DeleteTask stops a running container gracefully, as Docker's does
+// (recorded for Stops), and removes it; a container that is gone is not an
+// error. A failing PreStopExec gives an error wrapping api.ErrPreStopFailed
+// once the container is removed.
+func (f *Fake) DeleteTask(ctx context.Context, id string) (err error) {
 	f.record(&f.counts.Delete, "delete "+id)
 	deleteErr := f.DeleteErr
 	if err := ctx.Err(); err != nil {
@@ -283,6 +316,7 @@ func (f *Fake) DeleteTask(ctx context.Context, id string) error {
 		}
 	}
 
+	preStopErr := f.stop(ctx, id)
 	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -291,6 +325,9 @@ func (f *Fake) DeleteTask(ctx context.Context, id string) error {
 		return nil
 	}
 	f.removeLocked(t)
+	if preStopErr != nil {
+		defer func() { err = fmt.Errorf("delete %s: %w", id, preStopErr) }()
+	}
 	if t.State == api.StateRunning || t.State == api.StatePaused || t.State == api.StateRestarting {
 		f.publishLocked("kill", t, now)
 		f.publishLocked("die", t, now)
@@ -550,7 +587,7 @@ func (f *Fake) Add(task api.Task) (string, error) {
 		task.StartedAt = now
 	}
 	task.Labels = maps.Clone(task.Labels)
-	t := &fakeTask{Task: task}
+	t := &fakeTask{Task: task, stop: f.stopPlanOf(api.Container{})}
 	f.insertLocked(t)
 	f.publishLocked("create", t, now)
 	if task.State == api.StateRunning {
@@ -675,6 +712,7 @@ func (f *Fake) Reset() {
 	defer f.callMu.Unlock()
 	f.calls = nil
 	f.counts = FakeCounts{}
+	f.stops = nil
 }
 
 func (f *Fake) insertLocked(t *fakeTask) {
@@ -717,4 +755,64 @@ func matches(labels, selector map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// stopPlanOf is the stop a container made from c gets.
+func (f *Fake) stopPlanOf(c api.Container) stopPlan {
+	p := stopPlan{Signal: c.StopSignal, Grace: f.StopTimeout, PreStop: c.PreStop}
+	if p.Grace == 0 {
+		p.Grace = DefaultStopTimeout
+	}
+	if g := c.StopGracePeriodSeconds; g != nil {
+		p.Grace = time.Duration(*g) * time.Second
+	}
+	p.Grace = capGrace(p.Grace, f.MaxStopGrace)
+	return p
+}
+
+// stop runs the graceful stop of container id when it runs, without the
+// lock, and records it; it returns the preStop's failure.
+func (f *Fake) stop(ctx context.Context, id string) error {
+	f.mu.RLock()
+	t, ok := f.byID[id]
+	var plan stopPlan
+	var name string
+	running := ok && (t.State == api.StateRunning || t.State == api.StatePaused || t.State == api.StateRestarting)
+	if ok {
+		plan, name = t.stop, t.Name
+	}
+	f.mu.RUnlock()
+	if !running {
+		return nil
+	}
+	sleep := f.Sleep
+	if sleep == nil {
+		sleep = sleepCtx
+	}
+	rec := FakeStop{ID: id, Name: name, Signal: plan.Signal, Grace: plan.Grace, PreStop: plan.PreStop.String()}
+	preStopErr, _ := stopGracefully(ctx, plan, stopHooks{
+		now:   f.now,
+		sleep: sleep,
+		exec: func(ctx context.Context, cmd []string) error {
+			if f.PreStopExec == nil {
+				return nil
+			}
+			return f.PreStopExec(ctx, id, cmd)
+		},
+		signal: func(_ context.Context, _ string, remaining time.Duration) error {
+			rec.Remaining = remaining
+			return nil
+		},
+	})
+	f.callMu.Lock()
+	f.stops = append(f.stops, rec)
+	f.callMu.Unlock()
+	return preStopErr
+}
+
+// Stops returns the graceful stops DeleteTask ran, in order.
+func (f *Fake) Stops() []FakeStop {
+	f.callMu.Lock()
+	defer f.callMu.Unlock()
+	return slices.Clone(f.stops)
 }

@@ -471,3 +471,66 @@ func BenchmarkFakeListTasks(b *testing.B) {
 		}
 	}
 }
+
+func TestFakeDeleteStopsAsTheSpecSays(t *testing.T) {
+	grace := 7
+	slept := []time.Duration{}
+	f := &taskcontrol.Fake{MaxStopGrace: 0, Sleep: func(_ context.Context, d time.Duration) error {
+		slept = append(slept, d)
+		return nil
+	}}
+	ctx := t.Context()
+	web, err := f.CreateTask(ctx, api.TaskSpec{Name: "web-1", Container: api.Container{
+		Image: "demo-task", StopSignal: "SIGINT", StopGracePeriodSeconds: &grace, PreStop: &api.PreStop{SleepSeconds: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := f.CreateTask(ctx, api.TaskSpec{Name: "plain-1", Container: api.Container{Image: "demo-task"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{web.ID, plain.ID} {
+		if err := f.DeleteTask(ctx, id); err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+	}
+	got := f.Stops()
+	if len(got) != 2 {
+		t.Fatalf("stops: %+v, want 2", got)
+	}
+	if s := got[0]; s.Name != "web-1" || s.Signal != "SIGINT" || s.Grace != 7*time.Second || s.PreStop != "sleep 2s" {
+		t.Errorf("web-1 stopped as %+v, want SIGINT, 7s and a sleep of 2s", s)
+	}
+	if got := web.Labels[api.LabelPreStop]; got != `{"sleepSeconds":2}` {
+		t.Errorf("label %s = %q, want the preStop as Docker's create records it", api.LabelPreStop, got)
+	}
+	if !reflect.DeepEqual(slept, []time.Duration{2 * time.Second}) {
+		t.Errorf("slept %v, want the preStop's 2s", slept)
+	}
+	if s := got[1]; s.Signal != "" || s.Grace != taskcontrol.DefaultStopTimeout || s.PreStop != "" {
+		t.Errorf("plain-1 stopped as %+v, want the defaults", s)
+	}
+}
+
+func TestFakeDeleteCapsTheGraceAndReportsAFailedPreStop(t *testing.T) {
+	grace := 60
+	f := &taskcontrol.Fake{MaxStopGrace: 6 * time.Second, PreStopExec: func(context.Context, string, []string) error {
+		return errors.New("exit 1")
+	}}
+	ctx := t.Context()
+	web, err := f.CreateTask(ctx, api.TaskSpec{Name: "web-1", Container: api.Container{
+		Image: "demo-task", StopGracePeriodSeconds: &grace, PreStop: &api.PreStop{Exec: []string{"/drain"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.DeleteTask(ctx, web.ID)
+	if !errors.Is(err, api.ErrPreStopFailed) {
+		t.Errorf("delete: %v, want an error wrapping ErrPreStopFailed", err)
+	}
+	if f.Len() != 0 {
+		t.Error("the container stayed: a failed preStop must not hold its removal back")
+	}
+	if s := f.Stops(); len(s) != 1 || s[0].Grace != 6*time.Second {
+		t.Errorf("stops %+v, want one with the grace capped at 6s", s)
+	}
+}

@@ -47,10 +47,34 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(os.Stdout)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// signalNames are the stop signals the task heeds, by their names.
+var signalNames = map[os.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}
+
+// signalContext is a context that ends at the first SIGINT or SIGTERM,
+// which it logs on stdout with its time ("received SIGINT at <RFC 3339>"),
+// so that a test can tell which signal stopped the task, and when.
+func signalContext(stdout io.Writer) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(stdout, "received %s at %s\n", signalNames[s], time.Now().UTC().Format(time.RFC3339Nano))
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		cancel()
+	}
 }
 
 // exitError asks main to exit with a given code.

@@ -35,7 +35,11 @@ func (c *cli) dryRun(ctx context.Context, cn *conn, rc *api.ReplicationControlle
 	if err != nil {
 		return fmt.Errorf("dry run of controller %q (nothing written): %w", rc.ID, err)
 	}
-	printDryRun(c.stdout, plan)
+	var stored *api.ReplicationController
+	if current != nil && current.Err == nil {
+		stored = current.Controller
+	}
+	printDryRun(c.stdout, plan, dryRunStops(plan, stored))
 	return nil
 }
 
@@ -93,8 +97,9 @@ func readRegistryID(ctx context.Context, cn *conn) (string, error) {
 }
 
 // printDryRun prints one line per container, with its node, then why the
-// rollout would stall, if it would, then how many of each.
-func printDryRun(w io.Writer, plan leader.DryRunPlan) {
+// rollout would stall, if it would, then the stops (dryRunStops), then how
+// many of each.
+func printDryRun(w io.Writer, plan leader.DryRunPlan, stops []string) {
 	counts := map[string]int{}
 	for _, s := range plan.Steps {
 		counts[s.Action]++
@@ -124,6 +129,9 @@ func printDryRun(w io.Writer, plan leader.DryRunPlan) {
 	}
 	if plan.Stall != "" {
 		fmt.Fprintf(w, "rollout would stall: %s\n", plan.Stall)
+	}
+	for _, line := range stops {
+		fmt.Fprintln(w, line)
 	}
 	if !plan.Settled {
 		fmt.Fprintln(w, "dry run: the decision had not settled when the dry run stopped; these are its first steps")

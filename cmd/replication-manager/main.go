@@ -69,7 +69,8 @@ type closingTaskControl interface {
 
 // dialDocker returns the Docker client of opts: run's task control.
 func dialDocker(opts *options) (closingTaskControl, error) {
-	return taskcontrol.NewDocker(taskcontrol.DockerOptions{Host: opts.DockerHost, StopTimeout: opts.DockerStopTimeout})
+	return taskcontrol.NewDocker(taskcontrol.DockerOptions{Host: opts.DockerHost, StopTimeout: opts.DockerStopTimeout,
+		MaxStopGrace: opts.maxStopGrace()})
 }
 
 // runWith is run on the task control that dial returns: the tests give

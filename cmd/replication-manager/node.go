@@ -179,7 +179,7 @@ func (a *nodeAgent) removeContainers(ctx context.Context, registryID string) {
 	var failed atomic.Int32
 	for _, t := range tasks {
 		wg.Go(func() {
-			if err := a.docker.DeleteTask(ctx, t.ID); err != nil {
+			if err := a.docker.DeleteTask(ctx, t.ID); err != nil && !errors.Is(err, api.ErrPreStopFailed) {
 				failed.Add(1)
 				a.logger.Error("isolated from etcd; removing a container failed", "container", t.Name, "err", err)
 			}

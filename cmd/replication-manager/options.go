@@ -106,7 +106,7 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.RegistryPrefix, "registry-prefix", o.RegistryPrefix, "etcd key prefix that roots every key")
 	fs.StringVar(&o.DockerHost, "docker-host", o.DockerHost, "Docker Engine address; empty finds it as the docker CLI does (DOCKER_HOST, or the local socket)")
 	fs.BoolVar(&o.DockerAllowInsecureTCP, "docker-allow-insecure-tcp", o.DockerAllowInsecureTCP, "allow a tcp:// Docker host without verified TLS (DOCKER_CERT_PATH and DOCKER_TLS_VERIFY); whoever can reach that port controls the host")
-	fs.DurationVar(&o.DockerStopTimeout, "docker-stop-timeout", o.DockerStopTimeout, "how long a container gets to stop before it is killed")
+	fs.DurationVar(&o.DockerStopTimeout, "docker-stop-timeout", o.DockerStopTimeout, "how long a container whose spec sets no stopGracePeriodSeconds gets to stop before it is killed")
 	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "how often every controller is synced even without an event, from the caches")
 	fs.DurationVar(&o.RelistPeriod, "relist-period", o.RelistPeriod, "how often the periodic sync also lists the containers again, to catch events Docker dropped (0: every --sync-period)")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "how many controllers sync in parallel on this node; the leader has four times as many in hand at once (at least 512), its work being mostly waits on etcd")

@@ -43,6 +43,7 @@ func newRoles(client *clientv3.Client, store *registry.Store, opts *options, doc
 		MaxReplicas:          opts.MaxReplicas,
 		DrainTimeout:         opts.ShutdownGracePeriod,
 		Policy:               opts.policy(),
+		MaxStopGrace:         opts.maxStopGrace(),
 		Registerer:           reg,
 	}
 	// Validate checked both

@@ -89,6 +89,7 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 	store := registry.NewStore(client, opts.RegistryPrefix)
 	state.etcd.Store(&etcdParts{client: client, store: store})
 
+	logStopGrace(logger, opts)
 	if risk := dockerTransportRisk(opts.dockerHost()); risk != "" {
 		// only reached with --docker-allow-insecure-tcp: Validate refuses it otherwise
 		logger.Warn("docker is reached without verified TLS; whoever can reach or intercept it controls this host", "host", opts.dockerHost(), "risk", risk)

@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/replication-manager/replication-manager/api"
 )
@@ -61,14 +63,16 @@ func (rm *Agent) renameTask(ctx context.Context, t api.Task, name string, group 
 }
 
 // deleteTask stops and removes t, its parts first (but those in listed,
-// which go on their own), then its slot's emptyDir volumes.
+// which go on their own), then its slot's emptyDir volumes. The parts stop
+// together, each within its own grace period.
 func (rm *Agent) deleteTask(ctx context.Context, t api.Task, listed map[string]bool) error {
-	var errs []error
-	for _, p := range rm.partsOf(t) {
-		if !listed[p.ID] {
-			errs = append(errs, rm.deleteContainer(ctx, p))
-		}
+	parts := slices.DeleteFunc(slices.Clone(rm.partsOf(t)), func(p api.Task) bool { return listed[p.ID] })
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		wg.Go(func() { errs[i] = rm.deleteContainer(ctx, p) })
 	}
+	wg.Wait()
 	if err := rm.deleteContainer(ctx, t); err != nil {
 		return errors.Join(append(errs, err)...)
 	}
@@ -81,6 +85,11 @@ func (rm *Agent) deleteTask(ctx context.Context, t api.Task, listed map[string]b
 // deleteContainer stops and removes one container.
 func (rm *Agent) deleteContainer(ctx context.Context, t api.Task) error {
 	err := recovered(func() error { return rm.taskControl.DeleteTask(ctx, t.ID) })
+	if errors.Is(err, api.ErrPreStopFailed) {
+		// stopped and removed all the same
+		rm.logger.Warn("container's preStop failed", "controller", t.Labels[api.LabelController], "container", t.Name, "err", err)
+		err = nil
+	}
 	rm.metrics.countContainerOp("delete", err)
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", t.Name, err)

@@ -44,6 +44,10 @@ type Options struct {
 	RevisionHistoryLimit int
 	// Policy says which security-sensitive template fields are allowed.
 	Policy api.SecurityPolicy
+	// MaxStopGrace is the cap the node's task control puts on every
+	// container's grace period (--stop-when-isolated); zero is none. A
+	// container that asks for more is told of in an event (stopgrace.go).
+	MaxStopGrace time.Duration
 	// Node is the node this manager acts for: it runs the slots the
 	// leader assigns to it and reports on them. Required.
 	Node NodeOptions
@@ -120,6 +124,9 @@ type Agent struct {
 	listedAt time.Time
 	// slots are the slots assigned to this node.
 	slots *nodeSlots
+	// graceCapped holds the controller and template hash pairs whose
+	// capped grace period was told of (stopgrace.go).
+	graceCapped sync.Map
 
 	// registryID is this registry's id (docs/CONTRACT.md, Containers), read or
 	// made once by Run before anything syncs; sharedID is the same, for

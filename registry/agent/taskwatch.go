@@ -164,6 +164,7 @@ func (rm *Agent) createContainer(ctx context.Context, id string, spec api.TaskSp
 	var changed, inspect bool
 	if err == nil {
 		changed, inspect = rm.tasks.created(t)
+		rm.tellGraceCapped(id, spec)
 	}
 	unknown := rm.tasks.createDone(spec.Name)
 	finished = true
