@@ -14,6 +14,9 @@ import (
 // ask for (one hour).
 const MaxStopGracePeriodSeconds = 3600
 
+// DefaultStopSignal stops a container whose spec names no stopSignal.
+const DefaultStopSignal = "SIGTERM"
+
 // PreStop is what runs in or for a container before its stop signal, as
 // Kubernetes' preStop hook. Exactly one field is set.
 type PreStop struct {

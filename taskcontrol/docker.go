@@ -6,6 +6,7 @@ package taskcontrol
 // is returned to the caller, wrapped once with the verb and the container.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -479,7 +480,7 @@ func containerConfig(spec api.TaskSpec, maxGrace time.Duration) (*container.Conf
 		Image:      c.Image,
 		WorkingDir: c.WorkingDir,
 		Labels:     maps.Clone(spec.Labels),
-		StopSignal: c.StopSignal,
+		StopSignal: cmp.Or(c.StopSignal, api.DefaultStopSignal),
 	}
 	if g := c.StopGracePeriodSeconds; g != nil {
 		timeout := wholeSeconds(capGrace(time.Duration(*g)*time.Second, maxGrace))

@@ -17,8 +17,9 @@ import (
 
 // stopPlan is how one container is stopped.
 type stopPlan struct {
-	// Signal is the stop signal; "" is the container's own (the image's
-	// STOPSIGNAL, else SIGTERM).
+	// Signal is the stop signal; "" is the container's own (SIGTERM for a
+	// container the manager made; the image's STOPSIGNAL, else SIGTERM, for
+	// one made before stopSignal was recorded).
 	Signal string
 	// Grace is the time from the start of the stop to the kill.
 	Grace time.Duration

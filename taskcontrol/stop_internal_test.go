@@ -100,7 +100,7 @@ func TestContainerConfigRecordsTheStop(t *testing.T) {
 	}
 
 	plain, _, _ := containerConfig(api.TaskSpec{Name: "x", Container: api.Container{Image: "demo-task"}}, 0)
-	if plain.StopSignal != "" || plain.StopTimeout != nil || plain.Labels[api.LabelPreStop] != "" {
-		t.Errorf("a spec without a stop got %q, %v, %q: want the engine's and the node's defaults", plain.StopSignal, plain.StopTimeout, plain.Labels[api.LabelPreStop])
+	if plain.StopSignal != api.DefaultStopSignal || plain.StopTimeout != nil || plain.Labels[api.LabelPreStop] != "" {
+		t.Errorf("a spec without a stop got %q, %v, %q: want SIGTERM and the node's grace", plain.StopSignal, plain.StopTimeout, plain.Labels[api.LabelPreStop])
 	}
 }

@@ -16,8 +16,8 @@ import (
 
 // dryRunStops returns the lines that say how the containers of stored
 // would be stopped, when plan stops any and stored's template sets a stop
-// field; none otherwise (the default stop: the image's STOPSIGNAL or
-// SIGTERM, and the node's --docker-stop-timeout).
+// field; none otherwise (the default stop: SIGTERM and the node's
+// --docker-stop-timeout).
 func dryRunStops(plan leader.DryRunPlan, stored *api.ReplicationController) []string {
 	if stored == nil || !stopsAny(plan) {
 		return nil
@@ -63,7 +63,7 @@ func setsAStop(containers []api.Container) bool {
 func describeStop(c api.Container) string {
 	signal := c.StopSignal
 	if signal == "" {
-		signal = "the image's STOPSIGNAL or SIGTERM"
+		signal = api.DefaultStopSignal
 	}
 	grace := "the node's --docker-stop-timeout"
 	if g := c.StopGracePeriodSeconds; g != nil {
