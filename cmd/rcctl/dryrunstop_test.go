@@ -30,7 +30,7 @@ func TestScaleDryRunShowsHowTheRemovedContainersStop(t *testing.T) {
 
 func TestDescribeStopNamesTheDefaults(t *testing.T) {
 	got := describeStop(api.Container{PreStop: &api.PreStop{Exec: []string{"/drain", "--now"}}})
-	want := `preStop exec ["/drain" "--now"], then the image's STOPSIGNAL or SIGTERM, the node's --docker-stop-timeout grace in all`
+	want := `preStop exec ["/drain" "--now"], then SIGTERM, the node's --docker-stop-timeout grace in all`
 	if got != want {
 		t.Errorf("describeStop:\n got %s\nwant %s", got, want)
 	}
