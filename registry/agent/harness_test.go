@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,7 +30,28 @@ import (
 // prefix, so tests stay independent.
 var etcdServer *etcdtest.Server
 
-func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m, &etcdServer)) }
+func TestMain(m *testing.M) {
+	flag.Parse()
+	briefHistories()
+	os.Exit(etcdtest.RunShared(m, &etcdServer))
+}
+
+// briefCheckHistories is how many random histories the cluster's property
+// test runs in make test, unless -rapid.checks says otherwise: each takes
+// a cluster on the embedded etcd, and make prop runs thousands.
+const briefCheckHistories = "30"
+
+// briefHistories lowers rapid's default number of histories to
+// briefCheckHistories when -rapid.checks was not given.
+func briefHistories() {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "rapid.checks" })
+	if !given {
+		if err := flag.Set("rapid.checks", briefCheckHistories); err != nil {
+			panic(err)
+		}
+	}
+}
 
 // testClient returns a client of the package's embedded etcd.
 func testClient(tb testing.TB) *clientv3.Client {
