@@ -118,9 +118,11 @@ type ReplicationManager struct {
 	// The rest is the loop's.
 
 	// viewBuf holds the nodes of the decision being made.
-	viewBuf     []decide.Node
-	specs       map[string]*schedSpec
-	nodes       map[string]*nodeState
+	viewBuf []decide.Node
+	specs   map[string]*schedSpec
+	nodes   map[string]*nodeState
+	// configs are the nodes' configs (/registry/nodeconfig), by node.
+	configs     map[string]api.NodeConfig
 	assignments map[string]map[int]registry.SlotAssignment
 	reports     map[string]map[string]*leaderReport
 	// reportsRev is the etcd revision the reports are as of.
@@ -288,7 +290,7 @@ func NewReplicationManager(store *registry.Store, logger *slog.Logger, opts Opti
 	opts = opts.withDefaults()
 	return &ReplicationManager{
 		store: store, logger: logger, opts: opts, now: opts.Now, started: opts.Now(),
-		specs: map[string]*schedSpec{}, nodes: map[string]*nodeState{},
+		specs: map[string]*schedSpec{}, nodes: map[string]*nodeState{}, configs: map[string]api.NodeConfig{},
 		assignments: map[string]map[int]registry.SlotAssignment{}, reports: map[string]map[string]*leaderReport{},
 		loads: map[string]*nodeLoad{}, listed: map[string]bool{}, records: map[string]*leaderRecord{}, wanting: map[string]bool{}, releasing: map[string]bool{},
 		inflight: map[string]*inflightWrite{}, queue: newLaneQueue(),
