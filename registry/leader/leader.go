@@ -331,8 +331,11 @@ func (s *ReplicationManager) Run(ctx context.Context) error {
 	for prefix, target := range s.targets() {
 		mirrors.Go(func() {
 			watch := func() error { return s.store.Mirror(runCtx, prefix, target, s.logger.Warn) }
-			if prefix == s.store.ControllersPrefix() {
+			switch prefix {
+			case s.store.ControllersPrefix():
 				watch = func() error { return s.WatchControllers(runCtx) }
+			case s.store.NodeConfigPrefix():
+				watch = func() error { return s.watchConfigs(runCtx, prefix, target) }
 			}
 			if err := watch(); err != nil {
 				fail(err)
@@ -403,6 +406,19 @@ func (s *ReplicationManager) loop(mb *mailbox) {
 func (s *ReplicationManager) WatchControllers(ctx context.Context) error {
 	prefix := s.store.ControllersPrefix()
 	return s.store.Mirror(ctx, prefix, s.targets()[prefix], s.logger.Warn)
+}
+
+// watchConfigs mirrors the node configs. A role that may not read them
+// (one made before they existed) is warned of once, and the term goes on
+// with every node active and its --node-labels alone.
+func (s *ReplicationManager) watchConfigs(ctx context.Context, prefix string, target registry.MirrorTarget) error {
+	err := s.store.Mirror(ctx, prefix, target, s.logger.Warn)
+	if !errors.Is(err, rpctypes.ErrPermissionDenied) {
+		return err
+	}
+	s.logger.Warn("the etcd role may not read the node configs: every node is active, with its --node-labels only; grant read on the prefix (docs/SECURITY.md)", "prefix", prefix, "err", err)
+	s.send(func() { s.setListed(prefix) })
+	return nil
 }
 
 // Synchronize queues every controller for a decision in the periodic
