@@ -18,6 +18,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -318,7 +319,8 @@ func readDrainLeft(ctx context.Context, cn *conn, node string) (drainLeft, error
 
 // drainStuck returns, when every slot left is one the status of its
 // controller names as fitting no node, a line per controller naming its
-// slots and why; nil when some slot may still move.
+// slots and, in brackets, the status's message; nil when some slot may
+// still move.
 func (c *cli) drainStuck(ctx context.Context, cn *conn, left drainLeft) ([]string, error) {
 	if left.assigned() == 0 {
 		return nil, nil
@@ -336,22 +338,24 @@ func (c *cli) drainStuck(ctx context.Context, cn *conn, left drainLeft) ([]strin
 		if cond == nil || cond.Reason != api.ReasonUnschedulable {
 			return nil, nil
 		}
+		names := make([]string, 0, len(left.slots[id]))
 		for _, slot := range left.slots[id] {
-			if !namesSlot(cond.Message, api.TaskName(id, slot)) {
+			if !namesSlot(cond.Message, slot) {
 				return nil, nil
 			}
+			names = append(names, api.TaskName(id, slot))
 		}
-		out = append(out, cond.Message)
+		out = append(out, strings.Join(names, ", ")+" ("+cond.Message+")")
 	}
 	return out, nil
 }
 
-// namesSlot reports whether an Unschedulable message ("slots web-1,
-// web-2 fit no node: ...") names the slot called name.
-func namesSlot(msg, name string) bool {
+// namesSlot reports whether an Unschedulable message, as the leader
+// writes it ("slot(s) 1, 2 fit no node: ..."), names slot.
+func namesSlot(msg string, slot int) bool {
 	head, _, _ := strings.Cut(msg, ":")
 	for _, w := range strings.Fields(strings.ReplaceAll(head, ",", " ")) {
-		if w == name {
+		if w == strconv.Itoa(slot) {
 			return true
 		}
 	}

@@ -130,11 +130,11 @@ func TestADrainThatCannotFinishNamesEachSlotAndWhy(t *testing.T) {
 	e.assign("web", 2, "a")
 	e.putStatus(&api.ReplicationControllerStatus{ID: "web", Replicas: 2, Conditions: []api.Condition{{
 		Type: api.ConditionReplicaFailure, Status: "True", Reason: api.ReasonUnschedulable,
-		Message: "slots web-1, web-2 fit no node: no node that matches takes new slots (a: draining)"}}})
+		Message: "slot(s) 1, 2 fit no node: no node that matches takes new slots (a: draining)"}}})
 
 	r := e.runCLI("drain", "a", "--timeout", "60s")
 
-	assertFails(t, r, "drain of a cannot finish: no other node can take slots web-1, web-2 fit no node: no node that matches takes new slots (a: draining)")
+	assertFails(t, r, "drain of a cannot finish: no other node can take web-1, web-2 (slot(s) 1, 2 fit no node: no node that matches takes new slots (a: draining))")
 	assertContains(t, r.stdout, "a: 2 slot(s) assigned, 0 container(s) left\n")
 }
 
@@ -149,9 +149,9 @@ func TestADrainThatTimesOutNamesTheSlotsLeft(t *testing.T) {
 	assertFails(t, r, "drain of a timed out after 1.5s with 1 slot(s) assigned and 0 container(s) left: web-3")
 }
 
-func TestNamesSlotMatchesWholeNamesOnly(t *testing.T) {
-	msg := "slots web-10, web-2 fit no node: web-1 is not here"
-	if namesSlot(msg, "web-1") || !namesSlot(msg, "web-10") || !namesSlot(msg, "web-2") {
-		t.Error("namesSlot matched a prefix or missed a name")
+func TestNamesSlotMatchesWholeNumbersOnly(t *testing.T) {
+	msg := "slot(s) 10, 2 fit no node: node 1 is draining"
+	if namesSlot(msg, 1) || !namesSlot(msg, 10) || !namesSlot(msg, 2) {
+		t.Error("namesSlot matched a part of a number, or missed one")
 	}
 }
