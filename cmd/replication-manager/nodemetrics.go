@@ -63,7 +63,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(nodeContainersDesc, prometheus.GaugeValue, float64(n.Containers), n.Name)
 		for _, a := range nodeAvailabilities {
 			v := 0.0
-			if n.Availability == a {
+			if (api.NodeConfig{Availability: n.Availability}).Effective() == a {
 				v = 1
 			}
 			ch <- prometheus.MustNewConstMetric(nodeAvailabilityDesc, prometheus.GaugeValue, v, n.Name, string(a))
