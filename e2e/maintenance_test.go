@@ -57,6 +57,14 @@ func TestTwoNodesCordonedNodeGetsNoNewSlotUntilUncordoned(t *testing.T) {
 	if out := n.a.rcctl(t, "", "nodes"); !strings.Contains(out, "Ready,Paused") {
 		t.Errorf("rcctl nodes does not show a paused:\n%s", out)
 	}
+	// the leader, whichever it is, exports the availability
+	metrics := httpGet(t, "http://"+n.a.metricsAddr+"/metrics") + httpGet(t, "http://"+n.b.metricsAddr+"/metrics")
+	for _, series := range []string{`replication_manager_node_availability{availability="pause",node="a"} 1`,
+		`replication_manager_node_availability{availability="active",node="b"} 1`} {
+		if !strings.Contains(metrics, series) {
+			t.Errorf("no manager exports %s", series)
+		}
+	}
 
 	n.a.rcctl(t, "", "uncordon", "a")
 	n.a.rcctl(t, "", "scale", id, "--replicas", "6")
@@ -109,6 +117,9 @@ func TestTwoNodesDrainMovesEverySlotPacedAndExitsZero(t *testing.T) {
 	}
 	if a := n.availability(t, "a"); a != api.NodeDrain {
 		t.Errorf("a's key holds %q after the drain, want drain", a)
+	}
+	if out := n.a.rcctl(t, "", "describe", id); strings.Count(out, "moves off a (drain: node a is drained)") != 4 {
+		t.Errorf("describe does not show a Moved event per slot with its reason:\n%s", out)
 	}
 }
 
