@@ -216,6 +216,9 @@ func printDrainDryRun(w io.Writer, node string, plans []drainPlan) {
 type drainLeft struct {
 	slots      map[string][]int
 	containers int
+	// elsewhere is the node of every other slot of the controllers in
+	// slots, by task name: where a slot went once it left.
+	elsewhere map[string]string
 }
 
 func (l drainLeft) assigned() int {
@@ -248,6 +251,9 @@ func (c *cli) followDrain(ctx context.Context, cn *conn, node string, timeout ti
 			fmt.Fprintf(c.stdout, "node/%s drained\n", node)
 			return nil
 		}
+		if !first {
+			printMoved(c.stdout, node, last, left)
+		}
 		if first || !left.same(last) {
 			fmt.Fprintf(c.stdout, "%s: %d slot(s) assigned, %d container(s) left\n", node, left.assigned(), left.containers)
 			stuckPolls = 0
@@ -278,6 +284,16 @@ func (c *cli) followDrain(ctx context.Context, cn *conn, node string, timeout ti
 	return ctx.Err()
 }
 
+// printMoved prints a line for each slot that was on node in last and is
+// assigned to another node in left.
+func printMoved(w io.Writer, node string, last, left drainLeft) {
+	for _, name := range slotNames(last.slots) {
+		if to, ok := left.elsewhere[name]; ok {
+			fmt.Fprintf(w, "%s: %s → %s\n", name, node, to)
+		}
+	}
+}
+
 // slotNames names the slots of left, in order.
 func slotNames(slots map[string][]int) []string {
 	var out []string
@@ -300,11 +316,13 @@ func readDrainLeft(ctx context.Context, cn *conn, node string) (drainLeft, error
 	if err != nil {
 		return drainLeft{}, err
 	}
-	left := drainLeft{slots: map[string][]int{}}
+	left := drainLeft{slots: map[string][]int{}, elsewhere: map[string]string{}}
 	for id, slots := range assignments {
 		for slot, a := range slots {
 			if a.Node == node {
 				left.slots[id] = append(left.slots[id], slot)
+			} else {
+				left.elsewhere[api.TaskName(id, slot)] = a.Node
 			}
 		}
 		slices.Sort(left.slots[id])

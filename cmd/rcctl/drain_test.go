@@ -142,11 +142,22 @@ func TestADrainThatTimesOutNamesTheSlotsLeft(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	e.registerNode(api.Node{Name: "a", RegisteredAt: e.now}, e.grantLease(time.Hour))
+	e.create(newController("one", 1))
+	e.assign("one", 1, "a")
 	e.assign("web", 3, "a")
+	e.assign("web", 4, "a")
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		// the leader moved it (not e.assign: no Fatal outside the test's goroutine)
+		if _, err := e.client.Put(context.Background(), e.store.AssignmentKey("web", 4), "b"); err != nil {
+			t.Error(err)
+		}
+	}()
 
-	r := e.runCLI("drain", "a", "--timeout", "1500ms")
+	r := e.runCLI("drain", "a", "--timeout", "2500ms")
 
-	assertFails(t, r, "drain of a timed out after 1.5s with 1 slot(s) assigned and 0 container(s) left: web-3")
+	assertFails(t, r, "drain of a timed out after 2.5s with 2 slot(s) assigned and 0 container(s) left: one-1, web-3")
+	assertContains(t, r.stdout, "warning: one has replicas 1: its move costs its only replica", "web-4: a → b\n")
 }
 
 func TestNamesSlotMatchesWholeNumbersOnly(t *testing.T) {
