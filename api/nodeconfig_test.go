@@ -11,7 +11,7 @@ func TestNodeConfigValidationNamesTheField(t *testing.T) {
 	}{
 		{`{"availability":"cordon"}`, "availability"},
 		{`{"labels":{"-bad":"x"}}`, "labels"},
-		{`{"availabilty":"pause"}`, "availabilty"},
+		{`{"available":"pause"}`, "available"},
 	} {
 		_, err := DecodeNodeConfig([]byte(tc.json))
 		if err == nil || !strings.Contains(err.Error(), tc.field) {

@@ -149,7 +149,7 @@ func TestADrainThatTimesOutNamesTheSlotsLeft(t *testing.T) {
 	go func() {
 		time.Sleep(500 * time.Millisecond)
 		// the leader moved it (not e.assign: no Fatal outside the test's goroutine)
-		if _, err := e.client.Put(context.Background(), e.store.AssignmentKey("web", 4), "b"); err != nil {
+		if _, err := e.client.Put(t.Context(), e.store.AssignmentKey("web", 4), "b"); err != nil {
 			t.Error(err)
 		}
 	}()
