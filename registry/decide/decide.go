@@ -578,9 +578,10 @@ func (d *decision) moveOff(budget int) (moved int) {
 		}
 	}
 	for _, slot := range moving {
-		if d.pick(slot) == "" {
+		if why[slot] != MoveBlocked && d.pick(slot) == "" {
 			// no other node can take it: it stays where it is, and the
-			// status says what is missing
+			// status says what is missing (a slot whose name is taken
+			// goes: another number takes its place)
 			d.stuck = append(d.stuck, slot)
 			continue
 		}

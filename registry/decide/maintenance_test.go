@@ -84,3 +84,12 @@ func TestALabelChangeMovesASlotForTheLabelsAndASpecChangeForTheSelector(t *testi
 		t.Errorf("moves = %+v, want slot 1 for the selector", r.Moves)
 	}
 }
+
+func TestASlotWhoseNameIsTakenOnTheOnlyNodeStillGoesForAnotherNumber(t *testing.T) {
+	as, cs := settled("new", "a")
+	r := Decide(Input{Controller: ctl(1), Assigned: as, Containers: cs, Nodes: nodes("a"), Now: t0,
+		Blocked: map[int]map[string]bool{1: {"a": true}}})
+	if got := summary(r); got != "1:-" || len(r.Unschedulable) != 0 {
+		t.Errorf("changes = %q, unschedulable %v; want slot 1 off a (slot 2 takes its place once it is gone)", got, r.Unschedulable)
+	}
+}
