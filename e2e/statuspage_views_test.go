@@ -2,8 +2,8 @@ package e2e
 
 // The status page's views beyond the list, in the real browser: a
 // container removed by hand shows its controller degraded, never rolling;
-// the filter box hides what does not match; the nodes view and the event
-// feed follow the daemon; the page is dark when the reader's system
+// the filter box hides what does not match; the nodes view (a cordoned
+// node included) and the event feed follow the daemon; the page is dark when the reader's system
 // prefers it; and a hidden tab does not poll.
 
 import (
@@ -139,6 +139,12 @@ func TestStatusPageShowsAReplacementAsDegradedAndHasNodesFilterAndDarkMode(t *te
 	if gone := eval[string](t, b, `document.getElementById('gone').textContent`); gone != "No node is gone." {
 		t.Errorf("the gone nodes with none gone: %q", gone)
 	}
+	// cordoned, the node is Ready,Paused once the script refreshes
+	d.rcctl(t, "", "cordon", node[0])
+	testpoll.Until(t, 20*time.Second, "the nodes view shows the node paused", func() bool {
+		return eval[string](t, b, `document.querySelector('#nodes tbody tr:first-child td:nth-child(2)').textContent`) == "Ready,Paused"
+	})
+	d.rcctl(t, "", "uncordon", node[0])
 	b.do(t, "filter the nodes", chromedp.SendKeys("#filter", "no-such-node"))
 	if rows := visibleRows(t, b, "#nodes"); len(rows) != 0 {
 		t.Errorf("nodes shown with the filter no-such-node: %q", rows)

@@ -331,3 +331,13 @@ func dialDocker(host string) (taskLister, func(), error) {
 	}
 	return d, func() { _ = d.Close() }, nil
 }
+
+func (cn *conn) listNodeConfigs(ctx context.Context) (map[string]api.NodeConfig, error) {
+	return call(ctx, cn, cn.store.ListNodeConfigs)
+}
+
+func (cn *conn) updateNodeConfig(ctx context.Context, node string, change func(*api.NodeConfig) error) (api.NodeConfig, error) {
+	return call(ctx, cn, func(ctx context.Context) (api.NodeConfig, error) {
+		return cn.store.UpdateNodeConfig(ctx, node, change)
+	})
+}

@@ -137,7 +137,7 @@ func TestCompletionOffersCommandsAndOutputFormats(t *testing.T) {
 		name, _, _ := strings.Cut(w, "\t")
 		names = append(names, name)
 	}
-	if want := []string{"apply", "get", "describe", "logs", "scale", "set", "rollout", "delete", "run", "nodes", "version", "completion", "help"}; !slices.Equal(names, want) {
+	if want := []string{"apply", "get", "describe", "logs", "scale", "set", "rollout", "delete", "run", "nodes", "cordon", "uncordon", "drain", "label", "version", "completion", "help"}; !slices.Equal(names, want) {
 		t.Errorf("commands offered %q, want %q", names, want)
 	}
 

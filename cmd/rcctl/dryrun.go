@@ -44,7 +44,8 @@ func (c *cli) dryRun(ctx context.Context, cn *conn, rc *api.ReplicationControlle
 }
 
 // readDryRunInput reads what the leader decides from: every spec, every
-// assignment, the registered nodes and their reports on rc.ID.
+// assignment, the registered nodes, their configs and their reports on
+// rc.ID.
 func readDryRunInput(ctx context.Context, cn *conn, rc *api.ReplicationController, current *registry.Spec) (leader.DryRunInput, error) {
 	type listed struct {
 		specs []registry.Spec
@@ -69,6 +70,10 @@ func readDryRunInput(ctx context.Context, cn *conn, rc *api.ReplicationControlle
 	if err != nil {
 		return leader.DryRunInput{}, err
 	}
+	configs, err := readNodeConfigs(ctx, cn)
+	if err != nil {
+		return leader.DryRunInput{}, err
+	}
 	// the revision the spec would have: its own when the write changes
 	// nothing, the next one otherwise
 	revision := l.rev + 1
@@ -82,7 +87,7 @@ func readDryRunInput(ctx context.Context, cn *conn, rc *api.ReplicationControlle
 		}
 	}
 	return leader.DryRunInput{Spec: rc, Revision: revision, Controllers: l.specs, Assignments: assignments,
-		Reports: reports, Nodes: nodes}, nil
+		Reports: reports, Nodes: nodes, Configs: configs}, nil
 }
 
 // readRegistryID reads this registry's id without creating it: "" when no

@@ -1,6 +1,7 @@
 // Command rcctl reads and writes replication controller specs in etcd, with
 // kubectl habits: apply, get, describe, logs, scale, rollout, delete, the 2014
-// run, and nodes, the Docker engines the managers act for.
+// run, and nodes, the Docker engines the managers act for, with their
+// maintenance: cordon, uncordon, drain and label node.
 //
 // This file holds main, run and the command tree, built on cobra as
 // kubectl's is; each subcommand lives in its own file, the etcd and Docker
@@ -101,6 +102,10 @@ func (c *cli) commands() []*cobra.Command {
 		c.deleteCommand(),
 		c.runCommand(),
 		c.nodesCommand(),
+		c.cordonCommand(),
+		c.uncordonCommand(),
+		c.drainCommand(),
+		c.labelCommand(),
 		c.versionCommand(),
 	}
 }

@@ -99,7 +99,9 @@ type nodeView struct {
 	// node is the registration; nil for a node that is not registered.
 	node *api.Node
 	// gone is the record of a node whose lease is gone (nodesgone.go).
-	gone       *api.GoneNode
+	gone *api.GoneNode
+	// config is what the user said of the node (/registry/nodeconfig).
+	config     api.NodeConfig
 	containers int
 	assigned   int
 	// slots is what the slots assigned to the node reserve.
@@ -171,6 +173,10 @@ func (c *cli) readNodes(ctx context.Context, cn *conn) ([]*nodeView, error) {
 	if err != nil {
 		return nil, err
 	}
+	configs, err := readNodeConfigs(ctx, cn)
+	if err != nil {
+		return nil, err
+	}
 	byName := map[string]*nodeView{}
 	get := func(name string) *nodeView {
 		v := byName[name]
@@ -200,6 +206,11 @@ func (c *cli) readNodes(ctx context.Context, cn *conn) ([]*nodeView, error) {
 	}
 	for name, r := range slotReservations(specs, assignments) {
 		get(name).slots = r
+	}
+	for name, cfg := range configs {
+		if v := byName[name]; v != nil {
+			v.config = cfg
+		}
 	}
 	views := make([]*nodeView, 0, len(byName))
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
@@ -269,7 +280,7 @@ func (c *cli) printNodes(w io.Writer, views []*nodeView, wide bool) {
 		labels, age := ctlview.Unknown, ctlview.Unknown
 		engine, manager := ctlview.Unknown, ctlview.Unknown
 		if n := v.node; n != nil {
-			labels = formatLabels(n.Labels)
+			labels = v.labelsCell()
 			age = ctlview.Age(now, n.RegisteredAt)
 			engine = ctlview.OrNone(n.EngineID)
 			manager = ctlview.OrNone(n.Manager)
@@ -304,6 +315,13 @@ type nodeItemStatus struct {
 	// LeaseTTLSeconds is what the lease has left, when etcd told it (-1:
 	// the lease is gone).
 	LeaseTTLSeconds *int64 `json:"leaseTTLSeconds,omitempty"`
+	// Availability is the node's config's: active, pause or drain.
+	Availability api.NodeAvailability `json:"availability"`
+	// Labels are the labels placement sees (the config's over the
+	// registered ones), and LabelSources where each comes from: "flag"
+	// (--node-labels) or "key" (/registry/nodeconfig).
+	Labels       map[string]string `json:"labels,omitempty"`
+	LabelSources map[string]string `json:"labelSources,omitempty"`
 	// Gone is a gone node's record: when it went, and the containers it
 	// last reported, which may still run there.
 	Gone *nodeItemGone `json:"gone,omitempty"`
@@ -324,6 +342,8 @@ func (c *cli) printNodesDocument(views []*nodeView, out output) error {
 		if v.ttlKnown {
 			item.Status.LeaseTTLSeconds = &v.ttl
 		}
+		item.Status.Availability = v.config.Effective()
+		item.Status.Labels, item.Status.LabelSources = v.labels()
 		if v.node == nil && v.gone != nil {
 			item.Status.Gone = &nodeItemGone{Since: v.gone.GoneSince, LastContainers: v.gone.Containers, Omitted: v.gone.Omitted}
 			if item.Status.Gone.LastContainers == nil {

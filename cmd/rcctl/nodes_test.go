@@ -302,7 +302,7 @@ func TestNodesJSON(t *testing.T) {
 	if b.Name != "b" || b.Status.State != "Ready" || b.Status.LeaseTTLSeconds != nil {
 		t.Errorf("b: %+v, want Ready without a TTL (etcd refused it)", b)
 	}
-	if c.Name != "c" || c.Status != (nodeItemStatus{State: "NotReady", Assigned: 1}) {
+	if c.Name != "c" || c.Status.State != "NotReady" || c.Status.Assigned != 1 || c.Status.Containers != 0 || c.Status.Availability != api.NodeActive {
 		t.Errorf("c: %+v, want NotReady with 1 assigned", c)
 	}
 	for _, key := range []string{"engineID", "capacity", "registeredAt", "lease"} {

@@ -34,12 +34,20 @@ func readGoneNodes(ctx context.Context, cn *conn) ([]api.GoneNode, error) {
 }
 
 // statusCell is the STATUS cell: Ready, NotReady, or Gone with how long
-// ago the node went.
+// ago the node went; ",Paused" or ",Draining" after it when the node's
+// config says so, as kubectl adds ",SchedulingDisabled".
 func (v *nodeView) statusCell(c *cli) string {
+	state := v.state()
 	if v.node == nil && v.gone != nil {
-		return api.NodeGone + " " + ctlview.Age(c.now(), v.gone.GoneSince)
+		state = api.NodeGone + " " + ctlview.Age(c.now(), v.gone.GoneSince)
 	}
-	return v.state()
+	switch v.config.Effective() {
+	case api.NodePause:
+		state += ",Paused"
+	case api.NodeDrain:
+		state += ",Draining"
+	}
+	return state
 }
 
 // printGoneContainers lists, below the table, the containers each gone

@@ -2,7 +2,7 @@ package main
 
 // This file is where the status page's nodes view and event feed read
 // from: etcd (the nodes' registrations, the assignments, the nodes'
-// reports, the gone nodes' records and the events of every controller), and, on the leader, its
+// reports, the gone nodes' records, the nodes' configs and the events of every controller), and, on the leader, its
 // scheduler's reservations. Like the rest of the page it only reads.
 
 import (
@@ -43,6 +43,9 @@ type nodeData struct {
 	stats []leader.NodeStat
 	// gone are the records of the gone nodes, by name.
 	gone []api.GoneNode
+	// configs are what users said of the nodes (availability, labels),
+	// by name.
+	configs map[string]api.NodeConfig
 }
 
 // clusterSource reads the daemon's etcd once it is connected.
@@ -84,6 +87,9 @@ func (c clusterSource) Nodes(ctx context.Context) (nodeData, error) {
 	// a role made before the records existed may not read them: the
 	// page goes on without
 	if d.gone, err = parts.store.ListGoneNodes(ctx); err != nil && !errors.Is(err, rpctypes.ErrPermissionDenied) {
+		return nodeData{}, err
+	}
+	if d.configs, err = parts.store.ListNodeConfigs(ctx); err != nil && !errors.Is(err, rpctypes.ErrPermissionDenied) {
 		return nodeData{}, err
 	}
 	for _, n := range d.registered {

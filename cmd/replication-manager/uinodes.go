@@ -2,7 +2,8 @@ package main
 
 // This file is the status page's nodes view, /nodes, as `rcctl nodes`
 // shows the nodes: every Docker engine a manager acts for, registered
-// (Ready), gone with a record the leader keeps (Gone, since when), or
+// (Ready, with ",Paused" or ",Draining" as its config says), gone with a
+// record the leader keeps (Gone, since when), or
 // gone while it still holds assignments (NotReady), with its capacity,
 // what its slots reserve of it and what is free (known to the leader
 // only), its slots and containers, and its lease; then the containers the
@@ -13,6 +14,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/docker/go-units"
 
@@ -82,9 +84,16 @@ func newNodesPage(m ctlview.Manager, d nodeData) nodesPage {
 		case g != nil:
 			status = cell{Text: api.NodeGone + " " + ctlview.Age(m.Time, g.GoneSince), Class: "age"}
 		}
+		cfg := d.configs[name]
+		switch cfg.Effective() {
+		case api.NodePause:
+			status.Text += ",Paused"
+		case api.NodeDrain:
+			status.Text += ",Draining"
+		}
 		labels, cpus, memory, lease, age := ctlview.Unknown, ctlview.Unknown, ctlview.Unknown, ctlview.None, ctlview.Unknown
 		if n != nil {
-			labels = ctlview.FormatLabels(n.Labels)
+			labels = labelsWithSource(n.Labels, cfg.Labels)
 			if n.Capacity.CPUs > 0 {
 				cpus = strconv.Itoa(n.Capacity.CPUs)
 			}
@@ -128,6 +137,25 @@ func newNodesPage(m ctlview.Manager, d nodeData) nodesPage {
 		page.Summary += "; reservations are shown by the leader's page"
 	}
 	return page
+}
+
+// labelsWithSource is the LABELS cell: the labels placement sees, those
+// of the node's config (which win over --node-labels) marked "(key)", as
+// rcctl nodes shows them.
+func labelsWithSource(registered, configured map[string]string) string {
+	if len(configured) == 0 {
+		return ctlview.FormatLabels(registered)
+	}
+	merged := api.MergeNodeLabels(registered, configured)
+	pairs := make([]string, 0, len(merged))
+	for _, k := range slices.Sorted(maps.Keys(merged)) {
+		p := k + "=" + merged[k]
+		if _, ok := configured[k]; ok {
+			p += "(key)"
+		}
+		pairs = append(pairs, p)
+	}
+	return strings.Join(pairs, ",")
 }
 
 // leaseText is the LEASE cell: the lease id in hex, and the seconds it has

@@ -166,6 +166,21 @@ func TestStatusPageNodesViewShowsCapacityReservationsFreeContainersLeaseAndGoneN
 		"reservations are shown by the leader&#39;s page", `<p class="empty">No node is gone.</p>`)
 }
 
+func TestStatusPageNodesViewShowsAvailabilityAndWhereEachLabelComesFrom(t *testing.T) {
+	t.Parallel()
+	cluster := &fakeCluster{nodes: nodeData{
+		registered: []api.Node{{Name: "a", Labels: map[string]string{"zone": "a"}, RegisteredAt: uiNow},
+			{Name: "b", Labels: map[string]string{"disk": "ssd", "zone": "b"}, RegisteredAt: uiNow}},
+		configs: map[string]api.NodeConfig{"a": {Availability: api.NodeDrain}, "b": {Availability: api.NodePause, Labels: map[string]string{"zone": "c"}}},
+	}}
+	var clock atomic.Int64
+	srv := newClusterServer(t, &fakeSource{origin: leaderOrigin}, cluster, &clock)
+
+	assertContains(t, "the nodes view", get(t, srv.URL+"/nodes", http.StatusOK, "text/html"),
+		`<tr data-key="a"><td>a</td><td>Ready,Draining</td><td>zone=a</td>`,
+		`<tr data-key="b"><td>b</td><td>Ready,Paused</td><td>disk=ssd,zone=c(key)</td>`)
+}
+
 func TestStatusPageEventFeedShowsTheEventsOfEveryController(t *testing.T) {
 	t.Parallel()
 	cluster := &fakeCluster{events: []api.Event{

@@ -43,6 +43,8 @@ type Permission struct {
 //     controller, under its lease;
 //   - readwrite <prefix>/gonenodes/: the leader records a gone node with
 //     its last containers, and removes the record;
+//   - read <prefix>/nodeconfig/: the leader mirrors what users say of each
+//     node (availability, labels); managers never write it;
 //   - readwrite on the one key <prefix>/meta/registry-id: the first manager
 //     of a registry writes its id there, every later one reads it;
 //   - readwrite on the one key <prefix>/meta/policy: the leader publishes
@@ -66,6 +68,7 @@ func ManagerPermissions(prefix string) []Permission {
 		perm(store.AssignmentsPrefix(), clientv3.PermissionType(clientv3.PermReadWrite)),
 		perm(store.ReportsPrefix(), clientv3.PermissionType(clientv3.PermReadWrite)),
 		perm(store.GoneNodesPrefix(), clientv3.PermissionType(clientv3.PermReadWrite)),
+		perm(store.NodeConfigPrefix(), clientv3.PermissionType(clientv3.PermRead)),
 		{Key: store.RegistryIDKey(), Type: clientv3.PermissionType(clientv3.PermReadWrite)},
 		{Key: store.PolicyKey(), Type: clientv3.PermissionType(clientv3.PermReadWrite)},
 	}

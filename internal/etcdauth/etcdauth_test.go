@@ -16,7 +16,7 @@ import (
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 )
 
-func TestManagerPermissionsAreTheNinePrefixesTheRegistryIDAndThePolicy(t *testing.T) {
+func TestManagerPermissionsAreTheTenPrefixesTheRegistryIDAndThePolicy(t *testing.T) {
 	for _, prefix := range []string{"", "/registry", "/registry/"} {
 		got := etcdauth.ManagerPermissions(prefix)
 		want := []etcdauth.Permission{
@@ -29,6 +29,7 @@ func TestManagerPermissionsAreTheNinePrefixesTheRegistryIDAndThePolicy(t *testin
 			{"/registry/assignments/", "/registry/assignments0", clientv3.PermissionType(clientv3.PermReadWrite)},
 			{"/registry/reports/", "/registry/reports0", clientv3.PermissionType(clientv3.PermReadWrite)},
 			{"/registry/gonenodes/", "/registry/gonenodes0", clientv3.PermissionType(clientv3.PermReadWrite)},
+			{"/registry/nodeconfig/", "/registry/nodeconfig0", clientv3.PermissionType(clientv3.PermRead)},
 			{"/registry/meta/registry-id", "", clientv3.PermissionType(clientv3.PermReadWrite)},
 			{"/registry/meta/policy", "", clientv3.PermissionType(clientv3.PermReadWrite)},
 		}

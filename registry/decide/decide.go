@@ -4,8 +4,9 @@ package decide
 //
 //  1. slots on a node gone past its grace lose it, and are placed again;
 //  2. a scale-down takes the least useful slots away;
-//  3. the slots a node can no longer run (its labels no longer match the
-//     selector, or their name is taken there) move in two phases: the
+//  3. the slots a node can no longer run (it is drained, its labels no
+//     longer match the selector, or their name is taken there) move in
+//     two phases, paced, unless no other node can take them: the
 //     assignment goes first, and the slot is placed again only once no
 //     node reports a live container of it;
 //  4. missing slots are placed, the lowest free numbers first;
@@ -68,6 +69,8 @@ type decision struct {
 	// not there): the few the
 	// controller's slots are on, asked for again and again.
 	looked map[string]int
+	// stuck are the slots that must move but no other node can take.
+	stuck []int
 }
 
 func newDecision(in Input, r *Result) *decision {
@@ -210,6 +213,7 @@ func (d *decision) run() {
 	moved := d.moveOff(avail - (d.c.Replicas - max(d.c.Unavailable, 1)))
 	budget := avail - moved - (d.c.Replicas - d.c.Unavailable)
 	d.place(lost)
+	d.reportStuck()
 	if d.c.OnDelete {
 		d.markOnDelete()
 	} else if !d.c.Paused {
@@ -543,14 +547,25 @@ func (d *decision) reportsAssigned(slot int, a Assignment) bool {
 // took off.
 func (d *decision) moveOff(budget int) (moved int) {
 	var moving []int
+	why := map[int]string{}
 	for slot, a := range d.next {
 		n := d.node(a.Node)
 		if n == nil || !n.Alive {
 			continue // within its grace
 		}
-		if !matches(d.c.Selector, n.Labels) || d.in.Blocked[slot][n.Name] {
-			moving = append(moving, slot)
+		switch {
+		case n.Availability == api.NodeDrain:
+			why[slot] = MoveDrain
+		case !matches(d.c.Selector, n.Labels) && a.Revision != d.c.Revision:
+			why[slot] = MoveSelector
+		case !matches(d.c.Selector, n.Labels):
+			why[slot] = MoveLabels
+		case d.in.Blocked[slot][n.Name]:
+			why[slot] = MoveBlocked
+		default:
+			continue
 		}
+		moving = append(moving, slot)
 	}
 	if len(moving) == 0 {
 		return 0
@@ -563,6 +578,13 @@ func (d *decision) moveOff(budget int) (moved int) {
 		}
 	}
 	for _, slot := range moving {
+		if why[slot] != MoveBlocked && d.pick(slot) == "" {
+			// no other node can take it: it stays where it is, and the
+			// status says what is missing (a slot whose name is taken
+			// goes: another number takes its place)
+			d.stuck = append(d.stuck, slot)
+			continue
+		}
 		serves, running := d.serving(slot), d.runsReported(slot)
 		if serves && moved >= budget || running && runs <= 0 {
 			continue
@@ -573,6 +595,7 @@ func (d *decision) moveOff(budget int) (moved int) {
 		if running {
 			runs--
 		}
+		d.r.Moves = append(d.r.Moves, Move{Slot: slot, Node: d.next[slot].Node, Reason: why[slot]})
 		d.set(slot, nil)
 	}
 	return moved
@@ -665,13 +688,27 @@ func (d *decision) place(lost []int) {
 	}
 }
 
+// reportStuck adds the slots that must move but that no other node can
+// take to the unschedulable ones.
+func (d *decision) reportStuck() {
+	if len(d.stuck) == 0 {
+		return
+	}
+	d.r.Unschedulable = append(d.r.Unschedulable, d.stuck...)
+	slices.Sort(d.r.Unschedulable)
+	d.r.Unschedulable = slices.Compact(d.r.Unschedulable)
+	if d.r.Reason == "" {
+		d.r.Reason = d.whyUnschedulable()
+	}
+}
+
 // takenEverywhere reports whether every live node that matches the
 // selector has slot's name taken by a container outside the set.
 func (d *decision) takenEverywhere(slot int) bool {
 	matched := false
 	for i := range d.in.Nodes {
 		n := &d.in.Nodes[i]
-		if !n.Alive || !matches(d.c.Selector, n.Labels) {
+		if !n.Alive || !n.open() || !matches(d.c.Selector, n.Labels) {
 			continue
 		}
 		matched = true

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/replication-manager/replication-manager/api"
 )
 
 // simContainer is one container on a node.
@@ -33,12 +35,16 @@ type simContainer struct {
 // simNode is one node: its engine, what it last saw assigned and what it
 // last reported.
 type simNode struct {
-	name       string
-	alive      bool
-	goneSince  time.Time
-	containers []*simContainer
-	applied    map[int]Assignment
-	report     *simReport
+	name string
+	// zone is its label (its name until a config changes it), and
+	// availability its config's.
+	zone         string
+	availability api.NodeAvailability
+	alive        bool
+	goneSince    time.Time
+	containers   []*simContainer
+	applied      map[int]Assignment
+	report       *simReport
 }
 
 type simReport struct {
@@ -82,7 +88,7 @@ func newWorld(t *rapid.T) *world {
 	w := &world{t: t, now: t0, bad: map[string]bool{}, assigned: map[int]Assignment{}, released: map[int]Release{}, mirror: map[string]*simReport{},
 		unseen: map[string]bool{}, killed: map[string]bool{}}
 	for _, n := range []string{"a", "b", "c"} {
-		w.nodes = append(w.nodes, &simNode{name: n, alive: true, applied: map[int]Assignment{}})
+		w.nodes = append(w.nodes, &simNode{name: n, zone: n, alive: true, applied: map[int]Assignment{}})
 	}
 	w.ctl = Controller{ID: "web", Replicas: 3, Revision: 1, Hash: "t1", Unavailable: 1, AvailableAfter: 5 * time.Second}
 	w.bound = w.ctl.Replicas + w.ctl.Surge
@@ -206,7 +212,8 @@ func (w *world) input() Input {
 	in := Input{Controller: w.ctl, Assigned: maps.Clone(w.assigned), Reports: map[string]Report{},
 		ReportsRevision: w.mirrorRev, Released: maps.Clone(w.released), Now: w.now, Grace: simGrace}
 	for _, n := range w.nodes {
-		in.Nodes = append(in.Nodes, Node{Name: n.name, Labels: map[string]string{"zone": n.name}, Alive: n.alive, GoneSince: n.goneSince})
+		in.Nodes = append(in.Nodes, Node{Name: n.name, Labels: map[string]string{"zone": n.zone}, Alive: n.alive, GoneSince: n.goneSince,
+			Availability: n.availability})
 		if r := w.mirror[n.name]; r != nil {
 			in.Containers = append(in.Containers, r.containers...)
 			in.Reports[n.name] = r.Report
@@ -403,19 +410,46 @@ func (w *world) check() {
 }
 
 // settledOnSelector reports whether every slot is assigned to, and every
-// container runs on, a node that matches the selector.
+// container runs on, a node that matches the selector and is not drained.
 func (w *world) settledOnSelector() bool {
 	for _, a := range w.assigned {
-		if !matches(w.ctl.Selector, map[string]string{"zone": a.Node}) {
+		if !w.keeps(w.node(a.Node)) {
 			return false
 		}
 	}
 	for _, n := range w.nodes {
-		if len(n.containers) > 0 && !matches(w.ctl.Selector, map[string]string{"zone": n.name}) {
+		if len(n.containers) > 0 && !w.keeps(n) {
 			return false
 		}
 	}
 	return true
+}
+
+// keeps reports whether node n may keep the controller's slots.
+func (w *world) keeps(n *simNode) bool {
+	return n.availability != api.NodeDrain && matches(w.ctl.Selector, map[string]string{"zone": n.zone})
+}
+
+func (w *world) node(name string) *simNode {
+	for _, n := range w.nodes {
+		if n.name == name {
+			return n
+		}
+	}
+	w.t.Fatalf("no node %s", name)
+	return nil
+}
+
+// changeNodeConfig changes a node's availability or its zone label, as
+// rcctl cordon, drain and label node do.
+func (w *world) changeNodeConfig(t *rapid.T) {
+	n := w.pickNode(t)
+	if rapid.Bool().Draw(t, "availability") {
+		n.availability = rapid.SampledFrom([]api.NodeAvailability{"", api.NodePause, api.NodeDrain}).Draw(t, "to")
+	} else {
+		n.zone = rapid.SampledFrom([]string{"a", "b", "c"}).Draw(t, "zone")
+	}
+	w.moving = true
 }
 
 func (w *world) pickNode(t *rapid.T) *simNode {
@@ -426,9 +460,10 @@ func TestDecideKeepsTheBoundsOverRandomHistories(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		w := newWorld(t)
 		t.Repeat(map[string]func(*rapid.T){
-			"spec":     w.changeSpec,
-			"lead":     func(*rapid.T) { w.lead() },
-			"catch up": func(*rapid.T) { w.catchUp() },
+			"spec":        w.changeSpec,
+			"node config": w.changeNodeConfig,
+			"lead":        func(*rapid.T) { w.lead() },
+			"catch up":    func(*rapid.T) { w.catchUp() },
 			"new leader": func(*rapid.T) {
 				// it remembers nothing, and lists the reports first
 				w.released = map[int]Release{}
@@ -483,7 +518,10 @@ func (w *world) converge() {
 		if !n.alive {
 			n.alive = true
 		}
+		// every node active in its own zone again: the selector matches one
+		n.availability, n.zone = "", n.name
 	}
+	w.moving = true
 	w.bad = map[string]bool{}
 	for range 40 {
 		w.catchUp()
@@ -506,7 +544,7 @@ func (w *world) converge() {
 		if a.Hash != w.ctl.Hash {
 			w.t.Fatalf("slot %d runs template %s after the history, want %s", slot, a.Hash, w.ctl.Hash)
 		}
-		if !matches(w.ctl.Selector, map[string]string{"zone": a.Node}) {
+		if !w.keeps(w.node(a.Node)) {
 			w.t.Fatalf("slot %d on node %s, which does not match %v; %s", slot, a.Node, w.ctl.Selector, w)
 		}
 	}
@@ -518,7 +556,7 @@ func (w *world) converge() {
 func (w *world) String() string {
 	s := fmt.Sprintf("spec %+v; assigned %v;", w.ctl, w.assigned)
 	for _, n := range w.nodes {
-		s += fmt.Sprintf(" node %s alive=%v:", n.name, n.alive)
+		s += fmt.Sprintf(" node %s zone=%s %q alive=%v:", n.name, n.zone, n.availability, n.alive)
 		for _, c := range n.containers {
 			s += fmt.Sprintf(" %+v", *c)
 		}

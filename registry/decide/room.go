@@ -1,6 +1,7 @@
 package decide
 
-// This file is the room a node has for a task: its labels match the
+// This file is the room a node has for a task: it takes new slots (it is
+// neither paused nor drained), its labels match the
 // selector, none of the task's host ports is published there yet, and
 // the memory and CPU the task reserves fit in what the node registered,
 // less what its assigned slots already reserve.
@@ -18,7 +19,7 @@ import (
 // unfit's answer without its words, for the loop over every node that
 // each placement makes.
 func (d *decision) fits(n *Node) bool {
-	if !n.Alive || !matches(d.c.Selector, n.Labels) {
+	if !n.Alive || !n.open() || !matches(d.c.Selector, n.Labels) {
 		return false
 	}
 	if len(d.c.Ports) == 0 && d.c.Reserve.Memory <= 0 && d.c.Reserve.CPU <= 0 {
@@ -33,6 +34,10 @@ func (d *decision) unfit(n *Node) string {
 	switch {
 	case !n.Alive:
 		return "not registered"
+	case n.Availability == api.NodePause:
+		return "paused (cordoned)"
+	case n.Availability == api.NodeDrain:
+		return "draining"
 	case !matches(d.c.Selector, n.Labels):
 		return "does not match the nodeSelector"
 	}
@@ -57,21 +62,30 @@ func (d *decision) unfit(n *Node) string {
 // whyUnschedulable names what is missing for the slots no node takes.
 func (d *decision) whyUnschedulable() string {
 	var alive, matching []*Node
+	var closed []string
 	for i := range d.in.Nodes {
-		if n := &d.in.Nodes[i]; n.Alive {
-			alive = append(alive, n)
-			if matches(d.c.Selector, n.Labels) {
-				matching = append(matching, n)
-			}
+		n := &d.in.Nodes[i]
+		if !n.Alive {
+			continue
+		}
+		alive = append(alive, n)
+		switch {
+		case !matches(d.c.Selector, n.Labels):
+		case !n.open():
+			closed = append(closed, n.Name+": "+d.unfit(n))
+		default:
+			matching = append(matching, n)
 		}
 	}
 	switch {
 	case len(alive) == 0:
 		return "no node is registered"
-	case len(matching) == 0:
+	case len(matching) == 0 && len(closed) == 0:
 		return fmt.Sprintf("no node matches nodeSelector %s (%d node(s) registered)", api.FormatLabels(d.c.Selector), len(alive))
+	case len(matching) == 0:
+		return "no node that matches takes new slots (" + strings.Join(closed, "; ") + ")"
 	}
-	why := make([]string, 0, len(matching))
+	why := make([]string, 0, len(matching)+len(closed))
 	for _, n := range matching {
 		reason := d.unfit(n)
 		if reason == "" {
@@ -79,5 +93,5 @@ func (d *decision) whyUnschedulable() string {
 		}
 		why = append(why, n.Name+": "+reason)
 	}
-	return "no node has room (" + strings.Join(why, "; ") + ")"
+	return "no node has room (" + strings.Join(append(why, closed...), "; ") + ")"
 }

@@ -1,6 +1,10 @@
 package decide
 
-import "time"
+import (
+	"time"
+
+	"github.com/replication-manager/replication-manager/api"
+)
 
 // Assignment is what the leader wrote for one slot: the node that runs it
 // and the template revision it runs there.
@@ -72,6 +76,14 @@ type Node struct {
 	Slots int
 	// Ports are the host ports the other controllers publish, as "80/TCP".
 	Ports map[string]bool
+	// Availability is the node's config's ("" is active): a paused node
+	// takes no new slot, and a drained one's slots move off it.
+	Availability api.NodeAvailability
+}
+
+// open reports whether n takes new slots: neither paused nor drained.
+func (n *Node) open() bool {
+	return n.Availability == "" || n.Availability == api.NodeActive
 }
 
 // Controller is what the decision needs of one controller's spec.
@@ -166,10 +178,35 @@ type Result struct {
 	// a container becomes available, or a gone node's grace ends. 0: no
 	// need.
 	RecheckAfter time.Duration
+	// Moves are the slots this decision took off a live node to place
+	// elsewhere, each with why.
+	Moves []Move
 	// Steps counts the rollout steps (slots given the new template in
 	// place of an older one).
 	Steps int
 }
+
+// Move is a slot taken off a live node that can no longer run it, the
+// first phase of its move elsewhere.
+type Move struct {
+	Slot int
+	Node string
+	// Reason is MoveDrain, MoveLabels, MoveSelector or MoveBlocked.
+	Reason string
+}
+
+// The reasons of a move.
+const (
+	// MoveDrain: the node is drained.
+	MoveDrain = "drain"
+	// MoveLabels: the node's labels no longer match the selector (its
+	// config's labels changed).
+	MoveLabels = "labels"
+	// MoveSelector: the selector no longer matches the node's labels.
+	MoveSelector = "selector"
+	// MoveBlocked: a container outside the set holds the slot's name there.
+	MoveBlocked = "blocked"
+)
 
 func (r *Result) recheck(after time.Duration) {
 	if after > 0 && (r.RecheckAfter == 0 || after < r.RecheckAfter) {

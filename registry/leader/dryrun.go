@@ -46,6 +46,9 @@ type DryRunInput struct {
 	// period, and its report as gone with its lease: the dry run shows
 	// where its slots go unless it comes back.
 	Nodes []api.Node
+	// Configs are the nodes' configs (Store.ListNodeConfigs): their
+	// availability, and their labels over the registered ones.
+	Configs map[string]api.NodeConfig
 	// MaxReplicas is the largest replicas a spec may ask for (0:
 	// api.DefaultMaxReplicas).
 	MaxReplicas int
@@ -125,7 +128,7 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 	d := &dryRun{
 		id: rc.ID, sp: sp, now: in.Now, rev: 1,
 		assigned: map[int]registry.SlotAssignment{}, reports: map[string]*api.NodeReport{},
-		nodes: map[string]*nodeState{}, others: map[string]*nodeLoad{},
+		nodes: map[string]*nodeState{}, configs: in.Configs, others: map[string]*nodeLoad{},
 		why: map[int]leaving{}, moving: map[int]int{}, order: map[int]int{},
 	}
 	if cs := rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers; len(cs) > 0 {
@@ -237,9 +240,10 @@ type dryRun struct {
 	reports  map[string]*api.NodeReport
 	// nodes are the registered ones; others what the other controllers'
 	// slots hold on each node.
-	nodes  map[string]*nodeState
-	others map[string]*nodeLoad
-	now    time.Time
+	nodes   map[string]*nodeState
+	configs map[string]api.NodeConfig
+	others  map[string]*nodeLoad
+	now     time.Time
 	// rev numbers the simulated assignment writes; seq the containers.
 	rev, seq int64
 	steps    []DryRunStep
@@ -277,11 +281,11 @@ func (d *dryRun) input() decide.Input {
 	}
 	var view nodeView
 	for name, ns := range d.nodes {
-		view.set(name, ns, loads[name], time.Time{})
+		view.set(name, ns, d.configs[name], loads[name], time.Time{})
 	}
 	for _, a := range d.assigned {
 		if d.nodes[a.Node] == nil {
-			view.set(a.Node, nil, loads[a.Node], time.Time{}) // not registered: gone
+			view.set(a.Node, nil, d.configs[a.Node], loads[a.Node], time.Time{}) // not registered: gone
 		}
 	}
 	reports := make(map[string]*leaderReport, len(d.reports))
@@ -331,6 +335,8 @@ func leavingNode(in decide.Input, slot int, node string, removed bool) leaving {
 	switch {
 	case n == nil || !n.Alive:
 		return leaving{node, "node " + node + " is gone", true}
+	case n.Availability == api.NodeDrain:
+		return leaving{node, "node " + node + " is drained", true}
 	case !selectorAllows(in.Controller.Selector, n.Labels):
 		return leaving{node, "nodeSelector no longer matches node " + node, true}
 	case in.Blocked[slot][node]:

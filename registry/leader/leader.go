@@ -118,9 +118,11 @@ type ReplicationManager struct {
 	// The rest is the loop's.
 
 	// viewBuf holds the nodes of the decision being made.
-	viewBuf     []decide.Node
-	specs       map[string]*schedSpec
-	nodes       map[string]*nodeState
+	viewBuf []decide.Node
+	specs   map[string]*schedSpec
+	nodes   map[string]*nodeState
+	// configs are the nodes' configs (/registry/nodeconfig), by node.
+	configs     map[string]api.NodeConfig
 	assignments map[string]map[int]registry.SlotAssignment
 	reports     map[string]map[string]*leaderReport
 	// reportsRev is the etcd revision the reports are as of.
@@ -288,7 +290,7 @@ func NewReplicationManager(store *registry.Store, logger *slog.Logger, opts Opti
 	opts = opts.withDefaults()
 	return &ReplicationManager{
 		store: store, logger: logger, opts: opts, now: opts.Now, started: opts.Now(),
-		specs: map[string]*schedSpec{}, nodes: map[string]*nodeState{},
+		specs: map[string]*schedSpec{}, nodes: map[string]*nodeState{}, configs: map[string]api.NodeConfig{},
 		assignments: map[string]map[int]registry.SlotAssignment{}, reports: map[string]map[string]*leaderReport{},
 		loads: map[string]*nodeLoad{}, listed: map[string]bool{}, records: map[string]*leaderRecord{}, wanting: map[string]bool{}, releasing: map[string]bool{},
 		inflight: map[string]*inflightWrite{}, queue: newLaneQueue(),
@@ -329,8 +331,11 @@ func (s *ReplicationManager) Run(ctx context.Context) error {
 	for prefix, target := range s.targets() {
 		mirrors.Go(func() {
 			watch := func() error { return s.store.Mirror(runCtx, prefix, target, s.logger.Warn) }
-			if prefix == s.store.ControllersPrefix() {
+			switch prefix {
+			case s.store.ControllersPrefix():
 				watch = func() error { return s.WatchControllers(runCtx) }
+			case s.store.NodeConfigPrefix():
+				watch = func() error { return s.watchConfigs(runCtx, prefix, target) }
 			}
 			if err := watch(); err != nil {
 				fail(err)
@@ -401,6 +406,19 @@ func (s *ReplicationManager) loop(mb *mailbox) {
 func (s *ReplicationManager) WatchControllers(ctx context.Context) error {
 	prefix := s.store.ControllersPrefix()
 	return s.store.Mirror(ctx, prefix, s.targets()[prefix], s.logger.Warn)
+}
+
+// watchConfigs mirrors the node configs. A role that may not read them
+// (one made before they existed) is warned of once, and the term goes on
+// with every node active and its --node-labels alone.
+func (s *ReplicationManager) watchConfigs(ctx context.Context, prefix string, target registry.MirrorTarget) error {
+	err := s.store.Mirror(ctx, prefix, target, s.logger.Warn)
+	if !errors.Is(err, rpctypes.ErrPermissionDenied) {
+		return err
+	}
+	s.logger.Warn("the etcd role may not read the node configs: every node is active, with its --node-labels only; grant read on the prefix (docs/SECURITY.md)", "prefix", prefix, "err", err)
+	s.send(func() { s.setListed(prefix) })
+	return nil
 }
 
 // Synchronize queues every controller for a decision in the periodic

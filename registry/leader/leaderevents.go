@@ -1,8 +1,9 @@
 package leader
 
 // This file is the events the leader records for people (rcctl describe,
-// the status page): for now one, Moved, when it places a slot of a gone
-// node on another. A decision never waits for an event: recordEvent
+// the status page): Moved, when it places a slot of a gone node on
+// another, or takes one off a live node to move it (a drain, a label or
+// selector change), with the reason. A decision never waits for an event: recordEvent
 // queues it, and one goroutine of the term writes the queue under a
 // lease of about an hour, as the nodes write theirs. An event that finds
 // the queue full, or etcd away, is dropped.
@@ -10,6 +11,7 @@ package leader
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -20,7 +22,7 @@ import (
 )
 
 // ReasonMoved is the reason of the event of a slot placed again off a
-// gone node.
+// gone node, or taken off a live node to move.
 const ReasonMoved = "Moved"
 
 // Events live about an hour, as the nodes' (registry/agent/events.go).
@@ -34,11 +36,18 @@ const (
 )
 
 // recordMoves records a Moved event for each change that placed a slot
-// of a gone node on another node; before are the assignments the changes
-// were decided from.
-func (s *ReplicationManager) recordMoves(id string, before map[int]decide.Assignment, changes []registry.AssignChange) {
+// of a gone node on another node, and for each that took a slot off a
+// live node to move it (one of moves); before are the assignments the
+// changes were decided from.
+func (s *ReplicationManager) recordMoves(id string, before map[int]decide.Assignment, changes []registry.AssignChange, moves []decide.Move) {
 	for _, c := range changes {
 		old, ok := before[c.Slot]
+		if i := slices.IndexFunc(moves, func(m decide.Move) bool { return m.Slot == c.Slot }); ok && c.Next == nil && i >= 0 {
+			m := moves[i]
+			s.recordEvent(api.Event{Controller: id, Type: api.EventNormal, Reason: ReasonMoved,
+				Message: fmt.Sprintf("%s moves off %s (%s: %s); it is placed again once its container there is gone", api.TaskName(id, c.Slot), m.Node, m.Reason, moveWhy(m))})
+			continue
+		}
 		if !ok || c.Next == nil || c.Next.Node == old.Node {
 			continue
 		}
@@ -48,6 +57,19 @@ func (s *ReplicationManager) recordMoves(id string, before map[int]decide.Assign
 		s.recordEvent(api.Event{Controller: id, Type: api.EventNormal, Reason: ReasonMoved,
 			Message: fmt.Sprintf("%s moved from %s to %s (%s gone)", api.TaskName(id, c.Slot), old.Node, c.Next.Node, old.Node)})
 	}
+}
+
+// moveWhy says a move's reason in words.
+func moveWhy(m decide.Move) string {
+	switch m.Reason {
+	case decide.MoveDrain:
+		return "node " + m.Node + " is drained"
+	case decide.MoveLabels:
+		return "node " + m.Node + "'s labels no longer match the nodeSelector"
+	case decide.MoveSelector:
+		return "the nodeSelector no longer matches node " + m.Node
+	}
+	return "a container outside the set holds its name on " + m.Node
 }
 
 // recordEvent queues ev; it never blocks.

@@ -2,6 +2,7 @@ package leader
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,12 +133,31 @@ func TestASlotPlacedOffAGoneNodeIsAMovedEvent(t *testing.T) {
 		{ID: "web", Slot: 1, Next: &api.Assignment{Node: "a"}},
 		{ID: "web", Slot: 2, Next: &api.Assignment{Node: "a"}},
 		{ID: "web", Slot: 3, Next: &api.Assignment{Node: "a", Revision: 2}},
-	})
+	}, nil)
 	if n := len(s.events); n != 1 {
 		t.Fatalf("%d events, want 1", n)
 	}
 	ev := <-s.events
 	if ev.Type != api.EventNormal || ev.Reason != ReasonMoved || ev.Controller != "web" || ev.Message != "web-1 moved from b to a (b gone)" {
 		t.Errorf("event %+v, want Normal Moved \"web-1 moved from b to a (b gone)\"", ev)
+	}
+}
+
+// TestASlotTakenOffALiveNodeToMoveIsAMovedEventWithItsReason: the first
+// phase of a move off a live node is an event naming the reason; a
+// scale-down's removal is none.
+func TestASlotTakenOffALiveNodeToMoveIsAMovedEventWithItsReason(t *testing.T) {
+	now := time.Date(2026, 12, 4, 5, 0, 0, 0, time.UTC)
+	s := goneLeader(t, &now)
+	s.testPutNode(t, "a")
+	before := map[int]decide.Assignment{1: {Node: "a"}, 2: {Node: "a"}}
+	s.recordMoves("web", before, []registry.AssignChange{{ID: "web", Slot: 1}, {ID: "web", Slot: 2}},
+		[]decide.Move{{Slot: 1, Node: "a", Reason: decide.MoveDrain}})
+	if n := len(s.events); n != 1 {
+		t.Fatalf("%d events, want 1", n)
+	}
+	ev := <-s.events
+	if ev.Reason != ReasonMoved || !strings.Contains(ev.Message, "web-1 moves off a (drain: node a is drained)") {
+		t.Errorf("event %+v, want Moved naming the drain", ev)
 	}
 }

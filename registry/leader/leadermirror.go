@@ -21,13 +21,14 @@ import (
 )
 
 // mirroredPrefixes is how many prefixes targets returns.
-const mirroredPrefixes = 4
+const mirroredPrefixes = 5
 
 // targets are the prefixes the scheduler mirrors.
 func (s *ReplicationManager) targets() map[string]registry.MirrorTarget {
 	return map[string]registry.MirrorTarget{
 		s.store.ControllersPrefix(): mirrorFuncs{onReset: s.resetSpecs, onPut: s.putSpec, onDel: s.delSpec},
 		s.store.NodesPrefix():       mirrorFuncs{onReset: s.resetNodes, onPut: s.putNode, onDel: s.delNode},
+		s.store.NodeConfigPrefix():  mirrorFuncs{onReset: s.resetConfigs, onPut: s.putConfig, onDel: s.delConfig},
 		s.store.AssignmentsPrefix(): mirrorFuncs{onReset: s.resetAssignments, onPut: s.putAssignment, onDel: s.delAssignment},
 		s.store.ReportsPrefix():     mirrorFuncs{onReset: s.resetReports, onPut: s.putReport, onDel: s.delReport, onProgress: s.reportsProgress},
 	}
@@ -310,6 +311,84 @@ func (s *ReplicationManager) decodeNode(k registry.KV) *api.Node {
 	return &n
 }
 
+func (s *ReplicationManager) resetConfigs(keys []registry.KV, _ int64) {
+	listed := make(map[string]api.NodeConfig, len(keys))
+	for _, k := range keys {
+		if node, c, ok := s.decodeConfig(k); ok {
+			listed[node] = c
+		}
+	}
+	s.send(func() {
+		old := s.configs
+		s.configs = listed
+		for node := range old {
+			if _, ok := listed[node]; !ok {
+				s.configChanged(node, old[node])
+			}
+		}
+		for node := range listed {
+			s.configChanged(node, old[node])
+		}
+		s.setListed(s.store.NodeConfigPrefix())
+	})
+}
+
+func (s *ReplicationManager) putConfig(k registry.KV) {
+	node, c, ok := s.decodeConfig(k)
+	if !ok {
+		return
+	}
+	s.send(func() {
+		old := s.configs[node]
+		s.configs[node] = c
+		s.configChanged(node, old)
+	})
+}
+
+func (s *ReplicationManager) delConfig(key string, _ int64) {
+	node, ok := s.store.ParseNodeConfigKey(key)
+	if !ok {
+		return
+	}
+	s.send(func() {
+		old, had := s.configs[node]
+		if !had {
+			return
+		}
+		delete(s.configs, node)
+		s.configChanged(node, old)
+	})
+}
+
+// configChanged brings node's entry in the view in step with its config,
+// once it differs from old, and queues the controllers that may decide
+// otherwise for it.
+func (s *ReplicationManager) configChanged(node string, old api.NodeConfig) {
+	c := s.configs[node]
+	if c.Effective() == old.Effective() && maps.Equal(c.Labels, old.Labels) {
+		return
+	}
+	s.logger.Info("node config changed", "node", node, "availability", c.Effective(), "labels", api.FormatLabels(c.Labels))
+	s.syncView(node)
+	s.markNode(node)
+}
+
+// decodeConfig decodes a node config key; ok is false, with a warning,
+// for one that is not one or does not decode or validate (the node then
+// keeps the config it had).
+func (s *ReplicationManager) decodeConfig(k registry.KV) (string, api.NodeConfig, bool) {
+	node, ok := s.store.ParseNodeConfigKey(k.Key)
+	if !ok {
+		return "", api.NodeConfig{}, false
+	}
+	c, err := api.DecodeNodeConfig(k.Value)
+	if err != nil {
+		s.logger.Warn("node config does not decode; ignored", "key", k.Key, "err", err)
+		return "", api.NodeConfig{}, false
+	}
+	return node, c, true
+}
+
 // listedAssignment is one assignment of a list.
 type listedAssignment struct {
 	id   string
@@ -429,7 +508,7 @@ func (s *ReplicationManager) addLoad(node string, sp *schedSpec, sign int) {
 
 // syncView makes node's entry in the view what the mirrors say.
 func (s *ReplicationManager) syncView(node string) {
-	s.view.set(node, s.nodes[node], s.loads[node], s.started)
+	s.view.set(node, s.nodes[node], s.configs[node], s.loads[node], s.started)
 }
 
 func (s *ReplicationManager) load(node string) *nodeLoad {

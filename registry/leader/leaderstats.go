@@ -27,6 +27,9 @@ type NodeStat struct {
 	// (--node-reserve), in the same units.
 	HostMemory int64
 	HostCPU    float64
+	// Availability is the node's config's: active, pause or drain; ""
+	// when it says none (active).
+	Availability api.NodeAvailability
 }
 
 // NodeStats returns every node the leader knows: registered, or still
@@ -42,7 +45,7 @@ func (s *ReplicationManager) nodeStats() []NodeStat {
 	for _, name := range slices.Sorted(maps.Keys(s.loads)) {
 		l := s.loads[name]
 		st := NodeStat{Name: name, Assigned: l.slots, Containers: l.containers,
-			ReservedMemory: l.used.Memory, ReservedCPU: float64(l.used.CPU) / 1024}
+			ReservedMemory: l.used.Memory, ReservedCPU: float64(l.used.CPU) / 1024, Availability: s.configs[name].Availability}
 		if n := s.nodes[name]; n != nil {
 			st.Alive = n.alive
 			st.CapacityMemory, st.CapacityCPU = n.node.Capacity.Memory, float64(n.node.Capacity.CPUs)

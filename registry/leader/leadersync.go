@@ -274,7 +274,7 @@ func (s *ReplicationManager) written(op *inflightWrite, r writeResult) error {
 	}
 	conflict := errors.Is(err, registry.ErrAssignmentConflict)
 	if r.revs != nil || !conflict {
-		s.applied(id, op.before, w.Changes, r.rev, r.revs, rec) // those that went in
+		s.applied(id, op.before, w.Changes, r.rev, r.revs, rec, op.res.Moves) // those that went in
 	}
 	if w.Status != nil {
 		rec.status = w.Status
@@ -366,9 +366,10 @@ func (s *ReplicationManager) assume(sp *schedSpec, before map[int]decide.Assignm
 
 // applied applies written changes to the mirror at once, so that the
 // next decision compares the right revisions, and records the slots taken
-// off a node. Each change went in at rev, or, when revs is not nil, at
+// off a node, with an event for each move (moves: the decision's). Each
+// change went in at rev, or, when revs is not nil, at
 // revs[i] (0: it did not go in).
-func (s *ReplicationManager) applied(id string, before map[int]decide.Assignment, changes []registry.AssignChange, rev int64, revs []int64, rec *leaderRecord) {
+func (s *ReplicationManager) applied(id string, before map[int]decide.Assignment, changes []registry.AssignChange, rev int64, revs []int64, rec *leaderRecord, moves []decide.Move) {
 	var in []registry.AssignChange
 	for i, c := range changes {
 		c.Rev = rev
@@ -379,7 +380,7 @@ func (s *ReplicationManager) applied(id string, before map[int]decide.Assignment
 			in = append(in, c)
 		}
 	}
-	s.recordMoves(id, before, in)
+	s.recordMoves(id, before, in, moves)
 	for _, c := range in {
 		s.released(before, []registry.AssignChange{c}, c.Rev, rec)
 		if c.Next == nil {

@@ -34,14 +34,15 @@ func (v *nodeView) entry(name string) *decide.Node {
 }
 
 // set makes the entry of name what its registration ns (nil: never seen
-// registered, gone since started) and its load l (nil: none) say. The
+// registered, gone since started), its config c (its labels over the
+// registered ones) and its load l (nil: none) say. The
 // maps it holds are never changed after, only replaced, so a copy of the
 // view stays as it was taken.
-func (v *nodeView) set(name string, ns *nodeState, l *nodeLoad, started time.Time) {
+func (v *nodeView) set(name string, ns *nodeState, c api.NodeConfig, l *nodeLoad, started time.Time) {
 	n := v.entry(name)
-	*n = decide.Node{Name: name, GoneSince: started}
+	*n = decide.Node{Name: name, GoneSince: started, Availability: c.Availability}
 	if ns != nil {
-		n.Labels, n.Alive, n.GoneSince = ns.node.Labels, ns.alive, ns.goneSince
+		n.Labels, n.Alive, n.GoneSince = api.MergeNodeLabels(ns.node.Labels, c.Labels), ns.alive, ns.goneSince
 		n.Capacity = allocatable(&ns.node)
 	}
 	if l == nil {

@@ -22,7 +22,7 @@ func TestADecisionSeesWhatTheOtherControllersHold(t *testing.T) {
 	loads["b"].add(db, 1)
 	var v nodeView
 	for _, name := range []string{"b", "a", "c"} {
-		v.set(name, &nodeState{node: api.Node{Name: name}, alive: true}, loads[name], time.Time{})
+		v.set(name, &nodeState{node: api.Node{Name: name}, alive: true}, api.NodeConfig{}, loads[name], time.Time{})
 	}
 	mine := map[int]decide.Assignment{1: {Node: "a"}, 2: {Node: "a"}, 3: {Node: "b"}}
 	got := v.forController(nil, web, mine, loads)
@@ -49,7 +49,7 @@ func TestAPlacementHandsOutTheCapacityLessTheHostsReserve(t *testing.T) {
 	decideOn := func(reserved api.NodeReserved) decide.Result {
 		var v nodeView
 		node := api.Node{Name: "a", Capacity: api.NodeCapacity{CPUs: 2, Memory: 4 << 30}, Reserved: reserved}
-		v.set("a", &nodeState{node: node, alive: true}, nil, time.Time{})
+		v.set("a", &nodeState{node: node, alive: true}, api.NodeConfig{}, nil, time.Time{})
 		return decide.Decide(decide.Input{Controller: web, Nodes: v.forController(nil, &schedSpec{ctl: web}, nil, nil), Now: time.Now()})
 	}
 

@@ -1,0 +1,95 @@
+package decide
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/replication-manager/replication-manager/api"
+)
+
+func TestAPausedNodeGetsNoNewSlotAndKeepsItsOwn(t *testing.T) {
+	ns := nodes("a", "b")
+	ns[0].Availability = api.NodePause
+	r := Decide(Input{Controller: ctl(4), Nodes: ns, Now: t0})
+	if got := summary(r); got != "1:b/new 2:b/new 3:b/new 4:b/new" {
+		t.Errorf("a new controller of 4 with a paused: %q, want all on b", got)
+	}
+
+	as, cs := settled("new", "a", "b")
+	c := ctl(4)
+	r = Decide(Input{Controller: c, Assigned: as, Containers: cs, Nodes: ns, Now: t0})
+	if got := summary(r); got != "3:b/new 4:b/new" {
+		t.Errorf("a scale to 4 with a paused: %q, want slot 1 kept on a, the new ones on b", got)
+	}
+}
+
+func TestADrainedNodesSlotsMoveOffPaced(t *testing.T) {
+	as, cs := settled("new", "a", "a", "a", "a")
+	ns := nodes("a", "b")
+	ns[0].Availability = api.NodeDrain
+	r := Decide(Input{Controller: ctl(4), Assigned: as, Containers: cs, Nodes: ns, Now: t0})
+	if got := summary(r); got != "4:-" {
+		t.Errorf("a drain of 4 with maxUnavailable 1: %q, want one slot off at a time", got)
+	}
+	if len(r.Moves) != 1 || r.Moves[0] != (Move{Slot: 4, Node: "a", Reason: MoveDrain}) {
+		t.Errorf("moves = %+v, want slot 4 off a for a drain", r.Moves)
+	}
+
+	c := ctl(4)
+	c.Unavailable = 2
+	r = Decide(Input{Controller: c, Assigned: as, Containers: cs, Nodes: ns, Now: t0})
+	if got := summary(r); got != "3:- 4:-" {
+		t.Errorf("a drain of 4 with maxUnavailable 2: %q, want two off at a time", got)
+	}
+
+	// once slot 4's old container is gone, it is placed on b
+	delete(as, 4)
+	r = Decide(Input{Controller: ctl(4), Assigned: as, Containers: cs[:3], Nodes: ns, Now: t0})
+	if got := summary(r); got != "4:b/new" {
+		t.Errorf("after the old container went: %q, want 4 on b and no other move while it starts", got)
+	}
+}
+
+func TestADrainedSlotNoOtherNodeCanTakeStaysUnschedulable(t *testing.T) {
+	as, cs := settled("new", "a", "a")
+	c := ctl(2)
+	c.Selector = map[string]string{"zone": "a"}
+	ns := nodes("a", "b")
+	ns[0].Labels = map[string]string{"zone": "a"}
+	ns[0].Availability = api.NodeDrain
+	r := Decide(Input{Controller: c, Assigned: as, Containers: cs, Nodes: ns, Now: t0})
+	if got := summary(r); got != "" {
+		t.Errorf("changes = %q, want none: no other node matches", got)
+	}
+	if !slices.Equal(r.Unschedulable, []int{1, 2}) || !strings.Contains(r.Reason, "a: draining") {
+		t.Errorf("unschedulable = %v (%q), want [1 2] naming a as draining", r.Unschedulable, r.Reason)
+	}
+}
+
+func TestALabelChangeMovesASlotForTheLabelsAndASpecChangeForTheSelector(t *testing.T) {
+	as, cs := settled("new", "a", "b")
+	c := ctl(2)
+	c.Selector = map[string]string{"zone": "b"}
+	ns := nodes("a", "b", "c")
+	ns[1].Labels = map[string]string{"zone": "b"}
+	ns[2].Labels = map[string]string{"zone": "b"}
+	r := Decide(Input{Controller: c, Assigned: as, Containers: cs, Nodes: ns, Now: t0})
+	if len(r.Moves) != 1 || r.Moves[0].Reason != MoveLabels {
+		t.Errorf("moves = %+v, want slot 1 for its node's labels", r.Moves)
+	}
+	as[1] = at("a", "old")
+	r = Decide(Input{Controller: c, Assigned: as, Containers: cs, Nodes: ns, Now: t0})
+	if len(r.Moves) != 1 || r.Moves[0].Reason != MoveSelector {
+		t.Errorf("moves = %+v, want slot 1 for the selector", r.Moves)
+	}
+}
+
+func TestASlotWhoseNameIsTakenOnTheOnlyNodeStillGoesForAnotherNumber(t *testing.T) {
+	as, cs := settled("new", "a")
+	r := Decide(Input{Controller: ctl(1), Assigned: as, Containers: cs, Nodes: nodes("a"), Now: t0,
+		Blocked: map[int]map[string]bool{1: {"a": true}}})
+	if got := summary(r); got != "1:-" || len(r.Unschedulable) != 0 {
+		t.Errorf("changes = %q, unschedulable %v; want slot 1 off a (slot 2 takes its place once it is gone)", got, r.Unschedulable)
+	}
+}
