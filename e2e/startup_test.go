@@ -21,7 +21,8 @@ import (
 )
 
 func TestDaemonWithoutDockerServesLivezAtOnceAndReadyzNamesDocker(t *testing.T) {
-	t.Parallel() // a daemon, ids and labels of its own
+	// not in parallel: it times how soon /livez answers, which the other
+	// tests' daemons and containers would slow on a machine of 2 CPUs
 	socket := "unix://" + filepath.Join(t.TempDir(), "no-such-docker.sock")
 	metrics := etcdtest.FreeAddr(t)
 	logs := &syncbuf.Buffer{}
