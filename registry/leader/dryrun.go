@@ -522,12 +522,3 @@ func (d *dryRun) newTask(slot int, a registry.SlotAssignment) api.ReportedTask {
 	return api.ReportedTask{Name: api.TaskName(d.id, slot), ID: "dry-run-" + strconv.FormatInt(d.seq, 10), Slot: slot,
 		Image: image, State: api.StateRunning, TemplateHash: hash, Created: started, StartedAt: started}
 }
-
-// liveState is what decide counts live (reportedContainer).
-func liveState(state string) bool {
-	switch state {
-	case api.StateRunning, api.StatePaused, api.StateRestarting, api.StateCreated:
-		return true
-	}
-	return false
-}

@@ -19,12 +19,7 @@ import (
 // goneContainer is a container of a gone node's record as decide counts
 // it: live as its last report said, never ready (nothing reports on it).
 func goneContainer(node string, c api.GoneContainer) decide.Container {
-	live := false
-	switch c.State {
-	case api.StateRunning, api.StatePaused, api.StateRestarting, api.StateCreated:
-		live = true
-	}
-	return decide.Container{Node: node, Slot: c.Slot, Named: api.IsTaskName(c.Name, c.Controller, c.Slot), Live: live}
+	return decide.Container{Node: node, Slot: c.Slot, Named: api.IsTaskName(c.Name, c.Controller, c.Slot), Live: liveState(c.State)}
 }
 
 // heldOnGoneNodes returns, by node, controller id's containers on the gone

@@ -269,7 +269,9 @@ func (s *ReplicationManager) written(op *inflightWrite, r writeResult) error {
 		return err
 	}
 	if r.rev == 0 && err != nil {
-		s.released(op.before, w.Changes, r.bound, rec) // it may have gone in
+		for _, c := range w.Changes {
+			released(op.before, c, r.bound, rec) // it may have gone in
+		}
 		return err
 	}
 	conflict := errors.Is(err, registry.ErrAssignmentConflict)
@@ -382,7 +384,7 @@ func (s *ReplicationManager) applied(id string, before map[int]decide.Assignment
 	}
 	s.recordMoves(id, before, in, moves)
 	for _, c := range in {
-		s.released(before, []registry.AssignChange{c}, c.Rev, rec)
+		released(before, c, c.Rev, rec)
 		if c.Next == nil {
 			if cur, ok := s.assignments[id][c.Slot]; ok && cur.Rev <= c.Rev {
 				s.setAssignment(id, c.Slot, nil)
@@ -398,21 +400,18 @@ func (s *ReplicationManager) applied(id string, before map[int]decide.Assignment
 	}
 }
 
-// released records the slots that changes take off a node as released
-// at rev: held until the reports are as of rev. Nothing is recorded at
-// rev 0 (unknown).
-func (s *ReplicationManager) released(before map[int]decide.Assignment, changes []registry.AssignChange, rev int64, rec *leaderRecord) {
-	if rev == 0 {
+// released records the slot c takes off a node, if it does, as released
+// at rev in rec: held until the reports are as of rev. Nothing is
+// recorded at rev 0 (unknown).
+func released(before map[int]decide.Assignment, c registry.AssignChange, rev int64, rec *leaderRecord) {
+	old, ok := before[c.Slot]
+	if rev == 0 || !ok || c.Next != nil && c.Next.Node == old.Node {
 		return
 	}
-	for _, c := range changes {
-		if old, ok := before[c.Slot]; ok && (c.Next == nil || c.Next.Node != old.Node) {
-			if rec.released == nil {
-				rec.released = map[int]decide.Release{}
-			}
-			rec.released[c.Slot] = decide.Release{Node: old.Node, Rev: rev}
-		}
+	if rec.released == nil {
+		rec.released = map[int]decide.Release{}
 	}
+	rec.released[c.Slot] = decide.Release{Node: old.Node, Rev: rev}
 }
 
 // pruneReleased forgets the slots taken off a node that the reports show
@@ -575,16 +574,21 @@ func reportedContainer(id, node string, t api.ReportedTask) decide.Container {
 	if started.IsZero() {
 		started = t.Created
 	}
-	live := false
-	switch t.State {
-	case api.StateRunning, api.StatePaused, api.StateRestarting, api.StateCreated:
-		live = true
-	}
 	return decide.Container{
 		Node: node, Slot: t.Slot, Named: api.IsTaskName(t.Name, id, t.Slot), Hash: t.TemplateHash,
-		Live: live, Ready: t.State == api.StateRunning && (t.Health == api.HealthNone || t.Health == api.HealthHealthy),
+		Live: liveState(t.State), Ready: t.State == api.StateRunning && (t.Health == api.HealthNone || t.Health == api.HealthHealthy),
 		StartedAt: started,
 	}
+}
+
+// liveState reports whether a container in state is live as decide counts
+// it: running, paused, restarting, or created and about to start.
+func liveState(state string) bool {
+	switch state {
+	case api.StateRunning, api.StatePaused, api.StateRestarting, api.StateCreated:
+		return true
+	}
+	return false
 }
 
 // status merges the controller's status from the reports and the decision
