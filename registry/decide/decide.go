@@ -797,6 +797,10 @@ func (d *decision) roll(budget int) {
 		case a.Hash == d.c.Hash && !d.runsOlder(slot, a.Node):
 			// an OnDelete mark over a container of the current template:
 			// dropping it replaces nothing
+		case d.stoppingFirst(slot):
+			// its old container is being stopped for a successor already:
+			// a start-first step could not take that back, and stop first
+			// takes nothing more down
 		case room > 0 && len(d.c.Ports) == 0:
 			// start first; not with a host port, which the successor on
 			// the same node could not bind while the old one holds it
@@ -813,6 +817,22 @@ func (d *decision) roll(budget int) {
 		d.set(slot, &na)
 		d.r.Steps++
 	}
+}
+
+// stoppingFirst reports whether slot's assignment, as read, replaces its
+// container stop first and its node still reports the old one: the stop
+// may be under way.
+func (d *decision) stoppingFirst(slot int) bool {
+	a, ok := d.in.Assigned[slot]
+	if !ok || a.StartFirst || a.OnDelete {
+		return false
+	}
+	for _, ct := range d.live[slot] {
+		if ct.Node == a.Node && ct.Named && ct.Hash != a.Hash {
+			return true
+		}
+	}
+	return false
 }
 
 // runsOlder reports whether a report shows a live container of slot on

@@ -166,6 +166,16 @@ func TestDecide(t *testing.T) {
 			c.OnDelete = true
 			return Input{Controller: c, Assigned: as, Containers: cs, Nodes: nodes("a", "b")}
 		}, "1:a/new+on-delete 2:b/new+on-delete"},
+		// make prop: a slot whose stop-first step was under way was
+		// rewritten start first, as if its old container still served,
+		// and the budget took another slot down with it
+		{"a slot stopping first for one template stops first for the next", func() Input {
+			as, cs := settled("old", "a", "a", "a")
+			as[3] = Assignment{Node: "a", Revision: 20, Hash: "new", ModRev: 6}
+			c := ctl(3)
+			c.Surge, c.Hash, c.Revision = 1, "newer", 30
+			return Input{Controller: c, Assigned: as, Containers: cs, Nodes: nodes("a")}
+		}, "2:a/newer+start-first 3:a/newer"},
 		// issue 26, item 8: a successor started first on the same node
 		// cannot bind the host port its old container holds
 		{"a host port stops first whatever the surge", func() Input {
