@@ -102,28 +102,3 @@ func parseKB(v string) uint64 {
 	}
 	return n << 10
 }
-
-// readSelfRSS returns this process's VmRSS and VmHWM.
-func readSelfRSS() (rss, peak uint64, err error) {
-	const statusFile = "/proc/self/status"
-	b, err := os.ReadFile(statusFile)
-	if err != nil {
-		return 0, 0, fmt.Errorf("read %s: %w", statusFile, err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		switch k {
-		case "VmRSS":
-			rss = parseKB(v)
-		case "VmHWM":
-			peak = parseKB(v)
-		}
-	}
-	if rss == 0 {
-		return 0, 0, fmt.Errorf("read %s: no VmRSS", statusFile)
-	}
-	return rss, peak, nil
-}

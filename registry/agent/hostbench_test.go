@@ -153,9 +153,10 @@ func putControllers(tb testing.TB, ctx context.Context, client *clientv3.Client,
 }
 
 // newScaleStore is a store on a key prefix of its own.
-func newScaleStore(owner testing.TB) (*clientv3.Client, *registry.Store) {
-	client := testClient(owner)
-	return client, registry.NewStore(client, fmt.Sprintf("/bench/%s-%d", strings.ReplaceAll(owner.Name(), "/", "_"), harnesses.Add(1)))
+func newScaleStore(tb testing.TB) (*clientv3.Client, *registry.Store) {
+	tb.Helper()
+	client := testClient(tb)
+	return client, registry.NewStore(client, fmt.Sprintf("/bench/%s-%d", strings.ReplaceAll(tb.Name(), "/", "_"), harnesses.Add(1)))
 }
 
 // startScaleHost starts a host on tc, as the daemon's but with a sync
@@ -390,6 +391,7 @@ func BenchmarkHost(b *testing.B) {
 	// converged is the host of the last convergence, or a new one when
 	// -bench left the convergence out
 	converged := func(b *testing.B) *scaleHost {
+		b.Helper()
 		if s == nil {
 			s, _, _ = convergeHost(b, owner, nil, controllers, replicas)
 		}

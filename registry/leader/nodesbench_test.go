@@ -208,6 +208,7 @@ func BenchmarkSchedulerNodes(b *testing.B) {
 	// converged is the scheduler of the last first assignment, or a new
 	// one when -bench left that out
 	converged := func(b *testing.B) {
+		b.Helper()
 		if stop != nil {
 			return
 		}
