@@ -17,16 +17,13 @@ type Config struct {
 	// ResultsDir receives one directory per run: results, logs, profiles.
 	ResultsDir string `json:"resultsDir"`
 
-	Replicas int `json:"replicas"`
-	Rounds   int `json:"rounds"`
-	// ProvenTemplate also times, each round, the manager's controller
-	// scaled 0→N again once its template is proven.
-	ProvenTemplate bool          `json:"provenTemplate"`
-	ReplaceTries   int           `json:"replaceTries"`
-	EndToEndTries  int           `json:"endToEndTries"`
-	FailureReps    int           `json:"failureReplicas"`
-	FailureWindow  time.Duration `json:"failureWindowNs"`
-	Swarm          bool          `json:"swarm"`
+	Replicas      int           `json:"replicas"`
+	Rounds        int           `json:"rounds"`
+	ReplaceTries  int           `json:"replaceTries"`
+	EndToEndTries int           `json:"endToEndTries"`
+	FailureReps   int           `json:"failureReplicas"`
+	FailureWindow time.Duration `json:"failureWindowNs"`
+	Swarm         bool          `json:"swarm"`
 	// RolloutReplicas and RolloutRounds size the rolling updates.
 	RolloutReplicas int  `json:"rolloutReplicas"`
 	RolloutRounds   int  `json:"rolloutRounds"`
@@ -77,7 +74,6 @@ func DefaultConfig() Config {
 		ResultsDir:      "bench-results",
 		Replicas:        30,
 		Rounds:          6,
-		ProvenTemplate:  true,
 		ReplaceTries:    10,
 		EndToEndTries:   20,
 		FailureReps:     100,
@@ -94,7 +90,6 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.ResultsDir, "results-dir", c.ResultsDir, "directory for the raw results, logs and profiles (one subdirectory per run)")
 	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "N of the 0→N and N→0 convergence")
 	fs.IntVar(&c.Rounds, "rounds", c.Rounds, "rounds of the convergence; each round starts with the next system, so a multiple of the systems (3, or 2 without Swarm) gives each the same positions")
-	fs.BoolVar(&c.ProvenTemplate, "proven-template", c.ProvenTemplate, "also time, each round, the manager's controller scaled 0→N again once its template is proven (no target)")
 	fs.IntVar(&c.ReplaceTries, "replace-tries", c.ReplaceTries, "docker rm -f of a replica, how many times")
 	fs.IntVar(&c.EndToEndTries, "e2e-tries", c.EndToEndTries, "new controllers of 1 replica, how many, each next to a plain create+start (at least 20, for the p99s)")
 	fs.IntVar(&c.FailureReps, "failure-replicas", c.FailureReps, "replicas of the controller with a missing image")
@@ -103,7 +98,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.RolloutReplicas, "rollout-replicas", c.RolloutReplicas, "replicas of the rolling updates (manager and Swarm)")
 	fs.IntVar(&c.RolloutRounds, "rollout-rounds", c.RolloutRounds, "rounds of the rolling updates; each round rolls every strategy once on each system, the next system first, so an even number gives each the same positions")
 	fs.BoolVar(&c.SkipDocker, "skip-docker", c.SkipDocker, "skip the parts that need Docker (convergence, tasks, health-checked image, replacement, end to end, rolling updates, missing image, Swarm)")
-	fs.BoolVar(&c.SkipRollout, "skip-rollout", c.SkipRollout, "skip the rolling updates on Docker (the control plane's mass rollout runs with --scale-rollout-controllers)")
+	fs.BoolVar(&c.SkipRollout, "skip-rollout", c.SkipRollout, "skip the rolling updates")
 	fs.StringSliceVar(&c.Only, "only", c.Only, "measure only these parts ("+strings.Join(Parts, ", ")+"); the skip flags still apply")
 }
 
@@ -111,14 +106,13 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	positive := map[string]int{
-		"--replicas": c.Replicas, "--rounds": c.Rounds, "--replace-tries": c.ReplaceTries,
-		"--failure-replicas": c.FailureReps,
-		"--rollout-replicas": c.RolloutReplicas, "--rollout-rounds": c.RolloutRounds,
-	}
-	for _, flag := range []string{"--replicas", "--rounds", "--replace-tries", "--failure-replicas", "--rollout-replicas", "--rollout-rounds"} {
-		if positive[flag] < 1 {
-			bad("%s: must be at least 1, got %d", flag, positive[flag])
+	for _, f := range []struct {
+		flag string
+		n    int
+	}{{"--replicas", c.Replicas}, {"--rounds", c.Rounds}, {"--replace-tries", c.ReplaceTries}, {"--failure-replicas", c.FailureReps},
+		{"--rollout-replicas", c.RolloutReplicas}, {"--rollout-rounds", c.RolloutRounds}} {
+		if f.n < 1 {
+			bad("%s: must be at least 1, got %d", f.flag, f.n)
 		}
 	}
 	if c.EndToEndTries < minP99Samples {

@@ -154,14 +154,12 @@ func convergenceRows(d *DockerResults) []Row {
 	if d.Swarm == "" {
 		rows = append(rows, Row{Part: part, Measure: up + " Swarm (service create --replicas N)", Result: spread(d.SwarmUp)})
 	}
-	rows = append(rows, ratioRow(part, up+" ratio manager (new controller)/raw (of the medians)", d.ManagerUp, d.RawUp, targetConvergenceRatio),
-		Row{Part: part, Measure: up + " ratio manager/raw, median of the rounds' ratios", Result: fmtRatio(medianRatio(d.ManagerUp, d.RawUp))})
+	rows = append(rows, ratioRow(part, up+" ratio manager (new controller)/raw (of the medians)", d.ManagerUp, d.RawUp, targetConvergenceRatio))
 	if d.Swarm == "" {
 		rows = append(rows, Row{Part: part, Measure: up + " ratio manager/Swarm", Result: fmtRatio(ratio(d.ManagerUp.Median(), d.SwarmUp.Median()))})
 	} else {
 		rows = append(rows, Row{Part: part, Measure: "Swarm", Result: d.Swarm, Verdict: NotAvailable})
 	}
-	rows = append(rows, curveRows(part, up, d)...)
 	rows = append(rows,
 		Row{Part: part, Measure: down + " manager (scale to 0 → all removed)", Result: spread(d.ManagerDown)},
 		Row{Part: part, Measure: down + fmt.Sprintf(" raw Docker (%d parallel rm -f)", d.Replicas), Result: spread(d.RawDown)},
@@ -199,83 +197,6 @@ func inspectsRow(part string, replicas int, calls map[string]float64) Row {
 	most := replicas * targetInspectsPerReplica
 	return Row{Part: part, Measure: fmt.Sprintf("inspects per 0→%d→0 of a new controller, manager (InspectTask; besides the one in each create)", replicas),
 		Result: fmt.Sprintf("%.1f", inspects), Target: fmt.Sprintf("≤ %d", most), Verdict: verdict(inspects <= float64(most))}
-}
-
-// curveRows show when the k-th container ran, as the median over rounds,
-// and the manager's proven-template scale, without a target: the same
-// controller scaled 0→N again once the daemon has created its containers.
-func curveRows(part, up string, d *DockerResults) []Row {
-	rows := []Row{
-		{Part: part, Measure: up + " manager, new controller: k-th container running by (median over rounds)", Result: fmtCurve(medianCurve(d.ManagerCurves))},
-		{Part: part, Measure: up + " raw Docker: k-th container running by", Result: fmtCurve(medianCurve(d.RawCurves))},
-	}
-	if len(d.SwarmCurves) > 0 {
-		rows = append(rows, Row{Part: part, Measure: up + " Swarm: k-th container running by", Result: fmtCurve(medianCurve(d.SwarmCurves))})
-	}
-	if len(d.ManagerProvenUp) > 0 {
-		rows = append(rows,
-			Row{Part: part, Measure: up + " manager, proven template (the round's controller scaled " + up + " again)", Result: spread(d.ManagerProvenUp)},
-			Row{Part: part, Measure: up + " ratio manager (proven template)/raw", Result: fmtRatio(ratio(d.ManagerProvenUp.Median(), d.RawUp.Median()))},
-			Row{Part: part, Measure: up + " manager, proven template: k-th container running by", Result: fmtCurve(medianCurve(d.ManagerProvenCurves))},
-		)
-	}
-	return rows
-}
-
-// medianCurve is, for every k, the median over the curves of their k-th
-// value; curves of different lengths are cut to the shortest.
-func medianCurve(curves []Durations) Durations {
-	if len(curves) == 0 {
-		return nil
-	}
-	n := len(curves[0])
-	for _, c := range curves {
-		n = min(n, len(c))
-	}
-	out := make(Durations, n)
-	for k := range n {
-		col := make(Durations, len(curves))
-		for i, c := range curves {
-			col[i] = c[k]
-		}
-		out[k] = col.Median()
-	}
-	return out
-}
-
-// fmtCurve prints the 1st, quartile and last points of a curve.
-func fmtCurve(c Durations) string {
-	n := len(c)
-	if n == 0 {
-		return "no samples"
-	}
-	var parts []string
-	last := 0
-	for _, q := range []int{0, 1, 2, 3, 4} {
-		k := max(1, (q*n+3)/4)
-		if k == last {
-			continue
-		}
-		last = k
-		parts = append(parts, fmt.Sprintf("#%d %s", k, fmtDuration(c[k-1])))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// medianRatio is the median over rounds of a[i]/b[i].
-func medianRatio(a, b Durations) float64 {
-	var rs []float64
-	for i := range min(len(a), len(b)) {
-		rs = append(rs, ratio(a[i], b[i]))
-	}
-	if len(rs) == 0 {
-		return math.NaN()
-	}
-	sort.Float64s(rs)
-	if len(rs)%2 == 1 {
-		return rs[len(rs)/2]
-	}
-	return (rs[len(rs)/2-1] + rs[len(rs)/2]) / 2
 }
 
 // fmtCalls prints calls by operation, sorted by operation; an average per
@@ -397,9 +318,7 @@ func rolloutRows(d *DockerResults) []Row {
 		rr := ratio(r.Manager.Median(), r.Swarm.Median())
 		rows = append(rows, Row{Part: part, Measure: name + ": ratio manager/Swarm (of the medians)", Result: fmtRatio(rr),
 			Target: fmt.Sprintf("≤ %.2f", targetRolloutRatio), Verdict: judge(len(r.Manager) > 0 && len(r.Swarm) > 0, rr <= targetRolloutRatio)})
-		rows = append(rows, Row{Part: part, Measure: name + ": k-th new container running by, manager (median over rounds)", Result: fmtCurve(medianCurve(r.ManagerCurves))})
 		if d.Swarm == "" {
-			rows = append(rows, Row{Part: part, Measure: name + ": k-th new container running by, Swarm", Result: fmtCurve(medianCurve(r.SwarmCurves))})
 		}
 		if len(r.ManagerCalls) > 0 {
 			rows = append(rows, Row{Part: part, Measure: name + ": task-control calls per rolling update, manager (its /metrics)", Result: fmtCalls(r.ManagerCalls)})

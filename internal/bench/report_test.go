@@ -198,20 +198,7 @@ func TestConvergenceRows(t *testing.T) {
 	d := goodResults().Docker
 	d.ManagerCurves = []Durations{ms(100, 1000)}
 	d.RawCurves = []Durations{ms(100, 1000)}
-	if rows := convergenceRows(d); hasMeasure(rows, "proven template") {
-		t.Errorf("proven-template rows without its samples: %+v", rows)
-	}
-	d.ManagerProvenUp = ms(900, 1000, 1100)
-	d.ManagerProvenCurves = []Durations{ms(100, 900)}
 	rows := convergenceRows(d)
-	if !hasMeasure(rows, "proven template") {
-		t.Fatalf("no proven-template rows: %+v", rows)
-	}
-	for _, r := range rows {
-		if strings.Contains(r.Measure, "proven template") && (r.Target != "" || r.Verdict != Info) {
-			t.Errorf("%q has target %q: the proven template has none", r.Measure, r.Target)
-		}
-	}
 	if got := verdictOf(t, rows, "ratio manager (new controller)/raw"); got != Met {
 		t.Errorf("new-controller ratio 1.05: verdict %v, want met", got)
 	}
@@ -240,22 +227,6 @@ func TestRenderTextNamesEachPartOnce(t *testing.T) {
 		if strings.HasSuffix(line, " ") {
 			t.Errorf("trailing space in %q", line)
 		}
-	}
-}
-
-func TestCurves(t *testing.T) {
-	curves := []Durations{ms(1, 2, 3, 4, 5, 6, 7, 8), ms(3, 4, 5, 6, 7, 8, 9, 10), ms(2, 3, 4, 5, 6, 7, 8, 30)}
-	if got, want := fmtCurve(medianCurve(curves)), "#1 2.00ms, #2 3.00ms, #4 5.00ms, #6 7.00ms, #8 10ms"; got != want {
-		t.Errorf("median curve = %q, want %q", got, want)
-	}
-	if got, want := fmtCurve(ms(5)), "#1 5.00ms"; got != want {
-		t.Errorf("curve of one = %q, want %q", got, want)
-	}
-}
-
-func TestMedianOfRatios(t *testing.T) {
-	if got := medianRatio(ms(110, 90, 300), ms(100, 100, 100)); got != 1.1 {
-		t.Errorf("medianRatio = %v, want 1.1", got)
 	}
 }
 

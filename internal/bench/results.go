@@ -45,11 +45,6 @@ type DockerResults struct {
 	ManagerCurves []Durations `json:"managerCurvesMs"`
 	RawCurves     []Durations `json:"rawCurvesMs"`
 	SwarmCurves   []Durations `json:"swarmCurvesMs,omitempty"`
-	// ManagerProvenUp is, per round, the same controller scaled 0→N again
-	// after its N→0, with its template proven; ManagerProvenCurves its
-	// curves. Empty without --proven-template.
-	ManagerProvenUp     Durations   `json:"managerProvenUpMs,omitempty"`
-	ManagerProvenCurves []Durations `json:"managerProvenCurvesMs,omitempty"`
 
 	// Tasks is the convergence of tasks of several containers; nil when
 	// not measured.

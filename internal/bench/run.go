@@ -25,7 +25,7 @@ import (
 // failed or the cleanup left something behind.
 func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writer) error {
 	start := time.Now()
-	res := &Results{RunID: newRunID(), Date: start, Command: command, Machine: describeMachine(), Config: cfg}
+	res := &Results{RunID: newRunID(), Date: start, Command: command, Config: cfg}
 	runDir := filepath.Join(cfg.ResultsDir, start.UTC().Format("20060102-150405")+"-"+res.RunID)
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return fmt.Errorf("results dir: %w", err)
