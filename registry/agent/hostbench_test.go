@@ -277,9 +277,24 @@ func (t *statusTally) wait(tb testing.TB) time.Time {
 // syncs is how many syncs the node has finished, whatever their result.
 func (s *scaleHost) syncs(tb testing.TB) uint64 {
 	tb.Helper()
-	families, err := s.reg.Gather()
+	n, err := s.countSyncs()
 	if err != nil {
 		tb.Fatal(err)
+	}
+	return n
+}
+
+// syncCount is syncs for a goroutine of the benchmark: 0 when the metrics
+// do not gather.
+func (s *scaleHost) syncCount() uint64 {
+	n, _ := s.countSyncs()
+	return n
+}
+
+func (s *scaleHost) countSyncs() (uint64, error) {
+	families, err := s.reg.Gather()
+	if err != nil {
+		return 0, err
 	}
 	var n uint64
 	for _, f := range families {
@@ -289,7 +304,7 @@ func (s *scaleHost) syncs(tb testing.TB) uint64 {
 			}
 		}
 	}
-	return n
+	return n, nil
 }
 
 // revision is etcd's current revision, which every write moves; the
@@ -441,12 +456,15 @@ func BenchmarkHost(b *testing.B) {
 		s := converged(b)
 		ctx, stop := context.WithCancel(s.ctx)
 		var wg sync.WaitGroup
-		wg.Go(func() {
+		wg.Go(func() { // each resync until every controller has synced
 			for ctx.Err() == nil {
+				before := s.syncCount()
 				if s.h.rm.Resync(ctx) != nil {
 					return
 				}
-				time.Sleep(10 * time.Millisecond)
+				for ctx.Err() == nil && s.syncCount() < before+uint64(s.rc) {
+					time.Sleep(time.Millisecond)
+				}
 			}
 		})
 		var creates []time.Duration
