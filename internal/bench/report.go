@@ -318,8 +318,6 @@ func rolloutRows(d *DockerResults) []Row {
 		rr := ratio(r.Manager.Median(), r.Swarm.Median())
 		rows = append(rows, Row{Part: part, Measure: name + ": ratio manager/Swarm (of the medians)", Result: fmtRatio(rr),
 			Target: fmt.Sprintf("≤ %.2f", targetRolloutRatio), Verdict: judge(len(r.Manager) > 0 && len(r.Swarm) > 0, rr <= targetRolloutRatio)})
-		if d.Swarm == "" {
-		}
 		if len(r.ManagerCalls) > 0 {
 			rows = append(rows, Row{Part: part, Measure: name + ": task-control calls per rolling update, manager (its /metrics)", Result: fmtCalls(r.ManagerCalls)})
 		}

@@ -23,7 +23,9 @@ const (
 // took. When timeout passes first, it fails tb with cond's last error.
 func Eventually(tb testing.TB, timeout time.Duration, cond func() error) time.Duration {
 	tb.Helper()
-	took, err := Wait(context.Background(), timeout, cond)
+	// not tb.Context(): a cleanup waits with Eventually too, after that
+	// context has ended
+	took, err := Wait(context.Background(), timeout, cond) //nolint:usetesting // see above
 	if err != nil {
 		tb.Fatalf("%v", err)
 	}
