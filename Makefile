@@ -65,18 +65,34 @@ lab-down: ## remove everything the lab created (containers, network, volumes; no
 test-lab: ## smoke-test the lab: scale, kill the leading manager, check the count holds, tear down
 	scripts/lab/lab.sh smoke
 
-# The benchmarks of issue 5 (docs/BENCHMARKS.md): the manager against the
-# engine's own limit and Swarm on this machine, the control plane at scale
-# with the in-memory fake, and the Go benchmarks of the registry package.
-# Everything the run starts is removed at its end; raw results go to
-# bench-results/. BENCH_FLAGS passes flags, e.g. BENCH_FLAGS=--help or
-# BENCH_FLAGS='--rounds 3 --failure-window 20s' for a quicker run.
-.PHONY: bench
+# The benchmarks of docs/BENCHMARKS.md. `make bench` runs the Go benchmarks of
+# the control plane (registry/...: one host at 10,000 controllers x 10 on the
+# in-memory fake, the scheduler over 100 simulated nodes, the hot paths) into
+# bench-results/<commit>.txt and summarises them with benchstat; BENCH_BASE=<an
+# earlier results file> compares against it. RM_BENCH_CONTROLLERS=100 (and the
+# other RM_BENCH_* of registry/agent/hostbench_test.go) shrinks the scale, e.g.
+# make bench RM_BENCH_CONTROLLERS=100 BENCH=Host BENCH_TIME=1x.
+# `make bench-docker` is the side-by-side against raw Docker and Swarm
+# (cmd/rm-bench); BENCH_FLAGS passes its flags, e.g. BENCH_FLAGS=--help.
+.PHONY: bench bench-docker
+BENCH ?= .
+BENCH_TIME ?= 1s
+BENCH_COUNT ?= 1
+BENCH_BASE ?=
 BENCH_FLAGS ?=
+BENCHSTAT ?= golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
-bench: build ## measure the manager against raw Docker and Swarm; table to docs/BENCHMARKS.md
+bench: ## the control plane's Go benchmarks into bench-results/<commit>.txt, summarised by benchstat (BENCH_BASE=<file> compares)
+	@mkdir -p bench-results
+	@out=bench-results/$$(git rev-parse --short HEAD)$$(git diff --quiet HEAD || echo -dirty).txt; \
+	{ $(GO) test ./registry/... -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCH_TIME) -count $(BENCH_COUNT) -timeout 120m; \
+	  echo $$? >$$out.rc; } | tee $$out; \
+	rc=$$(cat $$out.rc); rm -f $$out.rc; [ "$$rc" = 0 ] || exit $$rc; \
+	$(GO) run $(BENCHSTAT) $(BENCH_BASE) $$out
+
+bench-docker: build ## the manager side by side with raw Docker and Swarm (cmd/rm-bench): a table, and every sample in bench-results/
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/rm-bench
-	$(BIN)/rm-bench --bin-dir $(BIN) --command "make bench$(if $(BENCH_FLAGS), BENCH_FLAGS='$(BENCH_FLAGS)')" $(BENCH_FLAGS)
+	$(BIN)/rm-bench --bin-dir $(BIN) --command "make bench-docker$(if $(BENCH_FLAGS), BENCH_FLAGS='$(BENCH_FLAGS)')" $(BENCH_FLAGS)
 
 # Two nodes on this machine (docs/CONTRACT.md, Nodes, scripts/multi/multi.sh): a real etcd built
 # from the module, a manager on this host's Docker (node a) and one on a second dockerd with a

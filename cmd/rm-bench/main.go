@@ -1,7 +1,8 @@
-// Command rm-bench is `make bench`: it measures the replication manager
-// against the Docker Engine's own limit and Swarm on the same machine, and
-// the control plane at scale with the in-memory fake, prints a table and
-// writes it to docs/BENCHMARKS.md and bench-results/. See internal/bench.
+// Command rm-bench is `make bench-docker`: it measures the replication
+// manager side by side with the Docker Engine driven directly and Swarm on
+// the same machine, prints a table and writes every sample as JSON to
+// bench-results/. See internal/bench. The control plane at scale is the Go
+// benchmarks of registry/agent and registry/leader (`make bench`).
 package main
 
 import (
@@ -32,15 +33,8 @@ func main() {
 	}
 }
 
-// run parses the flags and runs the benchmark, or, given the hidden
-// scale-worker or nodes-worker subcommand, one control-plane subprocess.
+// run parses the flags and runs the benchmark.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == bench.ScaleWorkerCommand {
-		return bench.RunScaleWorker(ctx, args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == bench.NodesWorkerCommand {
-		return bench.RunNodesWorker(ctx, args[1:], os.Stdin, stdout, stderr)
-	}
 	cfg := bench.DefaultConfig()
 	fs := pflag.NewFlagSet("rm-bench", pflag.ContinueOnError)
 	fs.SetOutput(stderr)

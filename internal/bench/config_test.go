@@ -40,14 +40,10 @@ func TestOnlyAndTheSkipFlagsTogether(t *testing.T) {
 	}{
 		{"every part by default", nil, func(*Config) {}, Parts, true},
 		{"only the rolling updates", []string{PartRollout}, func(*Config) {}, []string{PartRollout}, true},
-		{"only the control plane", []string{PartScale}, func(*Config) {}, []string{PartScale}, false},
-		{"only the scheduler over nodes", []string{PartNodes}, func(*Config) {}, []string{PartNodes}, false},
-		{"--skip-scale skips the scheduler over nodes too", nil, func(c *Config) { c.SkipScale = true },
-			[]string{PartConvergence, PartTasks, PartHealth, PartReplacement, PartEndToEnd, PartRollout, PartMissingImage, PartGoBench}, true},
 		{"only the tasks", []string{PartTasks}, func(*Config) {}, []string{PartTasks}, true},
 		{"only the health-checked image", []string{PartHealth}, func(*Config) {}, []string{PartHealth}, true},
-		{"a skip flag still applies", []string{PartRollout, PartScale}, func(c *Config) { c.SkipRollout = true }, []string{PartScale}, false},
-		{"--skip-docker skips the rolling updates", nil, func(c *Config) { c.SkipDocker = true }, []string{PartScale, PartNodes, PartGoBench}, false},
+		{"a skip flag still applies", []string{PartRollout, PartTasks}, func(c *Config) { c.SkipRollout = true }, []string{PartTasks}, true},
+		{"--skip-docker skips every part", nil, func(c *Config) { c.SkipDocker = true }, nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,25 +63,5 @@ func TestOnlyAndTheSkipFlagsTogether(t *testing.T) {
 				t.Errorf("runsDocker() = %v, want %v", got, tt.docker)
 			}
 		})
-	}
-}
-
-func TestValidateNamesTheNodesFlags(t *testing.T) {
-	tests := []struct {
-		flag string
-		set  func(*Config)
-	}{
-		{"--nodes-controllers", func(c *Config) { c.NodesControllers = 0 }},
-		{"--nodes-count", func(c *Config) { c.NodesCount = 1 }},
-		{"--nodes-grace", func(c *Config) { c.NodesGrace = 0 }},
-		{"--nodes-sync-period", func(c *Config) { c.NodesSyncPeriod = 0 }},
-		{"--nodes-periods", func(c *Config) { c.NodesPeriods = 0 }},
-	}
-	for _, tt := range tests {
-		c := DefaultConfig()
-		tt.set(&c)
-		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tt.flag) {
-			t.Errorf("bad %s: error %v, want one naming the flag", tt.flag, err)
-		}
 	}
 }

@@ -27,7 +27,7 @@ type system struct {
 	// in round.
 	match func(round int) func(dockerEvent) bool
 	// after, when not nil, runs once the round's N→0 has settled: the
-	// manager's proven-template scale and its controller's deletion.
+	// deletion of the manager's controller.
 	after func(ctx context.Context, round, n int) error
 	// labels find this system's containers.
 	labels map[string]string
@@ -52,21 +52,11 @@ func (s *system) into(upTimes, downTimes *Durations, curves *[]Durations) *syste
 
 // measureConvergence runs the rounds and fills in res.
 func (e *dockerEnv) measureConvergence(ctx context.Context, cfg Config, res *DockerResults) error {
-	manager := e.newManagerRounds(res, cfg.ProvenTemplate)
+	manager := e.newControllerRounds("manager", "manager", "conv", e.image)
 	systems := e.convergenceSystems(manager, res)
 	calls, err := e.convergeRounds(ctx, systems, cfg.Rounds, cfg.Replicas, cfg.Replicas)
-	if err != nil {
-		return err
-	}
-	// the proven-template scales are extra 0→N→0s: they are left out of
-	// the calls of a round
-	res.ManagerDockerCalls = make(map[string]float64)
-	for op, v := range calls {
-		if d := v - manager.provenCalls[op]/float64(cfg.Rounds); d > 0 {
-			res.ManagerDockerCalls[op] = d
-		}
-	}
-	return nil
+	res.ManagerDockerCalls = calls
+	return err
 }
 
 // convergeRounds runs rounds rounds of systems, each round starting with

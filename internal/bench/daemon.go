@@ -20,6 +20,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -78,32 +79,32 @@ func startDaemon(ctx context.Context, binDir, dataDir, logPath string) (*daemon,
 
 // waitReady waits until /readyz passes and the daemon leads.
 func (d *daemon) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(daemonStartTimeout)
-	var last error
-	for time.Now().Before(deadline) {
+	waitCtx, exited := context.WithCancel(ctx)
+	defer exited()
+	_, err := testpoll.Wait(waitCtx, daemonStartTimeout, func() error {
 		select {
 		case err := <-d.done:
 			d.done <- err
-			return fmt.Errorf("daemon exited: %w (see %s)", err, d.log.Name())
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+			exited() // no use waiting longer
+			return fmt.Errorf("daemon exited: %w", err)
+		default:
 		}
-		if last = d.get(ctx, "/readyz", nil); last != nil {
-			continue
+		if err := d.get(ctx, "/readyz", nil); err != nil {
+			return err
 		}
 		text, err := d.metrics(ctx)
 		if err != nil {
-			last = err
-			continue
+			return err
 		}
 		if v, ok := metricValue(text, "replication_manager_is_leader", nil); !ok || v != 1 {
-			last = errors.New("not leading yet")
-			continue
+			return errors.New("not leading yet")
 		}
 		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("daemon not ready: %w (see %s)", err, d.log.Name())
 	}
-	return fmt.Errorf("daemon not ready within %s: %w (see %s)", daemonStartTimeout, last, d.log.Name())
+	return nil
 }
 
 // get fetches a path of the metrics address; a status other than 200 is an

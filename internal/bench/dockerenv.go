@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/docker/docker/client"
+
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 )
 
 // changeTimeout bounds the wait for one change (0→N, N→0, a replacement).
@@ -140,26 +142,17 @@ func (e *dockerEnv) timeCurves(ctx context.Context, action func() error, n int, 
 // settle waits until no container with labels is left, then a second
 // more, so that the engine's clean-up of one phase does not slow the next.
 func (e *dockerEnv) settle(ctx context.Context, labels map[string]string) error {
-	deadline := time.Now().Add(time.Minute)
-	for {
+	_, err := testpoll.Wait(ctx, time.Minute, func() error {
 		list, err := listContainers(ctx, e.cli, labels)
-		if err != nil {
-			return err
+		if err == nil && len(list) > 0 {
+			err = fmt.Errorf("%d containers with %v still there", len(list), labels)
 		}
-		if len(list) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d containers with %v still there after a minute", len(list), labels)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(time.Second):
-		return nil
-	}
+	return sleepCtx(ctx, time.Second)
 }
 
 // teardown removes everything the run started: Swarm services (and the
@@ -210,23 +203,17 @@ func (e *dockerEnv) teardown(ctx context.Context) error {
 // settleTeardown waits until no container of the run is left, removing
 // again what Swarm's own clean-up was still busy with.
 func (e *dockerEnv) settleTeardown(ctx context.Context) error {
-	deadline := time.Now().Add(time.Minute)
-	for {
+	_, err := testpoll.Wait(ctx, time.Minute, func() error {
 		list, err := listContainers(ctx, e.cli, map[string]string{runLabel: e.runID})
-		if err != nil {
+		if err != nil || len(list) == 0 {
 			return err
-		}
-		if len(list) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("cleanup: %d containers of run %s left behind", len(list), e.runID)
 		}
 		if err := removeRunContainers(ctx, e.cli, e.runID); err != nil {
 			return err
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return fmt.Errorf("cleanup: %d containers of run %s left behind", len(list), e.runID)
+	})
+	return err
 }
 
 // sleepCtx sleeps for d or until ctx ends.

@@ -92,7 +92,6 @@ func TestBuildRowsHasTheHealthRowsWhenThePartRuns(t *testing.T) {
 		t.Error("no health rows in a full run")
 	}
 	r.Config.Only = []string{PartHealth}
-	r.Scale = nil
 	for _, row := range BuildRows(r) {
 		if !strings.HasPrefix(row.Part, healthPart) {
 			t.Errorf("--only health: row %q of part %q", row.Measure, row.Part)

@@ -1,97 +1,82 @@
 package bench
 
-// This file reads one figure from the Prometheus text format, enough for
-// the daemon's counters, without a parser library.
+// This file reads figures from the daemon's /metrics, in the Prometheus
+// text format, with the format's own parser.
 
 import (
-	"strconv"
+	"fmt"
 	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
-// metricValue sums the samples of metric name whose labels include every
-// pair of want. It reports false when no sample matches.
-func metricValue(text, name string, want map[string]string) (float64, bool) {
-	var sum float64
-	found := false
-	for _, line := range strings.Split(text, "\n") {
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		series, value, ok := cutLast(line)
-		if !ok {
-			continue
-		}
-		metric, labels := series, ""
-		if i := strings.IndexByte(series, '{'); i >= 0 {
-			metric, labels = series[:i], strings.TrimSuffix(series[i+1:], "}")
-		}
-		if metric != name || !hasLabels(parseLabels(labels), want) {
-			continue
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			continue
-		}
-		sum += v
-		found = true
+// parseMetrics reads the metric families of text.
+func parseMetrics(text string) (map[string]*dto.MetricFamily, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		return nil, fmt.Errorf("read /metrics: %w", err)
 	}
-	return sum, found
+	return families, nil
 }
 
-// cutLast splits a sample line into its series and its value (the last
-// field; a timestamp after the value is not used by client_golang).
-func cutLast(line string) (series, value string, ok bool) {
-	i := strings.LastIndexByte(line, ' ')
-	if i < 0 {
-		return "", "", false
+// sampleValue is the value of a counter, gauge or untyped sample.
+func sampleValue(m *dto.Metric) float64 {
+	switch {
+	case m.GetCounter() != nil:
+		return m.GetCounter().GetValue()
+	case m.GetGauge() != nil:
+		return m.GetGauge().GetValue()
+	default:
+		return m.GetUntyped().GetValue()
 	}
-	return strings.TrimSpace(line[:i]), line[i+1:], true
 }
 
-// parseLabels reads `a="x",b="y"`; label values with commas or escaped
-// quotes are not needed here.
-func parseLabels(s string) map[string]string {
-	out := make(map[string]string)
-	for _, pair := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(pair, "=")
-		if !ok {
-			continue
-		}
-		out[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
+// labelsOf are the labels of a sample, by name.
+func labelsOf(m *dto.Metric) map[string]string {
+	out := make(map[string]string, len(m.GetLabel()))
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
 	}
 	return out
 }
 
-func hasLabels(labels, want map[string]string) bool {
-	for k, v := range want {
-		if labels[k] != v {
-			return false
+// metricValue sums the samples of metric name whose labels include every
+// pair of want. It reports false when no sample matches, or text does not
+// parse.
+func metricValue(text, name string, want map[string]string) (float64, bool) {
+	families, err := parseMetrics(text)
+	if err != nil {
+		return 0, false
+	}
+	var sum float64
+	found := false
+	for _, m := range families[name].GetMetric() {
+		labels := labelsOf(m)
+		match := true
+		for k, v := range want {
+			match = match && labels[k] == v
+		}
+		if match {
+			sum += sampleValue(m)
+			found = true
 		}
 	}
-	return true
+	return sum, found
 }
 
 // metricByLabel sums the samples of metric name by the value of one of
 // their labels.
 func metricByLabel(text, name, label string) map[string]float64 {
 	out := make(map[string]float64)
-	for _, line := range strings.Split(text, "\n") {
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		series, value, ok := cutLast(line)
-		if !ok {
-			continue
-		}
-		i := strings.IndexByte(series, '{')
-		if i < 0 || series[:i] != name {
-			continue
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			continue
-		}
-		out[parseLabels(strings.TrimSuffix(series[i+1:], "}"))[label]] += v
+	families, err := parseMetrics(text)
+	if err != nil {
+		return out
+	}
+	for _, m := range families[name].GetMetric() {
+		out[labelsOf(m)[label]] += sampleValue(m)
 	}
 	return out
 }

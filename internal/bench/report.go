@@ -63,17 +63,6 @@ const (
 	// controller of 1 replica over one plain create+start.
 	targetEndToEndP50Ratio = 1.10
 	targetEndToEndP99Ratio = 1.30
-	// The control-plane targets hold at targetScaleAt controllers only.
-	targetScaleAt              = 10000
-	targetResync               = time.Second
-	targetEventToCreateP99     = 10 * time.Millisecond
-	targetEventToCreateBusyP99 = 50 * time.Millisecond
-	targetRSS                  = 300 << 20
-	targetConvergeStatuses     = 12 * time.Second
-	// targetSteadyWrites and targetSteadyCPU bound one sync period of a
-	// converged host that nothing changes.
-	targetSteadyWrites = 10
-	targetSteadyCPU    = 200 * time.Millisecond
 	// targetFailureCreates bounds the creates of a missing image in its
 	// first targetFailureWindow.
 	targetFailureCreates = 10
@@ -81,19 +70,6 @@ const (
 	// targetRolloutRatio bounds a rolling update by the manager over the
 	// same update by Swarm, of the medians, for each strategy.
 	targetRolloutRatio = 1.00
-	// targetRolloutEventToCreateP99 bounds a new controller's event →
-	// create while every controller of the control plane rolls out.
-	targetRolloutEventToCreateP99 = 10 * time.Millisecond
-	// The scheduler's targets over several nodes: the first assignment and
-	// the reassignment of a dead node hold at targetNodesControllers ×
-	// targetNodesReplicas over targetNodesCount nodes only (a node holds
-	// 1,000 slots then); the steady state's at any size.
-	targetNodesControllers     = 10000
-	targetNodesReplicas        = 10
-	targetNodesCount           = 100
-	targetNodesFirstAssignment = 5 * time.Second
-	targetNodesReassign        = time.Second
-	targetNodesSteadyWrites    = 0
 )
 
 // minP99Samples is the fewest samples a p99 is judged on: with 20 the
@@ -156,7 +132,6 @@ func BuildRows(r *Results) []Row {
 			rows = append(rows, endToEndRows(d)...)
 		}
 	}
-	rows = append(rows, scaleRows(r.Scale)...)
 	if d := r.Docker; d != nil {
 		if cfg.runs(PartMissingImage) {
 			rows = append(rows, failureRows(d.Failure)...)
@@ -165,22 +140,7 @@ func BuildRows(r *Results) []Row {
 			rows = append(rows, rolloutRows(d)...)
 		}
 	}
-	if r.Nodes != nil && cfg.runs(PartNodes) {
-		rows = append(rows, nodesRows(r.Nodes)...)
-	}
-	for _, b := range r.GoBench {
-		rows = append(rows, Row{
-			Part:    "Go benchmarks (registry/...)",
-			Measure: b.Name,
-			Result:  fmt.Sprintf("%s/op, %d B/op, %d allocs/op", fmtDuration(time.Duration(b.NsPerOp)), b.BytesPerOp, b.AllocsPerOp),
-		})
-	}
 	return rows
-}
-
-// convergenceMissed reports whether the manager's 0→N missed its target.
-func convergenceMissed(d *DockerResults) bool {
-	return len(d.ManagerUp) > 0 && !(ratio(d.ManagerUp.Median(), d.RawUp.Median()) <= targetConvergenceRatio)
 }
 
 func convergenceRows(d *DockerResults) []Row {
@@ -194,14 +154,12 @@ func convergenceRows(d *DockerResults) []Row {
 	if d.Swarm == "" {
 		rows = append(rows, Row{Part: part, Measure: up + " Swarm (service create --replicas N)", Result: spread(d.SwarmUp)})
 	}
-	rows = append(rows, ratioRow(part, up+" ratio manager (new controller)/raw (of the medians)", d.ManagerUp, d.RawUp, targetConvergenceRatio),
-		Row{Part: part, Measure: up + " ratio manager/raw, median of the rounds' ratios", Result: fmtRatio(medianRatio(d.ManagerUp, d.RawUp))})
+	rows = append(rows, ratioRow(part, up+" ratio manager (new controller)/raw (of the medians)", d.ManagerUp, d.RawUp, targetConvergenceRatio))
 	if d.Swarm == "" {
 		rows = append(rows, Row{Part: part, Measure: up + " ratio manager/Swarm", Result: fmtRatio(ratio(d.ManagerUp.Median(), d.SwarmUp.Median()))})
 	} else {
 		rows = append(rows, Row{Part: part, Measure: "Swarm", Result: d.Swarm, Verdict: NotAvailable})
 	}
-	rows = append(rows, curveRows(part, up, d)...)
 	rows = append(rows,
 		Row{Part: part, Measure: down + " manager (scale to 0 → all removed)", Result: spread(d.ManagerDown)},
 		Row{Part: part, Measure: down + fmt.Sprintf(" raw Docker (%d parallel rm -f)", d.Replicas), Result: spread(d.RawDown)},
@@ -239,83 +197,6 @@ func inspectsRow(part string, replicas int, calls map[string]float64) Row {
 	most := replicas * targetInspectsPerReplica
 	return Row{Part: part, Measure: fmt.Sprintf("inspects per 0→%d→0 of a new controller, manager (InspectTask; besides the one in each create)", replicas),
 		Result: fmt.Sprintf("%.1f", inspects), Target: fmt.Sprintf("≤ %d", most), Verdict: verdict(inspects <= float64(most))}
-}
-
-// curveRows show when the k-th container ran, as the median over rounds,
-// and the manager's proven-template scale, without a target: the same
-// controller scaled 0→N again once the daemon has created its containers.
-func curveRows(part, up string, d *DockerResults) []Row {
-	rows := []Row{
-		{Part: part, Measure: up + " manager, new controller: k-th container running by (median over rounds)", Result: fmtCurve(medianCurve(d.ManagerCurves))},
-		{Part: part, Measure: up + " raw Docker: k-th container running by", Result: fmtCurve(medianCurve(d.RawCurves))},
-	}
-	if len(d.SwarmCurves) > 0 {
-		rows = append(rows, Row{Part: part, Measure: up + " Swarm: k-th container running by", Result: fmtCurve(medianCurve(d.SwarmCurves))})
-	}
-	if len(d.ManagerProvenUp) > 0 {
-		rows = append(rows,
-			Row{Part: part, Measure: up + " manager, proven template (the round's controller scaled " + up + " again)", Result: spread(d.ManagerProvenUp)},
-			Row{Part: part, Measure: up + " ratio manager (proven template)/raw", Result: fmtRatio(ratio(d.ManagerProvenUp.Median(), d.RawUp.Median()))},
-			Row{Part: part, Measure: up + " manager, proven template: k-th container running by", Result: fmtCurve(medianCurve(d.ManagerProvenCurves))},
-		)
-	}
-	return rows
-}
-
-// medianCurve is, for every k, the median over the curves of their k-th
-// value; curves of different lengths are cut to the shortest.
-func medianCurve(curves []Durations) Durations {
-	if len(curves) == 0 {
-		return nil
-	}
-	n := len(curves[0])
-	for _, c := range curves {
-		n = min(n, len(c))
-	}
-	out := make(Durations, n)
-	for k := range n {
-		col := make(Durations, len(curves))
-		for i, c := range curves {
-			col[i] = c[k]
-		}
-		out[k] = col.Median()
-	}
-	return out
-}
-
-// fmtCurve prints the 1st, quartile and last points of a curve.
-func fmtCurve(c Durations) string {
-	n := len(c)
-	if n == 0 {
-		return "no samples"
-	}
-	var parts []string
-	last := 0
-	for _, q := range []int{0, 1, 2, 3, 4} {
-		k := max(1, (q*n+3)/4)
-		if k == last {
-			continue
-		}
-		last = k
-		parts = append(parts, fmt.Sprintf("#%d %s", k, fmtDuration(c[k-1])))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// medianRatio is the median over rounds of a[i]/b[i].
-func medianRatio(a, b Durations) float64 {
-	var rs []float64
-	for i := range min(len(a), len(b)) {
-		rs = append(rs, ratio(a[i], b[i]))
-	}
-	if len(rs) == 0 {
-		return math.NaN()
-	}
-	sort.Float64s(rs)
-	if len(rs)%2 == 1 {
-		return rs[len(rs)/2]
-	}
-	return (rs[len(rs)/2-1] + rs[len(rs)/2]) / 2
 }
 
 // fmtCalls prints calls by operation, sorted by operation; an average per
@@ -372,96 +253,6 @@ func endToEndRows(d *DockerResults) []Row {
 		{Part: part, Measure: "ratio manager/plain of the p99s", Result: fmtRatio(r99),
 			Target: p99Target, Verdict: judge(enough, r99 <= targetEndToEndP99Ratio)},
 	}
-}
-
-func scaleRows(results []ScaleResult) []Row {
-	var rows []Row
-	for _, s := range results {
-		part := fmt.Sprintf("4. Control plane, %d controllers × %d (one host as it ships: leader and node manager in one process, fake Docker, real etcd, %d workers)", s.Controllers, s.Replicas, s.Workers)
-		targeted := s.Controllers == targetScaleAt
-		// target sets the target of r at targetScaleAt controllers only
-		target := func(r Row, text string, have, ok bool) Row {
-			if targeted {
-				r.Target, r.Verdict = text, judge(have, ok)
-			}
-			return r
-		}
-		probe, busy := s.EventToCreate, s.EventToCreateBusy
-		rows = append(rows,
-			Row{Part: part, Measure: fmt.Sprintf("first convergence 0→%d replicas (the leader assigns every slot, the node creates them)", s.Controllers*s.Replicas), Result: fmtDuration(s.Converge)},
-			target(Row{Part: part, Measure: "  every status says all replicas ready, from the first spec write (the node reports, the leader writes the statuses)", Result: fmtDuration(s.ConvergeStatuses)},
-				"≤ "+fmtDuration(targetConvergeStatuses), s.ConvergeStatuses > 0, s.ConvergeStatuses <= targetConvergeStatuses),
-			target(Row{Part: part, Measure: "the node's full resync (Synchronize → every controller synced)", Result: spread(s.Resync)},
-				"≤ "+fmtDuration(targetResync), len(s.Resync) > 0, s.Resync.Median() <= targetResync),
-			Row{Part: part, Measure: "  of which: the Synchronize call (list + queue)", Result: spread(s.ResyncCall)},
-			Row{Part: part, Measure: "restart of leader and node with every status due (the node lists, syncs and reports every controller; the leader writes every status)", Result: fmt.Sprintf("%s (%d status writes)", fmtDuration(s.ColdResync), s.StatusWrites)},
-			target(Row{Part: part, Measure: "spec write → the node's first create call (the leader's decision and assignment write, the node's claim in its report)",
-				Result: fmt.Sprintf("p50 %s, p99 %s (n=%d, from the spec write)", fmtDuration(probe.Percentile(50)), fmtDuration(probe.Percentile(99)), len(probe))},
-				"p99 ≤ "+fmtDuration(targetEventToCreateP99), len(probe) > 0, probe.Percentile(99) <= targetEventToCreateP99),
-			Row{Part: part, Measure: "  same, from the write's acknowledgement",
-				Result: fmt.Sprintf("p50 %s, p99 %s", fmtDuration(s.CommitToCreate.Percentile(50)), fmtDuration(s.CommitToCreate.Percentile(99)))},
-		)
-		if a := s.EventToAssignment; len(a) > 0 {
-			rows = append(rows, Row{Part: part, Measure: "  of which: spec write → the leader's assignment (seen by a watch in the host's process)",
-				Result: fmt.Sprintf("p50 %s, p99 %s", fmtDuration(a.Percentile(50)), fmtDuration(a.Percentile(99)))})
-		}
-		if st := s.EventToStatus; len(st) > 0 {
-			rows = append(rows, Row{Part: part, Measure: "  same spec write → the leader's status in etcd with the replica ready (from the node's report)",
-				Result: fmt.Sprintf("p50 %s, p99 %s (n=%d)", fmtDuration(st.Percentile(50)), fmtDuration(st.Percentile(99)), len(st))})
-		}
-		rows = append(rows,
-			target(Row{Part: part, Measure: "  first create, while the node's full resyncs run back to back",
-				Result: fmt.Sprintf("p50 %s, p99 %s, max %s (n=%d)", fmtDuration(busy.Percentile(50)), fmtDuration(busy.Percentile(99)), fmtDuration(busy.Max()), len(busy))},
-				"p99 ≤ "+fmtDuration(targetEventToCreateBusyP99), len(busy) > 0, busy.Percentile(99) <= targetEventToCreateBusyP99),
-		)
-		if a := s.EventToAssignmentBusy; len(a) > 0 {
-			rows = append(rows, Row{Part: part, Measure: "    of which: spec write → the leader's assignment",
-				Result: fmt.Sprintf("p50 %s, p99 %s", fmtDuration(a.Percentile(50)), fmtDuration(a.Percentile(99)))})
-		}
-		if st := s.Steady; st.Period > 0 {
-			rows = append(rows, target(Row{Part: part, Measure: fmt.Sprintf("a steady period (%s, the default sync period: the node's resync and the leader's pass at its start, nothing changed): etcd writes; the process's CPU (host and fake)", fmtPeriod(st.Period)),
-				Result: fmt.Sprintf("%d writes; %s CPU (%d syncs of the node)", st.Writes, fmtDuration(st.CPU), st.Syncs)},
-				fmt.Sprintf("≤ %d writes, ≤ %s CPU", targetSteadyWrites, fmtDuration(targetSteadyCPU)), true, st.Writes <= targetSteadyWrites && st.CPU <= targetSteadyCPU))
-		}
-		if s.Rollout != nil {
-			rows = append(rows, scaleRolloutRows(part, s)...)
-		}
-		if bm := s.BareMemory; bm != nil {
-			rows = append(rows, target(Row{Part: part, Measure: "resident memory of the host's process (leader and node), on a bare task control", Result: fmtMemory(*bm)},
-				"≤ "+fmtBytes(targetRSS), bm.RSS > 0, bm.RSS <= targetRSS))
-		}
-		rows = append(rows, Row{Part: part, Measure: "  same on the in-memory fake (it keeps a full copy of every container)", Result: fmtMemory(s.Memory)})
-	}
-	return rows
-}
-
-// scaleRolloutRows are the mass rollout's rows; its target holds at
-// whatever count it was measured.
-func scaleRolloutRows(part string, s ScaleResult) []Row {
-	ro := s.Rollout
-	probe := ro.EventToCreate
-	enough := len(probe) >= minP99Samples
-	target := "p99 ≤ " + fmtDuration(targetRolloutEventToCreateP99)
-	if !enough {
-		target += fmt.Sprintf(" (needs n ≥ %d)", minP99Samples)
-	}
-	return []Row{
-		{Part: part, Measure: "  first create, while every controller rolls out (the rolling update below)",
-			Result: fmt.Sprintf("p50 %s, p99 %s, max %s (n=%d)", fmtDuration(probe.Percentile(50)), fmtDuration(probe.Percentile(99)), fmtDuration(probe.Max()), len(probe)),
-			Target: target, Verdict: judge(enough, probe.Percentile(99) <= targetRolloutEventToCreateP99)},
-		{Part: part, Measure: "    of which: spec write → the leader's assignment",
-			Result: fmt.Sprintf("p50 %s, p99 %s", fmtDuration(ro.EventToAssignment.Percentile(50)), fmtDuration(ro.EventToAssignment.Percentile(99)))},
-		{Part: part, Measure: fmt.Sprintf("rolling update of every controller (a new image in all %d specs at once, default strategy: stop-first, one at a time) → every container of the new template", s.Controllers),
-			Result: fmt.Sprintf("%s (the spec writes %s; a controller's status said RolloutComplete by %s, median)", fmtDuration(ro.Complete), fmtDuration(ro.WriteSpecs), fmtDuration(ro.Done.Median()))},
-		{Part: part, Measure: "  the node meanwhile: rollout steps, syncs, most controllers in its queue, events dropped; task-control calls",
-			Result: fmt.Sprintf("%.0f steps, %d syncs, queue depth up to %.0f, %.0f events dropped; %s", ro.Steps, ro.Syncs, ro.QueueDepthMax, ro.EventsDropped, fmtCalls(ro.Calls))},
-	}
-}
-
-// fmtMemory prints a memory measurement.
-func fmtMemory(m MemoryResult) string {
-	return fmt.Sprintf("%s (peak %s); %s after a GC, %s of it left when the host stops",
-		fmtBytes(m.RSS), fmtBytes(m.PeakRSS), fmtBytes(m.RSSAfterGC), fmtBytes(m.RSSWithoutManager))
 }
 
 func failureRows(f *FailureResult) []Row {
@@ -527,125 +318,11 @@ func rolloutRows(d *DockerResults) []Row {
 		rr := ratio(r.Manager.Median(), r.Swarm.Median())
 		rows = append(rows, Row{Part: part, Measure: name + ": ratio manager/Swarm (of the medians)", Result: fmtRatio(rr),
 			Target: fmt.Sprintf("≤ %.2f", targetRolloutRatio), Verdict: judge(len(r.Manager) > 0 && len(r.Swarm) > 0, rr <= targetRolloutRatio)})
-		rows = append(rows, Row{Part: part, Measure: name + ": k-th new container running by, manager (median over rounds)", Result: fmtCurve(medianCurve(r.ManagerCurves))})
-		if d.Swarm == "" {
-			rows = append(rows, Row{Part: part, Measure: name + ": k-th new container running by, Swarm", Result: fmtCurve(medianCurve(r.SwarmCurves))})
-		}
 		if len(r.ManagerCalls) > 0 {
 			rows = append(rows, Row{Part: part, Measure: name + ": task-control calls per rolling update, manager (its /metrics)", Result: fmtCalls(r.ManagerCalls)})
 		}
 	}
 	return rows
-}
-
-// nodesPartPrefix begins the part name of the nodes rows.
-const nodesPartPrefix = "7. Scheduler over nodes"
-
-// nodesRows are the scheduler's rows over simulated nodes.
-func nodesRows(n *NodesResult) []Row {
-	reports := "their reports written"
-	if !n.Reports {
-		reports = "registrations only, no reports"
-	}
-	part := fmt.Sprintf("%s, %d controllers × %d over %d simulated nodes (%s; real etcd, NodeGrace %s)", nodesPartPrefix, n.Controllers, n.Replicas, n.Nodes, reports, fmtPeriod(n.NodeGrace))
-	sized := n.Controllers == targetNodesControllers && n.Replicas == targetNodesReplicas && n.Nodes == targetNodesCount
-	// target sets the target of r at the issue's size only
-	target := func(r Row, text string, have, ok bool) Row {
-		if sized {
-			r.Target, r.Verdict = text, judge(have, ok)
-		}
-		return r
-	}
-	first := "not measured"
-	if n.FirstAssignment > 0 {
-		first = fmt.Sprintf("%s (the first key after %s; %d keys, %s per node)", fmtDuration(n.FirstAssignment), fmtDuration(n.FirstKey),
-			n.Assignments, fmtSlots(n.SlotsPerNodeMin, n.SlotsPerNodeMax))
-	}
-	rows := []Row{
-		target(Row{Part: part, Measure: fmt.Sprintf("first assignment: Scheduler.Run (specs and nodes in etcd) → all %d assignment keys exist (a watch on the prefix)", n.Controllers*n.Replicas), Result: first},
-			"≤ "+fmtDuration(targetNodesFirstAssignment), n.FirstAssignment > 0, n.FirstAssignment <= targetNodesFirstAssignment),
-		{Part: part, Measure: "  then the rest of its first pass and the simulated nodes' reports (slots and a running container each): every status, history record and report written, then quiet",
-			Result: fmtFirstPass(n)},
-	}
-	if n.Memory != nil {
-		rows = append(rows, Row{Part: part, Measure: "resident memory of the scheduler's process after its first pass", Result: fmt.Sprintf("%s (peak %s); %s after a GC",
-			fmtBytes(n.Memory.RSS), fmtBytes(n.Memory.PeakRSS), fmtBytes(n.Memory.RSSAfterGC))})
-	}
-	r := n.Reassign
-	rows = append(rows, target(Row{Part: part,
-		Measure: fmt.Sprintf("reassignment of a dead node: its lease revoked → each of its slots on another node, the grace included (SyncPeriod %s: no periodic pass meanwhile)", fmtPeriod(n.IdleSyncPeriod)),
-		Result:  fmtReassignment(r)},
-		"≤ "+fmtDuration(targetNodesReassign), r != nil && r.Took > 0, r != nil && r.Took <= targetNodesReassign))
-	steady := "not measured"
-	if n.SteadyWindow > 0 {
-		steady = fmt.Sprintf("%d in %s (%d ticks of the sync period; %d status writes; the scheduler's CPU %s, %.2f cores on average)", n.SteadyWrites, fmtDuration(n.SteadyWindow), n.SteadyPasses,
-			n.SteadyStatusWrites, fmtDuration(n.SteadyCPU), n.SteadyCPU.Seconds()/n.SteadyWindow.Seconds())
-	}
-	rows = append(rows,
-		Row{Part: part, Measure: fmt.Sprintf("steady state: assignment writes over ≥ %d sync periods of %s after convergence (a second scheduler, started on the same etcd; from its mirrors listed, its first pass included)", n.SteadyPeriods, fmtPeriod(n.SyncPeriod)),
-			Result: steady, Target: fmt.Sprintf("%d", targetNodesSteadyWrites), Verdict: judge(n.SteadyWindow > 0, n.SteadyWrites <= targetNodesSteadyWrites)},
-		Row{Part: part, Measure: "  that second scheduler (a new leader): its mirrors listed (every slot and reported container counted) after",
-			Result: fmtAfter(n.RestartListed, "after its start")},
-		Row{Part: part, Measure: fmt.Sprintf("  reassignment of a dead node while its periodic passes run (SyncPeriod %s)", fmtPeriod(n.SyncPeriod)),
-			Result: fmtReassignment(n.ReassignBusy)},
-	)
-	return rows
-}
-
-// fmtAfter prints d with what it is measured from, or that it was not
-// measured.
-func fmtAfter(d time.Duration, from string) string {
-	if d <= 0 {
-		return "not measured"
-	}
-	return fmtDuration(d) + " " + from
-}
-
-func fmtReassignment(r *NodeReassignment) string {
-	if r == nil || r.Took <= 0 {
-		return "not measured"
-	}
-	return fmt.Sprintf("%s (%s, %d slots; its key deleted after %s; %d assignment writes; then %s per live node)",
-		fmtDuration(r.Took), r.Node, r.Slots, fmtDuration(r.NodeKeyGone), r.Writes, fmtSlots(r.AfterMin, r.AfterMax))
-}
-
-// fmtSlots prints the fewest and most slots of the nodes.
-func fmtSlots(lo, hi int) string {
-	if lo == hi {
-		return fmt.Sprintf("%d slots", lo)
-	}
-	return fmt.Sprintf("%d-%d slots", lo, hi)
-}
-
-// fmtPeriod prints a period without its zero minutes and seconds: 1h,
-// 30s, 1m30s.
-func fmtPeriod(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
-func fmtFirstPass(n *NodesResult) string {
-	if n.FirstPass <= 0 {
-		return "not measured"
-	}
-	return fmt.Sprintf("%s (%d report writes)", fmtAfter(n.FirstPass, "after the start"), n.ReportWrites)
-}
-
-// missed returns the rows that missed their target.
-func missed(rows []Row) []Row {
-	var out []Row
-	for _, r := range rows {
-		if r.Verdict == Missed {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // RenderText renders rows as an aligned plain-text table, with a part's
@@ -689,29 +366,4 @@ func RenderText(rows []Row) string {
 		}
 	}
 	return b.String()
-}
-
-// RenderMarkdown renders rows as a Markdown table.
-func RenderMarkdown(rows []Row) string {
-	var b strings.Builder
-	b.WriteString("| Part | Measure | Result | Target | Verdict |\n|---|---|---|---|---|\n")
-	last := ""
-	for _, r := range rows {
-		part := r.Part
-		if part == last {
-			part = ""
-		}
-		last = r.Part
-		v := r.Verdict.String()
-		if r.Verdict == Missed || r.Verdict == Met {
-			v = "**" + v + "**"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCell(part), mdCell(strings.TrimSpace(r.Measure)), mdCell(r.Result), mdCell(r.Target), v)
-	}
-	return b.String()
-}
-
-// mdCell escapes what would break a table cell.
-func mdCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 }

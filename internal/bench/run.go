@@ -1,12 +1,11 @@
 package bench
 
 // This file runs the parts in order and writes what they measured: the
-// Docker parts (with the missing-image window left running), the control
-// plane at scale, the scheduler over nodes and the Go benchmarks while that
-// window runs, then the
-// teardown, the table, the results file and the document. A part that
-// fails is reported and the others still run; --only and the skip flags
-// leave parts out.
+// Docker parts, the missing-image window last, then the teardown, the
+// table and the results file. A part that fails is reported and the
+// others still run; --only and the skip flags leave parts out. The control
+// plane at scale is not here: it is the Go benchmarks of registry/agent
+// and registry/leader (make bench).
 
 import (
 	"context"
@@ -26,7 +25,7 @@ import (
 // failed or the cleanup left something behind.
 func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writer) error {
 	start := time.Now()
-	res := &Results{RunID: newRunID(), Date: start, Command: command, Machine: describeMachine(), Config: cfg}
+	res := &Results{RunID: newRunID(), Date: start, Command: command, Config: cfg}
 	runDir := filepath.Join(cfg.ResultsDir, start.UTC().Format("20060102-150405")+"-"+res.RunID)
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return fmt.Errorf("results dir: %w", err)
@@ -53,12 +52,6 @@ func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writ
 			res.Docker = &DockerResults{Replicas: cfg.Replicas, Rounds: cfg.Rounds, Swarm: env.swarmUnavailable}
 			if err := env.measure(ctx, cfg, res.Docker); err != nil {
 				fail(err)
-			} else if convergenceMissed(res.Docker) {
-				profiles, err := env.explainConvergence(ctx, cfg, runDir, res.Docker)
-				res.Profiles = append(res.Profiles, profiles...)
-				if err != nil {
-					fail(err)
-				}
 			}
 			if ctx.Err() == nil && cfg.runs(PartMissingImage) {
 				if failure, err = env.startFailure(ctx, cfg.FailureReps, cfg.FailureWindow); err != nil {
@@ -68,31 +61,6 @@ func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writ
 		}
 	}
 
-	if cfg.runs(PartScale) && ctx.Err() == nil {
-		fmt.Fprintf(progress, "control plane at scale: %v controllers × %d, in-memory fake, real etcd\n", cfg.ScaleCounts, cfg.ScaleReplicas)
-		res.Scale, err = runScale(ctx, cfg, runDir, progress)
-		if err != nil {
-			fail(err)
-		}
-	}
-	if cfg.runs(PartNodes) && ctx.Err() == nil {
-		fmt.Fprintf(progress, "scheduler over nodes: %d controllers × %d over %d simulated nodes, real etcd\n", cfg.NodesControllers, cfg.ScaleReplicas, cfg.NodesCount)
-		res.Nodes, err = runNodes(ctx, cfg, runDir, progress)
-		if err != nil {
-			fail(err)
-		}
-	}
-	if cfg.runs(PartGoBench) && ctx.Err() == nil {
-		fmt.Fprintf(progress, "go test %s -bench %s -benchmem\n", GoBenchPackages, cfg.GoBenchPattern)
-		res.GoBench, err = runGoBench(ctx, cfg.GoBenchPattern, filepath.Join(runDir, "gobench.txt"))
-		switch {
-		case err != nil:
-			fail(err)
-		case len(res.GoBench) == 0:
-			// a pattern that matches nothing: say so rather than print nothing
-			fmt.Fprintf(progress, "go test %s -bench %s: no benchmark ran; the table has no Go benchmark rows\n", GoBenchPackages, cfg.GoBenchPattern)
-		}
-	}
 	if failure != nil {
 		if res.Docker.Failure, err = failure.finish(ctx); err != nil {
 			fail(err)
@@ -106,13 +74,8 @@ func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writ
 	}
 
 	rows := BuildRows(res)
-	profiles, err := summariseProfiles(context.WithoutCancel(ctx), rows, res.Scale, res.Nodes)
-	res.Profiles = append(res.Profiles, profiles...)
-	if err != nil {
-		fail(err)
-	}
 	res.Wall = time.Since(start)
-	return errors.Join(writeOutputs(res, rows, cfg, runDir, stdout), runError(res))
+	return errors.Join(writeOutputs(res, rows, runDir, stdout), runError(res))
 }
 
 // measure runs the Docker parts cfg asks for but the missing-image
@@ -152,9 +115,8 @@ func (e *dockerEnv) measure(ctx context.Context, cfg Config, res *DockerResults)
 	return nil
 }
 
-// writeOutputs prints the table and writes results.json, table.txt and the
-// document.
-func writeOutputs(res *Results, rows []Row, cfg Config, runDir string, stdout io.Writer) error {
+// writeOutputs prints the table and writes results.json and table.txt.
+func writeOutputs(res *Results, rows []Row, runDir string, stdout io.Writer) error {
 	table := RenderText(rows)
 	fmt.Fprintf(stdout, "\n%s\nwall time %s; results in %s\n", table, res.Wall.Round(time.Second), runDir)
 
@@ -169,18 +131,6 @@ func writeOutputs(res *Results, rows []Row, cfg Config, runDir string, stdout io
 	if err := os.WriteFile(filepath.Join(runDir, "table.txt"), []byte(table), 0o644); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	if cfg.Doc == "" {
-		return nil
-	}
-	existing, err := os.ReadFile(cfg.Doc)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("read %s: %w", cfg.Doc, err)
-	}
-	doc := SpliceDoc(string(existing), GenerateBlock(res, rows, resultsFile))
-	if err := os.WriteFile(cfg.Doc, []byte(doc), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", cfg.Doc, err)
-	}
-	fmt.Fprintf(stdout, "table written to %s\n", cfg.Doc)
 	return nil
 }
 

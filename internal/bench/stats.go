@@ -115,11 +115,6 @@ func fmtDuration(d time.Duration) string {
 	}
 }
 
-// fmtBytes prints a byte count in MiB.
-func fmtBytes(n uint64) string {
-	return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
-}
-
 // ratio is a/b, or NaN when b is 0.
 func ratio(a, b time.Duration) float64 {
 	if b == 0 {

@@ -4,7 +4,9 @@
 package testpoll
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -21,16 +23,33 @@ const (
 // took. When timeout passes first, it fails tb with cond's last error.
 func Eventually(tb testing.TB, timeout time.Duration, cond func() error) time.Duration {
 	tb.Helper()
+	// not tb.Context(): a cleanup waits with Eventually too, after that
+	// context has ended
+	took, err := Wait(context.Background(), timeout, cond) //nolint:usetesting // see above
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	return took
+}
+
+// Wait is Eventually for a program (cmd/rm-bench): it returns how long
+// cond took to return nil, or, when timeout passes or ctx ends first, an
+// error with cond's last.
+func Wait(ctx context.Context, timeout time.Duration, cond func() error) (time.Duration, error) {
 	start := time.Now()
 	for interval := firstInterval; ; interval = min(2*interval, maxInterval) {
 		err := cond()
 		if err == nil {
-			return time.Since(start)
+			return time.Since(start), nil
 		}
 		if time.Since(start) > timeout {
-			tb.Fatalf("not after %s: %v", timeout, err)
+			return time.Since(start), fmt.Errorf("not after %s: %w", timeout, err)
 		}
-		time.Sleep(interval)
+		select {
+		case <-ctx.Done():
+			return time.Since(start), errors.Join(ctx.Err(), err)
+		case <-time.After(interval):
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package testpoll
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -46,5 +47,13 @@ func TestUntilFailsNamingWhatItWaitedFor(t *testing.T) {
 	}()
 	if !strings.Contains(r.failed, "not after 30ms: still waiting for the moon") {
 		t.Errorf("failure = %q", r.failed)
+	}
+}
+
+func TestWaitEndsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Wait(ctx, time.Minute, func() error { return errors.New("never") }); !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait after its context ended: err = %v, want context.Canceled", err)
 	}
 }

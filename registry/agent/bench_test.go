@@ -117,7 +117,7 @@ func BenchmarkDecide(b *testing.B) {
 		})
 	}
 	// a new controller whose tasks reserve memory and CPU, over nodes of
-	// uneven load, as the nodes part of rm-bench places them
+	// uneven load, as BenchmarkSchedulerNodes (registry/leader) places them
 	loaded := make([]decide.Node, len(nodes))
 	for i := range loaded {
 		loaded[i] = decide.Node{Name: nodes[i].Name, Alive: true, Slots: (i * 37) % 1000,

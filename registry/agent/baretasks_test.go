@@ -1,4 +1,4 @@
-package bench
+package agent
 
 // This file is a task control that keeps as little as it can, for the
 // memory measurement: with taskcontrol.Fake, every container's full record

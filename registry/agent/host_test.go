@@ -1,8 +1,7 @@
-package bench
+package agent
 
 // This file is one host as the daemon composes it (cmd/replication-manager
-// roles.go and node.go), for every part that runs the registry in this
-// process: the node registered under a lease of its own, kept alive, and
+// roles.go and node.go), for the benchmarks of one host (hostbench_test.go): the node registered under a lease of its own, kept alive, and
 // the leader's ReplicationManager and the node's Agent run side by side
 // on one Store. The leader decides each slot and writes its assignment;
 // the node runs the slots assigned to it and reports on them; the leader
@@ -24,7 +23,6 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
-	"github.com/replication-manager/replication-manager/registry/agent"
 	"github.com/replication-manager/replication-manager/registry/leader"
 )
 
@@ -47,7 +45,7 @@ type engineTeller interface {
 // host is a running leader and node.
 type host struct {
 	// rm is the node's manager, sched the leader.
-	rm    *agent.Agent
+	rm    *Agent
 	sched *leader.ReplicationManager
 	node  string
 	lease clientv3.LeaseID
@@ -71,7 +69,7 @@ type host struct {
 // daemon's default node grace. Workers is the manager's too, which every
 // part leaves at the default: roles.go does not pass --workers to the
 // scheduler, so the daemon's is always the default.
-func schedulerOptions(opts agent.Options) leader.Options {
+func schedulerOptions(opts Options) leader.Options {
 	return leader.Options{
 		NodeGrace: leader.DefaultNodeGrace, SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
 		Policy: opts.Policy, RevisionHistoryLimit: opts.RevisionHistoryLimit, Workers: opts.Workers,
@@ -81,8 +79,8 @@ func schedulerOptions(opts agent.Options) leader.Options {
 // startHost registers the node of tc under a new lease and runs the leader
 // and the node's manager of opts (opts.Node is filled in) until stop. It
 // returns once both run.
-func startHost(ctx context.Context, client *clientv3.Client, store *registry.Store, tc agent.TaskControlInterface,
-	logger *slog.Logger, opts agent.Options) (*host, error) {
+func startHost(ctx context.Context, client *clientv3.Client, store *registry.Store, tc TaskControlInterface,
+	logger *slog.Logger, opts Options) (*host, error) {
 	node := api.Node{Name: hostNodeName, EngineID: "rm-bench-" + hostNodeName,
 		Capacity: api.NodeCapacity{CPUs: runtime.NumCPU()}, Manager: "rm-bench"}
 	if e, ok := tc.(engineTeller); ok {
@@ -115,8 +113,8 @@ func startHost(ctx context.Context, client *clientv3.Client, store *registry.Sto
 	if err := store.RegisterNode(ctx, &node, lease); err != nil {
 		return nil, errors.Join(fmt.Errorf("host: %w", err), h.revoke())
 	}
-	opts.Node = agent.NodeOptions{Name: node.Name, Lease: lease}
-	h.rm = agent.New(store, tc, logger.With("node", node.Name), opts)
+	opts.Node = NodeOptions{Name: node.Name, Lease: lease}
+	h.rm = New(store, tc, logger.With("node", node.Name), opts)
 	h.sched = leader.NewReplicationManager(store, logger, schedulerOptions(opts))
 	runCtx, cancel := context.WithCancel(ctx)
 	h.cancel, h.started = cancel, time.Now()
