@@ -13,6 +13,9 @@ const (
 	ConditionUnhealthy = "Unhealthy"
 	// ReasonReplacing is ConditionUnhealthy's reason.
 	ReasonReplacing = "Replacing"
+	// ReasonUnhealthyReplaced is the event of a task replaced because it
+	// was unhealthy.
+	ReasonUnhealthyReplaced = "UnhealthyReplaced"
 	// ConditionProgressing is a rollout's state: True with reason
 	// ReasonRollingUpdate while it rolls (a template changed), True with
 	// ReasonScaling while replicas come or go with no template change (a
