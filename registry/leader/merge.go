@@ -45,7 +45,7 @@ type mergeInput struct {
 	// replaces them.
 	unhealthy []int
 	last      *api.ReplicationControllerStatus
-	now     time.Time
+	now       time.Time
 }
 
 // mergeStatus returns the controller's status over all nodes.
