@@ -6,6 +6,7 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/leader"
 )
 
 // The node replaces the task the leader names in the assignment, and no
@@ -53,5 +54,30 @@ func TestAReplacementWaitsForTheBurst(t *testing.T) {
 	d := plan(in)
 	if got := deleteNames(d); !slices.Equal(got, []string{"web-1"}) || !d.more {
 		t.Errorf("deletes = %v (more %v), want web-1 and more to come: the burst is 1", got, d.more)
+	}
+}
+
+func TestDryRunShowsUnhealthyTasksReplaced(t *testing.T) {
+	rc := dryRunWeb(3, "demo-task:latest")
+	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].HealthCheck = &api.HealthCheck{
+		Test: api.Command{"/task", "healthcheck"}, OnUnhealthy: api.OnUnhealthyReplace}
+	in := dryRunRegistry(rc, dryRunNodes("a", "b"), "a", "b", "a")
+	for i := range in.Reports {
+		for j := range in.Reports[i].Tasks {
+			in.Reports[i].Tasks[j].Health = api.HealthUnhealthy
+		}
+	}
+	in.Spec, in.Revision = rc, 10
+	plan, err := leader.DryRun(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"replace web-1 on a (unhealthy (onUnhealthy: replace), stopped first)",
+		"replace web-2 on b (unhealthy (onUnhealthy: replace), stopped first)",
+		"replace web-3 on a (unhealthy (onUnhealthy: replace), stopped first)",
+	}
+	if got := dryRunLines(plan); !slices.Equal(got, want) {
+		t.Errorf("dry run:\n got %q\nwant %q", got, want)
 	}
 }
