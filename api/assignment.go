@@ -34,6 +34,11 @@ type Assignment struct {
 	// the leader rewrote the slot before the node reported it settled.
 	// The leader counts them until the node does; the node ignores it.
 	StartedFirst int `json:"startedFirst,omitempty"`
+	// Replace is the id of a container of the slot that the node is to
+	// replace, with its whole task, because it is unhealthy (healthCheck
+	// onUnhealthy: replace). A container of another id is not touched, so
+	// the leader leaves it after the replacement.
+	Replace string `json:"replace,omitempty"`
 }
 
 // DecodeAssignment decodes an assignment's value: JSON, or the bare node

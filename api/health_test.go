@@ -75,6 +75,15 @@ func TestValidateHealthCheck(t *testing.T) {
 		{name: "retries -1", mutate: func(h *HealthCheck) { h.Retries = -1 },
 			want: []string{hc + ".retries: must not be negative, got -1"}},
 
+		// onUnhealthy
+		{name: "onUnhealthy ignore", mutate: func(h *HealthCheck) { h.OnUnhealthy = OnUnhealthyIgnore }},
+		{name: "onUnhealthy replace", mutate: func(h *HealthCheck) { h.OnUnhealthy = OnUnhealthyReplace }},
+		{name: "onUnhealthy unknown", mutate: func(h *HealthCheck) { h.OnUnhealthy = "restart" },
+			want: []string{hc + `.onUnhealthy: must be "ignore" (the default) or "replace", got "restart"`}},
+		{name: "onUnhealthy replace with the check disabled", mutate: func(h *HealthCheck) {
+			h.Test, h.OnUnhealthy = Command{"NONE"}, OnUnhealthyReplace
+		}, want: []string{hc + `.onUnhealthy: "replace" needs a health check, and the test is "NONE"`}},
+
 		{name: "every problem at once", mutate: func(h *HealthCheck) {
 			*h = HealthCheck{Interval: -1, Timeout: -1, Retries: -1, StartPeriod: -1}
 		}, want: []string{
@@ -243,5 +252,21 @@ func TestDurationJSON(t *testing.T) {
 	}
 	if want := `{"test":["x"]}`; string(data) != want {
 		t.Errorf("Marshal of a health check without durations = %s, want %s", data, want)
+	}
+}
+
+func TestOnUnhealthyChangesTheTemplateHash(t *testing.T) {
+	rc := validWeb()
+	container0(rc).HealthCheck = healthCheck()
+	before := TemplateHash(&rc.DesiredState.TaskTemplate)
+	if rc.DesiredState.TaskTemplate.ReplacesUnhealthy() {
+		t.Error("a health check without onUnhealthy replaces unhealthy tasks")
+	}
+	container0(rc).HealthCheck.OnUnhealthy = OnUnhealthyReplace
+	if TemplateHash(&rc.DesiredState.TaskTemplate) == before {
+		t.Error("onUnhealthy did not change the template hash")
+	}
+	if !rc.DesiredState.TaskTemplate.ReplacesUnhealthy() {
+		t.Error("onUnhealthy: replace does not replace unhealthy tasks")
 	}
 }

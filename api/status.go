@@ -7,6 +7,15 @@ const (
 	ConditionReplicaFailure = "ReplicaFailure"
 	ConditionInvalidSpec    = "InvalidSpec"
 	ConditionCrashLoop      = "CrashLoop"
+	// ConditionUnhealthy is True while slots of a controller whose health
+	// check says onUnhealthy: replace run an unhealthy task; its message
+	// names them.
+	ConditionUnhealthy = "Unhealthy"
+	// ReasonReplacing is ConditionUnhealthy's reason.
+	ReasonReplacing = "Replacing"
+	// ReasonUnhealthyReplaced is the event of a task replaced because it
+	// was unhealthy.
+	ReasonUnhealthyReplaced = "UnhealthyReplaced"
 	// ConditionProgressing is a rollout's state: True with reason
 	// ReasonRollingUpdate while it rolls (a template changed), True with
 	// ReasonScaling while replicas come or go with no template change (a

@@ -50,13 +50,16 @@ const (
 
 // Task is one container as the task control reports it.
 type Task struct {
-	ID      string
-	Name    string
-	Labels  map[string]string
-	Image   string
-	State   string
-	Health  string
-	Created time.Time
+	ID     string
+	Name   string
+	Labels map[string]string
+	Image  string
+	State  string
+	Health string
+	// HealthOutput is the output of the last health check, as an inspect
+	// reports it (a list does not).
+	HealthOutput string
+	Created      time.Time
 	// StartedAt is zero when the container never started.
 	StartedAt  time.Time
 	FinishedAt time.Time

@@ -177,6 +177,28 @@ type HealthCheck struct {
 	Retries int `json:"retries,omitempty"`
 	// StartPeriod is how long after the start failures do not count.
 	StartPeriod Duration `json:"startPeriod,omitempty"`
+	// OnUnhealthy is what becomes of a task whose container Docker
+	// reports unhealthy: OnUnhealthyIgnore ("", the default: it is not
+	// ready, and runs on) or OnUnhealthyReplace (the leader has its node
+	// replace the whole task, paced; docs/CONTRACT.md).
+	OnUnhealthy string `json:"onUnhealthy,omitempty"`
+}
+
+// The values of HealthCheck.OnUnhealthy.
+const (
+	OnUnhealthyIgnore  = "ignore"
+	OnUnhealthyReplace = "replace"
+)
+
+// ReplacesUnhealthy reports whether a task of t is replaced when one of
+// its containers turns unhealthy.
+func (t *TaskTemplate) ReplacesUnhealthy() bool {
+	for _, c := range t.DesiredState.Manifest.Containers {
+		if c.HealthCheck != nil && c.HealthCheck.OnUnhealthy == OnUnhealthyReplace {
+			return true
+		}
+	}
+	return false
 }
 
 // Health check test forms, as Docker spells them.

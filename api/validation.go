@@ -293,6 +293,15 @@ func (v *validator) healthCheck(field string, h *HealthCheck) {
 	if h.Retries < 0 {
 		v.add(field+".retries", "must not be negative, got %d", h.Retries)
 	}
+	switch h.OnUnhealthy {
+	case "", OnUnhealthyIgnore:
+	case OnUnhealthyReplace:
+		if h.Disabled() {
+			v.add(field+".onUnhealthy", "%q needs a health check, and the test is %q", OnUnhealthyReplace, HealthTestNone)
+		}
+	default:
+		v.add(field+".onUnhealthy", "must be %q (the default) or %q, got %q", OnUnhealthyIgnore, OnUnhealthyReplace, shorten(h.OnUnhealthy))
+	}
 }
 
 // ports checks the ports; hostNetwork says whether the container shares

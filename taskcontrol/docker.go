@@ -653,6 +653,9 @@ func taskFromInspect(resp container.InspectResponse) api.Task {
 			t.ExitCode = s.ExitCode
 			if s.Health != nil && s.Health.Status != container.NoHealthcheck {
 				t.Health = s.Health.Status
+				if n := len(s.Health.Log); n > 0 && s.Health.Log[n-1] != nil {
+					t.HealthOutput = strings.TrimSpace(s.Health.Log[n-1].Output)
+				}
 			}
 		}
 	}

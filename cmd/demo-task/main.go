@@ -4,11 +4,13 @@
 // probes another server.
 //
 //	task [--listen :8080] [--exit-after DURATION] [--unhealthy-after DURATION]
-//	     [--probe URL [--probe-interval DURATION]]
+//	     [--unhealthy-at TIME] [--probe URL [--probe-interval DURATION]]
 //	task healthcheck [URL]
 //
 // It serves "/" (one line: hostname and uptime) and "/healthz" (200 "ok", or
-// 503 once --unhealthy-after has passed). With --exit-after it exits with
+// 503 once --unhealthy-after has passed, or from --unhealthy-at, an RFC 3339
+// time, on if the task started before it: the tasks that run then turn
+// unhealthy together, and their replacements are healthy). With --exit-after it exits with
 // code 3 after that time, for crash-loop tests. With --probe it GETs URL
 // every --probe-interval (default 1s), and /healthz answers 503 until a
 // probe got 200 and whenever the last one did not: the sidecar of a task
@@ -110,6 +112,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	listen := fs.String("listen", defaultListen, "address to serve HTTP on")
 	exitAfter := fs.Duration("exit-after", 0, "exit with code 3 after this long (0: never)")
 	unhealthyAfter := fs.Duration("unhealthy-after", 0, "answer /healthz with 503 after this long (0: never)")
+	unhealthyAt := fs.String("unhealthy-at", "", "from this RFC 3339 time on, answer /healthz with 503 if the task started before it")
 	stopDelay := fs.Duration("stop-delay", 0, "on SIGTERM, keep serving this long before shutting down, as a slow service does")
 	probe := fs.String("probe", "", "GET this URL every --probe-interval; /healthz is 503 while the last probe did not get 200 (a sidecar)")
 	probeInterval := fs.Duration("probe-interval", time.Second, "time between probes of --probe")
@@ -122,12 +125,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *probeInterval <= 0 {
 		return fmt.Errorf("--probe-interval must be positive, got %s", *probeInterval)
 	}
-	return serve(ctx, *listen, *exitAfter, *unhealthyAfter, *stopDelay, newProber(*probe, *probeInterval), stdout)
+	sick := health{after: *unhealthyAfter}
+	if *unhealthyAt != "" {
+		at, err := time.Parse(time.RFC3339Nano, *unhealthyAt)
+		if err != nil {
+			return fmt.Errorf("--unhealthy-at: %w", err)
+		}
+		sick.at = at
+	}
+	return serve(ctx, *listen, *exitAfter, sick, *stopDelay, newProber(*probe, *probeInterval), stdout)
+}
+
+// health is when the task turns unhealthy: after running that long (0:
+// never), or from a time on if it started before it (zero: never).
+type health struct {
+	after time.Duration
+	at    time.Time
+}
+
+// sick reports whether a task started at start is unhealthy now.
+func (h health) sick(start, now time.Time) bool {
+	return h.after > 0 && now.Sub(start) >= h.after || !h.at.IsZero() && start.Before(h.at) && !now.Before(h.at)
 }
 
 // serve runs the HTTP server; p, when not nil, is probed in the background
 // and decides /healthz.
-func serve(ctx context.Context, addr string, exitAfter, unhealthyAfter, stopDelay time.Duration, p *prober, stdout io.Writer) error {
+func serve(ctx context.Context, addr string, exitAfter time.Duration, h health, stopDelay time.Duration, p *prober, stdout io.Writer) error {
 	start := time.Now()
 	hostname, err := os.Hostname()
 	if err != nil {
@@ -139,7 +162,7 @@ func serve(ctx context.Context, addr string, exitAfter, unhealthyAfter, stopDela
 		fmt.Fprintf(w, "%s up %s\n", hostname, time.Since(start).Round(time.Second))
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if unhealthyAfter > 0 && time.Since(start) >= unhealthyAfter {
+		if h.sick(start, time.Now()) {
 			http.Error(w, "unhealthy", http.StatusServiceUnavailable)
 			return
 		}

@@ -196,3 +196,40 @@ func TestRunRejectsABadProbeInterval(t *testing.T) {
 		t.Errorf("run with --probe-interval 0s: got %v, want an error naming the flag", err)
 	}
 }
+
+func TestUnhealthyAtSickensOnlyTasksStartedBefore(t *testing.T) {
+	at := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	h := health{at: at}
+	for _, tt := range []struct {
+		name       string
+		start, now time.Time
+		want       bool
+	}{
+		{"started before, before the time", at.Add(-time.Minute), at.Add(-time.Second), false},
+		{"started before, at the time", at.Add(-time.Minute), at, true},
+		{"started before, after the time", at.Add(-time.Minute), at.Add(time.Hour), true},
+		{"started after: a replacement", at.Add(time.Second), at.Add(time.Hour), false},
+	} {
+		if got := h.sick(tt.start, tt.now); got != tt.want {
+			t.Errorf("%s: sick = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if (health{}).sick(at, at.Add(time.Hour)) {
+		t.Error("no --unhealthy-after nor --unhealthy-at: sick, want healthy")
+	}
+}
+
+func TestServeTurnsUnhealthyAtATime(t *testing.T) {
+	base, _ := startServer(t, t.Context(), "--unhealthy-at", time.Now().Add(100*time.Millisecond).UTC().Format(time.RFC3339Nano))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		code, _ := get(t, base+"/healthz")
+		if code == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/healthz still %d after the deadline, want 503", code)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

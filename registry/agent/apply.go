@@ -56,6 +56,9 @@ func (rm *Agent) apply(ctx context.Context, id string, d decision) outcome {
 		}
 	}
 
+	for _, t := range d.unhealthy {
+		rm.record(id, rm.unhealthyNote(ctx, t, d.groups[t.ID]))
+	}
 	out.deleted, out.deleteErrs = rm.deleteTasks(ctx, deletes)
 	if len(out.deleteErrs) > 0 {
 		for _, t := range withoutTasks(deletes, out.deleted) {

@@ -59,6 +59,18 @@ func planAssigned(in planInput, d *decision, removing []api.Task, blocked map[in
 		}
 		t := d.active[i]
 		switch {
+		case a.Replace != "" && a.Replace == t.ID:
+			// unhealthy: the leader ordered its task replaced
+			// (registry/decide/health.go), within its bounds
+			if steps == in.burst {
+				d.more = true
+				continue
+			}
+			d.deletes = append(d.deletes, t)
+			d.unhealthy = append(d.unhealthy, t)
+			steps++
+			creates = append(creates, slot)
+			continue
 		case t.Labels[api.LabelTemplateHash] == hash || a.OnDelete || a.TemplateHash == "":
 			// the current template; or kept under OnDelete; or assigned
 			// before assignments carried a template, so that the leader

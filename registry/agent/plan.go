@@ -83,6 +83,10 @@ type decision struct {
 
 	renames []rename
 	deletes []api.Task
+	// unhealthy are the tasks of deletes replaced because they are
+	// unhealthy; apply records an event with each one's last health check
+	// output.
+	unhealthy []api.Task
 	// groups are the first containers of tasks of several containers, and
 	// orphans the parts whose first container is gone (taskgroup.go); the
 	// sync sets them from its grouping.
@@ -349,7 +353,7 @@ func planCreates(in planInput, d *decision, slots []int) {
 		return
 	}
 	n := min(len(slots), in.burst)
-	d.more = n < len(slots)
+	d.more = d.more || n < len(slots) // a step held by the burst wants more too
 	if d.state.crash.backoff.failures > 0 {
 		// crash looping: one probe, and the next once it has run long
 		// enough to clear the loop (settle requeues for that) or crashed

@@ -214,6 +214,7 @@ func (d *decision) run() {
 	budget := avail - moved - (d.c.Replicas - d.c.Unavailable)
 	d.place(lost)
 	d.reportStuck()
+	d.replaceUnhealthy()
 	if d.c.OnDelete {
 		d.markOnDelete()
 	} else if !d.c.Paused {

@@ -30,6 +30,9 @@ type simContainer struct {
 	ready    bool
 	stopping bool
 	started  time.Time
+	// id is the container's; sick: Docker reports it unhealthy.
+	id   string
+	sick bool
 }
 
 // simNode is one node: its engine, what it last saw assigned and what it
@@ -80,6 +83,10 @@ type world struct {
 	// moving: slots move off nodes that no longer match the selector, and
 	// the controller is not back at replicas - maxUnavailable since.
 	moving bool
+	// health is the leader's record of ill health (health.go), and ids
+	// numbers the containers.
+	health map[int]Health
+	ids    int
 }
 
 const simGrace = 30 * time.Second
@@ -90,7 +97,7 @@ func newWorld(t *rapid.T) *world {
 	for _, n := range []string{"a", "b", "c"} {
 		w.nodes = append(w.nodes, &simNode{name: n, zone: n, alive: true, applied: map[int]Assignment{}})
 	}
-	w.ctl = Controller{ID: "web", Replicas: 3, Revision: 1, Hash: "t1", Unavailable: 1, AvailableAfter: 5 * time.Second}
+	w.ctl = Controller{ID: "web", Replicas: 3, Revision: 1, Hash: "t1", Unavailable: 1, AvailableAfter: 5 * time.Second, ReplaceUnhealthy: true}
 	w.bound = w.ctl.Replicas + w.ctl.Surge
 	return w
 }
@@ -210,7 +217,7 @@ func (w *world) changeSpec(t *rapid.T) {
 // input is what the leader decides from.
 func (w *world) input() Input {
 	in := Input{Controller: w.ctl, Assigned: maps.Clone(w.assigned), Reports: map[string]Report{},
-		ReportsRevision: w.mirrorRev, Released: maps.Clone(w.released), Now: w.now, Grace: simGrace}
+		ReportsRevision: w.mirrorRev, Released: maps.Clone(w.released), Now: w.now, Grace: simGrace, Health: w.health}
 	for _, n := range w.nodes {
 		in.Nodes = append(in.Nodes, Node{Name: n.name, Labels: map[string]string{"zone": n.zone}, Alive: n.alive, GoneSince: n.goneSince,
 			Availability: n.availability})
@@ -241,9 +248,11 @@ func (w *world) catchUp() {
 // lead runs one decision and writes it, as the leader does.
 func (w *world) lead() {
 	r := Decide(w.input())
+	w.health = r.Health
 	if len(r.Changes) == 0 {
 		return
 	}
+	defer w.checkReplacements(r)
 	w.rev++
 	for _, ch := range r.Changes {
 		if old, ok := w.assigned[ch.Slot]; ok && (ch.New == nil || ch.New.Node != old.Node) {
@@ -301,6 +310,9 @@ func (w *world) act(n *simNode) {
 			}
 		case named == nil:
 			successor = w.create(n, slot, a.Hash)
+		case a.Replace == named.id && !named.stopping:
+			// unhealthy: replaced, stop first
+			named.stopping = true
 		case named.hash == a.Hash || a.OnDelete || named.stopping:
 			successor = named
 		case a.StartFirst:
@@ -318,7 +330,8 @@ func (w *world) act(n *simNode) {
 }
 
 func (w *world) create(n *simNode, slot int, hash string) *simContainer {
-	c := &simContainer{slot: slot, named: true, hash: hash, started: w.now}
+	w.ids++
+	c := &simContainer{slot: slot, named: true, hash: hash, started: w.now, id: fmt.Sprintf("c%d", w.ids)}
 	n.containers = append(n.containers, c)
 	if live := w.live(); live > w.bound {
 		w.t.Fatalf("node %s created slot %d: %d live, above the bound %d (replicas %d, maxSurge %d); %s", n.name, slot, live, w.bound, w.ctl.Replicas, w.ctl.Surge, w)
@@ -338,7 +351,7 @@ func (w *world) tick(d time.Duration) {
 	for _, n := range w.nodes {
 		n.containers = slices.DeleteFunc(n.containers, func(c *simContainer) bool { return w.bad[c.hash] })
 		for _, c := range n.containers {
-			c.ready = true
+			c.ready = !c.sick
 		}
 	}
 }
@@ -373,7 +386,8 @@ func (w *world) writeReport(n *simNode) {
 	w.rev++
 	r := &simReport{Report: Report{Slots: w.slotsOf(n)}}
 	for _, c := range n.containers {
-		r.containers = append(r.containers, Container{Node: n.name, Slot: c.slot, Named: c.named, Hash: c.hash, Live: true, Ready: c.ready, StartedAt: c.started})
+		r.containers = append(r.containers, Container{Node: n.name, Slot: c.slot, Named: c.named, Hash: c.hash, Live: true, Ready: c.ready, StartedAt: c.started,
+			ID: c.id, Unhealthy: c.sick})
 	}
 	n.report = r
 }
@@ -466,7 +480,7 @@ func TestDecideKeepsTheBoundsOverRandomHistories(t *testing.T) {
 			"catch up":    func(*rapid.T) { w.catchUp() },
 			"new leader": func(*rapid.T) {
 				// it remembers nothing, and lists the reports first
-				w.released = map[int]Release{}
+				w.released, w.health = map[int]Release{}, nil
 				w.catchUp()
 			},
 			"see": func(t *rapid.T) { w.see(w.pickNode(t)) },
@@ -487,6 +501,16 @@ func TestDecideKeepsTheBoundsOverRandomHistories(t *testing.T) {
 				if len(n.containers) > 0 {
 					i := rapid.IntRange(0, len(n.containers)-1).Draw(t, "container")
 					n.containers = slices.Delete(n.containers, i, i+1)
+					w.armed = false
+					w.unseen[n.name], w.killed[n.name] = true, true
+				}
+			},
+			"sicken container": func(t *rapid.T) {
+				// its health check fails: not ready, and reported unhealthy
+				n := w.pickNode(t)
+				if len(n.containers) > 0 {
+					c := n.containers[rapid.IntRange(0, len(n.containers)-1).Draw(t, "container")]
+					c.sick, c.ready = true, false
 					w.armed = false
 					w.unseen[n.name], w.killed[n.name] = true, true
 				}
@@ -526,6 +550,11 @@ func (w *world) converge() {
 	}
 	w.moving = true
 	w.bad = map[string]bool{}
+	for _, n := range w.nodes {
+		for _, c := range n.containers {
+			c.sick = false
+		}
+	}
 	for range 40 {
 		w.catchUp()
 		w.lead()
@@ -553,6 +582,28 @@ func (w *world) converge() {
 	}
 	if live, ready := w.live(), w.ready(); live != w.ctl.Replicas || ready != w.ctl.Replicas {
 		w.t.Fatalf("%d live, %d available after the history, want %d of each", live, ready, w.ctl.Replicas)
+	}
+}
+
+// checkReplacements asserts that a decision that replaced unhealthy slots
+// left at most max(1, maxUnavailable) slots replaced for ill health with
+// nothing running that stays, unless the history killed or sickened
+// something the leader has not seen yet.
+func (w *world) checkReplacements(r Result) {
+	if len(r.Replaced) == 0 || len(w.unseen) > 0 {
+		return
+	}
+	down := 0
+	for slot, a := range w.assigned {
+		if a.Replace == "" || !w.node(a.Node).alive {
+			continue
+		}
+		if !slices.ContainsFunc(w.node(a.Node).containers, func(c *simContainer) bool { return c.slot == slot && !c.stopping && c.id != a.Replace }) {
+			down++
+		}
+	}
+	if limit := max(1, w.ctl.Unavailable); down > limit {
+		w.t.Fatalf("%d slots replaced for ill health run nothing, above max(1, maxUnavailable %d); %s", down, w.ctl.Unavailable, w)
 	}
 }
 

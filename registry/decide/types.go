@@ -27,6 +27,10 @@ type Assignment struct {
 	// ModRev is the assignment key's ModRevision, which a change compares
 	// (0: no key).
 	ModRev int64
+	// Replace is the id of the container the node is to replace, with
+	// its whole task, because it is unhealthy (health.go); the leader
+	// leaves it once done: a container of another id is not touched.
+	Replace string
 }
 
 // same reports whether a and b say the same thing (ModRev and the
@@ -50,6 +54,10 @@ type Container struct {
 	// Ready: running and, where it has a health check, healthy.
 	Ready     bool
 	StartedAt time.Time
+	// ID is the container's (its task's first container's) id, and
+	// Unhealthy says Docker reports a container of the task unhealthy.
+	ID        string
+	Unhealthy bool
 }
 
 // Resources are memory in bytes and CPU in Docker shares (1024 a CPU).
@@ -115,6 +123,9 @@ type Controller struct {
 	// available as the status counts it, and taking it down costs
 	// availability even before it counts for the next step.
 	MinReady time.Duration
+	// ReplaceUnhealthy: the template's health check says onUnhealthy:
+	// replace (health.go).
+	ReplaceUnhealthy bool
 }
 
 // Report is what one node last reported of the controller, besides its
@@ -158,6 +169,9 @@ type Input struct {
 	Now   time.Time
 	// Grace is how long a node may be gone before its slots move.
 	Grace time.Duration
+	// Health is the leader's record of the slots' ill health, by slot
+	// (health.go).
+	Health map[int]Health
 }
 
 // Change is one assignment write: slot gets New, or loses its assignment
@@ -184,6 +198,13 @@ type Result struct {
 	// Steps counts the rollout steps (slots given the new template in
 	// place of an older one).
 	Steps int
+	// Unhealthy are the slots whose task is reported unhealthy, of a
+	// controller that replaces them; Replaced those this decision has
+	// replaced; Health the record as the decision leaves it, for the
+	// leader to keep (health.go).
+	Unhealthy []int
+	Replaced  []Replacement
+	Health    map[int]Health
 }
 
 // Move is a slot taken off a live node that can no longer run it, the

@@ -427,6 +427,11 @@ func (d *dryRun) nodeActs(node string, mine map[int]registry.SlotAssignment) boo
 			// an old container renamed out for a successor started
 			// first goes with that replace; one that is not live goes
 			// and is created again
+		case a.Replace != "" && a.Replace == t.ID:
+			d.round = append(d.round, DryRunStep{Action: "replace", Container: t.Name, Slot: t.Slot, Node: node,
+				Detail: "unhealthy (onUnhealthy: replace), stopped first"})
+			kept = append(kept, d.newTask(t.Slot, a))
+			has[t.Slot] = true
 		case t.TemplateHash != d.hashOf(a) && !a.OnDelete:
 			how := "stopped first"
 			if a.StartFirst {

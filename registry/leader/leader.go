@@ -286,6 +286,9 @@ type leaderRecord struct {
 	released map[int]decide.Release
 	// recheck is when a decision asked to be made again.
 	recheck time.Time
+	// health is the record of the slots' ill health (decide/health.go):
+	// this leader's only, a new one starts without.
+	health map[int]decide.Health
 }
 
 // NewReplicationManager returns a ReplicationManager; Run starts it.

@@ -231,7 +231,8 @@ func (s *ReplicationManager) decodeSpec(k registry.KV) *schedSpec {
 		Selector: ds.NodeSelector, Ports: hostPorts(&ds.TaskTemplate), Reserve: reserveOf(&ds.TaskTemplate),
 		OnDelete: strategy.Type == api.OnDelete, Paused: ds.Paused,
 		Surge: surge, Unavailable: unavailable, AvailableAfter: ds.AvailableAfter(),
-		MinReady: time.Duration(ds.MinReadySeconds) * time.Second,
+		MinReady:         time.Duration(ds.MinReadySeconds) * time.Second,
+		ReplaceUnhealthy: ds.TaskTemplate.ReplacesUnhealthy(),
 	}
 	return sp
 }

@@ -176,7 +176,14 @@ func (s *ReplicationManager) decideController(id string) *inflightWrite {
 	}
 	s.viewBuf = s.view.forController(s.viewBuf, sp, in.Assigned, s.loads)
 	in.Nodes = s.viewBuf
+	in.Health = rec.health
 	res := decide.Decide(in)
+	// kept at once, whether the write goes in or not: a write that fails
+	// costs a slot one step of its backoff, never a replacement too many
+	rec.health = res.Health
+	for _, r := range res.Replaced {
+		s.logger.Info("ordering an unhealthy task replaced", "controller", id, "slot", r.Slot, "node", r.Node, "container", r.Container)
+	}
 	op := &inflightWrite{id: id, rec: rec, sp: sp, before: in.Assigned, revision: in.Controller.Revision, res: res,
 		w: registry.LeaderWrite{ID: id}}
 	for _, c := range res.Changes {
@@ -534,7 +541,7 @@ func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 	addGoneNodes(&in, src.gone)
 	for slot, a := range src.assignments {
 		in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: a.Revision, Hash: a.TemplateHash,
-			OnDelete: a.OnDelete, StartFirst: a.StartFirst, StartedFirst: a.StartedFirst, ModRev: a.Rev}
+			OnDelete: a.OnDelete, StartFirst: a.StartFirst, StartedFirst: a.StartedFirst, ModRev: a.Rev, Replace: a.Replace}
 		if a.TemplateHash == "" && sp != nil {
 			in.Assigned[slot] = bareAssignment(slot, a, sp, in.Containers)
 		}
@@ -567,7 +574,7 @@ func bareAssignment(slot int, a registry.SlotAssignment, sp *schedSpec, containe
 // assignmentOf is the assignment the leader writes for a.
 func assignmentOf(a decide.Assignment) api.Assignment {
 	return api.Assignment{Node: a.Node, Revision: a.Revision, TemplateHash: a.Hash, OnDelete: a.OnDelete,
-		StartFirst: a.StartFirst, StartedFirst: a.StartedFirst}
+		StartFirst: a.StartFirst, StartedFirst: a.StartedFirst, Replace: a.Replace}
 }
 
 // reportedContainer is a reported container as decide counts it. A
@@ -582,8 +589,22 @@ func reportedContainer(id, node string, t api.ReportedTask) decide.Container {
 	return decide.Container{
 		Node: node, Slot: t.Slot, Named: api.IsTaskName(t.Name, id, t.Slot), Hash: t.TemplateHash,
 		Live: liveState(t.State), Ready: t.State == api.StateRunning && (t.Health == api.HealthNone || t.Health == api.HealthHealthy),
-		StartedAt: started,
+		StartedAt: started, ID: t.ID, Unhealthy: taskUnhealthy(t),
 	}
+}
+
+// taskUnhealthy reports whether Docker reports a container of the task t
+// unhealthy.
+func taskUnhealthy(t api.ReportedTask) bool {
+	if t.Health == api.HealthUnhealthy {
+		return true
+	}
+	for _, p := range t.Parts {
+		if p.Health == api.HealthUnhealthy {
+			return true
+		}
+	}
+	return false
 }
 
 // liveState reports whether a container in state is live as decide counts
@@ -608,6 +629,7 @@ func (s *ReplicationManager) status(id string, sp *schedSpec, reports []*api.Nod
 		m.spec = sp.spec.Controller
 		m.rolling = olderTemplate(in)
 	}
+	m.unhealthy = res.Unhealthy
 	if len(res.Unschedulable) > 0 {
 		m.unschedulable = &unschedulable{slots: res.Unschedulable, reason: res.Reason, noNode: !anyAlive(in.Nodes)}
 	}

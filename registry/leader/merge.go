@@ -41,8 +41,11 @@ type mergeInput struct {
 	// rolling: some slot or container has an older template than the
 	// spec's (a rolling update, not a scale).
 	rolling bool
-	last    *api.ReplicationControllerStatus
-	now     time.Time
+	// unhealthy are the slots reported unhealthy, of a controller that
+	// replaces them.
+	unhealthy []int
+	last      *api.ReplicationControllerStatus
+	now       time.Time
 }
 
 // mergeStatus returns the controller's status over all nodes.
@@ -107,6 +110,12 @@ func mergeStatus(in mergeInput) api.ReplicationControllerStatus {
 		conds = api.SetCondition(conds, api.Condition{Type: api.ConditionCrashLoop, Reason: crashReason, Message: strings.Join(crashes, "; ")}, now)
 	} else {
 		conds = api.ClearCondition(conds, api.ConditionCrashLoop)
+	}
+	if len(in.unhealthy) > 0 {
+		conds = api.SetCondition(conds, api.Condition{Type: api.ConditionUnhealthy, Reason: api.ReasonReplacing,
+			Message: fmt.Sprintf("slot(s) %s unhealthy: replaced one at a time within maxUnavailable, each again after a backoff", joinInts(in.unhealthy))}, now)
+	} else {
+		conds = api.ClearCondition(conds, api.ConditionUnhealthy)
 	}
 	if in.spec != nil {
 		conds = api.SetCondition(conds, mergedProgress(in, st, progressFailed), now)

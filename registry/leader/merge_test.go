@@ -71,6 +71,21 @@ func TestMergeStatus(t *testing.T) {
 			t.Errorf("Progressing %+v, want RolloutComplete, 4 of 4", c)
 		}
 	})
+	t.Run("unhealthy slots are named, and the condition goes once they are not", func(t *testing.T) {
+		in := base
+		in.reports = []*api.NodeReport{share("a", 4, 2, 2, 4, 30)}
+		in.unhealthy = []int{1, 3}
+		st := mergeStatus(in)
+		c := st.FindCondition(api.ConditionUnhealthy)
+		if c == nil || c.Status != "True" || c.Reason != api.ReasonReplacing || !strings.HasPrefix(c.Message, "slot(s) 1, 3 unhealthy") {
+			t.Fatalf("Unhealthy %+v, want True naming slots 1 and 3", c)
+		}
+		in.last, in.unhealthy = &st, nil
+		if after := mergeStatus(in); after.FindCondition(api.ConditionUnhealthy) != nil {
+			c := after.FindCondition(api.ConditionUnhealthy)
+			t.Errorf("Unhealthy %+v with no unhealthy slot, want none", c)
+		}
+	})
 	t.Run("an invalid spec keeps the counts and says why", func(t *testing.T) {
 		in := base
 		in.spec, in.invalid = nil, errors.New("desiredState.replicas: must be between 0 and 1000, got -1")
