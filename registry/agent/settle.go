@@ -5,6 +5,7 @@ package agent
 // controller's record. settle is pure, as plan is.
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -109,7 +110,15 @@ func settle(in planInput, d decision, out outcome) report {
 		requeue(time.Millisecond) // fill the slots the conflicts left
 	}
 	failure := d.failure
+	var initFailed *initFailure
 	switch {
+	case len(out.createErrs) > 0 && errors.As(out.createErrs[0], &initFailed):
+		// the crash-loop backoff, as for a container that crashed
+		r.state.initBackoff = r.state.initBackoff.failed(in.now, crashDelays)
+		delay := r.state.initBackoff.wait(in.now)
+		requeue(delay)
+		failure = &api.Condition{Type: api.ConditionReplicaFailure, Reason: api.ReasonInitFailed, Message: initFailed.Error()}
+		r.events = append(r.events, note{api.EventWarning, api.ReasonInitFailed, fmt.Sprintf("%v (next try in %s)", initFailed, delay)})
 	case len(out.createErrs) > 0:
 		r.state.createBackoff = r.state.createBackoff.failed(in.now, createDelays)
 		r.state.proven = ""
@@ -118,7 +127,7 @@ func settle(in planInput, d decision, out outcome) report {
 		failure = &api.Condition{Type: api.ConditionReplicaFailure, Reason: api.ReasonCreateFailed, Message: out.createErrs[0].Error()}
 		r.events = append(r.events, note{api.EventWarning, "FailedCreate", fmt.Sprintf("%v (next attempt in %s)", out.createErrs[0], delay)})
 	case len(out.created) > 0:
-		r.state.createBackoff = backoff{}
+		r.state.createBackoff, r.state.initBackoff = backoff{}, backoff{}
 		r.state.proven = d.hash
 	}
 	if len(out.deleteErrs) > 0 {

@@ -75,6 +75,7 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 		if in.templates, err = rm.templatesOf(ctx, record, in); err != nil {
 			errs = append(errs, err)
 		}
+		in.tasks, in.inits = splitInits(in.tasks)
 		groups = groupTasks(in.tasks, in.templates, in.now)
 		in.tasks = groups.firsts
 		var inspectErrs []error
