@@ -250,7 +250,7 @@ func TestPlanCountsNoInitContainerAndKeepsOnlyTheNewestFailureOfAWaitingSlot(t *
 	earlier, later := planNow.Add(-time.Minute), planNow.Add(-time.Second)
 	tasks := []api.Task{
 		ours(1),
-		initCtr(1, "fill", api.StateExited, 0, earlier),     // passed; its removal was cut off
+		initCtr(1, "fill", api.StateExited, 0, earlier),      // passed; its removal was cut off
 		initCtr(2, "fill", api.StateRunning, 0, time.Time{}), // left running by a node that stopped
 		initCtr(3, "fill", api.StateExited, 1, earlier),      // an older failure
 		initCtr(3, "migrate", api.StateExited, 3, later),     // the newest failure: kept
