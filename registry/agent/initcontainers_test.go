@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -269,6 +270,26 @@ func TestPlanCountsNoInitContainerAndKeepsOnlyTheNewestFailureOfAWaitingSlot(t *
 	}
 	if got := createNames(d); !slices.Equal(got, []string{"web-2", "web-3"}) {
 		t.Errorf("creates = %v, want the slots without their task", got)
+	}
+}
+
+func TestASlotWhoseInitContainerMayRunIsStillTheNodes(t *testing.T) {
+	spec := newController("web", 1)
+	in := planInput{id: "web", spec: spec, hash: webHash, revision: 30, createRevision: 1, now: planNow, registryID: testRegistryID, burst: 50,
+		assigned: assignedSlots(nil, 1, webHash), templates: map[string]*api.TaskTemplate{webHash: &spec.DesiredState.TaskTemplate}}
+	running := initCtr(2, "fill", api.StateRunning, 0, time.Time{}) // slot 2 moved away while it ran
+	in.tasks, in.inits = splitInits([]api.Task{ours(1), running})
+	d := plan(in)
+	if got := deleteNames(d); !slices.Equal(got, []string{"web-2.init-fill"}) {
+		t.Fatalf("deletes = %v, want the init container of the slot no longer here", got)
+	}
+	r := settle(in, d, outcome{deleteErrs: []error{errors.New("delete web-2.init-fill: engine busy")}})
+	if got := runSlots(in.assigned, slices.Concat(r.active, r.inits)); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("slots reported after a failed delete = %v, want [1 2]: slot 2's init container may still run", got)
+	}
+	r = settle(in, d, outcome{deleted: []api.Task{running}})
+	if got := runSlots(in.assigned, slices.Concat(r.active, r.inits)); !slices.Equal(got, []int{1}) {
+		t.Errorf("slots reported once it is gone = %v, want [1]", got)
 	}
 }
 

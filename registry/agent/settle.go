@@ -46,8 +46,11 @@ type report struct {
 	rolledOut time.Duration
 	// continueRollout asks for another look in the second lane.
 	continueRollout bool
-	// active are the counted containers after apply.
+	// active are the counted containers after apply; inits the init
+	// containers that may still run, never counted, whose slots the
+	// node holds all the same.
 	active []api.Task
+	inits  []api.Task
 	// blocked are the slots whose names containers outside the set hold,
 	// as plan found them and the creates learned.
 	blocked []int
@@ -170,6 +173,11 @@ func settle(in planInput, d decision, out outcome) report {
 	st.Conditions = api.SetCondition(st.Conditions, prog, now)
 	r.status = &st
 	r.active = active
+	for _, t := range in.inits {
+		if (t.Active() || t.State == api.StateCreated) && !slices.ContainsFunc(out.deleted, func(g api.Task) bool { return g.ID == t.ID }) {
+			r.inits = append(r.inits, t)
+		}
+	}
 	r.blocked = d.blocked
 	if len(out.conflicts) > 0 {
 		r.blocked = slices.Clone(r.blocked)
