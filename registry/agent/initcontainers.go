@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -42,10 +43,11 @@ var errInitStopped = errors.New("init container stopped: its slot changed")
 // initFailure is an init container that exited with a code other than 0.
 type initFailure struct {
 	// name is the init container's name in the manifest; container the
-	// name of the container, kept for inspection.
-	name, container string
-	exitCode        int
-	output          string
+	// name of the container, kept for inspection, and id its id.
+	name, container, id string
+	slot                int
+	exitCode            int
+	output              string
 }
 
 func (e *initFailure) Error() string {
@@ -76,7 +78,8 @@ func (rm *Agent) runInits(ctx context.Context, id string, c taskCreate) error {
 		}
 		if exit.ExitCode != 0 {
 			rm.logger.Warn("init container failed; kept for inspection", "controller", id, "container", spec.Name, "exitCode", exit.ExitCode)
-			return &initFailure{name: spec.Labels[api.LabelContainer], container: spec.Name, exitCode: exit.ExitCode, output: exit.Output}
+			return &initFailure{name: spec.Labels[api.LabelContainer], container: spec.Name, id: t.ID, slot: slotOf(t),
+				exitCode: exit.ExitCode, output: exit.Output}
 		}
 		if err := rm.deleteContainer(ctx, t); err != nil {
 			return err
@@ -158,32 +161,46 @@ func splitInits(tasks []api.Task) (others, inits []api.Task) {
 }
 
 // planInits removes the init containers no create is running (the sync
-// that plans runs none): each that is left from a node that stopped, and
-// each that failed, unless it is the newest failure of a slot still this
-// node's and still waiting for its task, kept for inspection until the
-// slot's next try. Pure, as the rest of plan.
+// that plans runs none): each left by a node that stopped, or by a create
+// cut off, and each that failed, but the one the slot's last try kept for
+// inspection (controllerState.keptInits) while the slot is still this
+// node's, of that template, and waiting for its task. It tells the kept
+// one by its id, not by its state in the cache, which may not have seen
+// its death yet. Pure, as the rest of plan.
 func planInits(in planInput, d *decision) {
-	kept := map[int]api.Task{}
+	var kept map[int]string
 	for _, t := range in.inits {
 		if claimOf(in.registryID, in.id, nil, t.Labels) != claimOwned {
 			continue
 		}
 		slot := slotOf(t)
-		failed := !t.Active() && t.State != api.StateCreated && t.ExitCode != 0
-		if !failed || !in.wants(slot) || t.Labels[api.LabelTemplateHash] != in.hashOf(slot) || slotRuns(d.active, in.id, slot) {
-			d.deletes = append(d.deletes, t)
-			continue
-		}
-		if k, ok := kept[slot]; ok {
-			if newerDeath(t, k) {
-				kept[slot] = t
-				t = k
+		if in.state.keptInits[slot] == t.ID && in.wants(slot) && t.Labels[api.LabelTemplateHash] == in.hashOf(slot) &&
+			!slotRuns(d.active, in.id, slot) {
+			if kept == nil {
+				kept = map[int]string{}
 			}
-			d.deletes = append(d.deletes, t)
+			kept[slot] = t.ID
 			continue
 		}
-		kept[slot] = t
+		d.deletes = append(d.deletes, t)
 	}
+	d.state.keptInits = kept
+}
+
+// keepFailedInits returns kept with the failed init containers among errs
+// added, each the one its slot keeps.
+func keepFailedInits(kept map[int]string, errs []error) map[int]string {
+	out := maps.Clone(kept)
+	for _, err := range errs {
+		var f *initFailure
+		if errors.As(err, &f) {
+			if out == nil {
+				out = map[int]string{}
+			}
+			out[f.slot] = f.id
+		}
+	}
+	return out
 }
 
 // slotRuns reports whether a container among active holds slot's name.

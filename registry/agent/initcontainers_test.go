@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -246,7 +247,7 @@ func initCtr(slot int, name, state string, exitCode int, finished time.Time) api
 	return t
 }
 
-func TestPlanCountsNoInitContainerAndKeepsOnlyTheNewestFailureOfAWaitingSlot(t *testing.T) {
+func TestPlanCountsNoInitContainerAndKeepsOnlyTheLastFailureOfAWaitingSlot(t *testing.T) {
 	spec := newController("web", 3)
 	earlier, later := planNow.Add(-time.Minute), planNow.Add(-time.Second)
 	tasks := []api.Task{
@@ -254,13 +255,18 @@ func TestPlanCountsNoInitContainerAndKeepsOnlyTheNewestFailureOfAWaitingSlot(t *
 		initCtr(1, "fill", api.StateExited, 0, earlier),      // passed; its removal was cut off
 		initCtr(2, "fill", api.StateRunning, 0, time.Time{}), // left running by a node that stopped
 		initCtr(3, "fill", api.StateExited, 1, earlier),      // an older failure
-		initCtr(3, "migrate", api.StateExited, 3, later),     // the newest failure: kept
-		initCtr(4, "fill", api.StateExited, 3, later),        // of a slot no longer here
+		// the last try's failure, kept, which the cache still thinks runs
+		initCtr(3, "migrate", api.StateRunning, 0, time.Time{}),
+		initCtr(4, "fill", api.StateExited, 3, later), // of a slot no longer here
 	}
 	in := planInput{id: "web", spec: spec, hash: webHash, revision: 30, createRevision: 1, now: planNow, registryID: testRegistryID, burst: 50,
 		assigned: assignedSlots(nil, 3, webHash), templates: map[string]*api.TaskTemplate{webHash: &spec.DesiredState.TaskTemplate}}
+	in.state.keptInits = map[int]string{3: tasks[4].ID, 4: tasks[5].ID}
 	in.tasks, in.inits = splitInits(tasks)
 	d := plan(in)
+	if !maps.Equal(d.state.keptInits, map[int]string{3: tasks[4].ID}) {
+		t.Errorf("kept = %v, want slot 3's alone", d.state.keptInits)
+	}
 	if got := taskNames(d.active); !slices.Equal(got, []string{"web-1"}) {
 		t.Errorf("counted %v, want web-1 alone: init containers are never counted", got)
 	}
@@ -297,7 +303,7 @@ func TestSettleOfAFailedInitContainer(t *testing.T) {
 	spec := newController("web", 1)
 	in := planInput{id: "web", spec: spec, hash: webHash, revision: 30, createRevision: 1, now: planNow, registryID: testRegistryID, burst: 50,
 		assigned: assignedSlots(nil, 1, webHash), templates: map[string]*api.TaskTemplate{webHash: &spec.DesiredState.TaskTemplate}}
-	failed := &initFailure{name: "migrate", container: "web-1.init-migrate", exitCode: 3, output: "no config\n"}
+	failed := &initFailure{name: "migrate", container: "web-1.init-migrate", id: "c0ffee", slot: 1, exitCode: 3, output: "no config\n"}
 	r := settle(in, plan(in), outcome{createErrs: []error{failed}})
 	c := r.status.FindCondition(api.ConditionReplicaFailure)
 	if c == nil || c.Reason != api.ReasonInitFailed || c.Message != "init container migrate (web-1.init-migrate) exited with code 3; last output:\nno config" {
@@ -306,6 +312,10 @@ func TestSettleOfAFailedInitContainer(t *testing.T) {
 	if r.state.createBackoff.failures != 0 || r.state.initBackoff.failures != 1 || r.requeueAfter != crashBackoffStart {
 		t.Errorf("backoffs: create %d, init %d failures, next look in %s; want the crash-loop backoff's first step, %s",
 			r.state.createBackoff.failures, r.state.initBackoff.failures, r.requeueAfter, crashBackoffStart)
+	}
+
+	if !maps.Equal(r.state.keptInits, map[int]string{1: "c0ffee"}) {
+		t.Errorf("kept = %v, want slot 1's failed init container", r.state.keptInits)
 	}
 
 	// within the backoff: no create, the failure stays

@@ -121,6 +121,7 @@ func settle(in planInput, d decision, out outcome) report {
 		delay := r.state.initBackoff.wait(in.now)
 		requeue(delay)
 		failure = &api.Condition{Type: api.ConditionReplicaFailure, Reason: api.ReasonInitFailed, Message: initFailed.Error()}
+		r.state.keptInits = keepFailedInits(r.state.keptInits, out.createErrs)
 		r.events = append(r.events, note{api.EventWarning, api.ReasonInitFailed, fmt.Sprintf("%v (next try in %s)", initFailed, delay)})
 	case len(out.createErrs) > 0:
 		r.state.createBackoff = r.state.createBackoff.failed(in.now, createDelays)
