@@ -44,9 +44,10 @@ func TestAnInitContainerPreparesTheVolumeTheTasksHealthCheckNeeds(t *testing.T) 
 	id := newID("init")
 	t.Cleanup(func() { removeVolumes(t, cli, id) }) // after the containers' cleanup
 	image := dockertest.DemoImage(t)
+	labels := dockertest.Labels(t) // before the daemon: its containers go after it stops
 	d := startDaemon(t)
 
-	rc := initTask(id, image, 2, dockertest.Labels(t), api.Container{
+	rc := initTask(id, image, 2, labels, api.Container{
 		Name: "fill", Image: image, Command: api.Command{"/task", "write", "/scratch/ready"},
 		VolumeMounts: []api.VolumeMount{{Name: "scratch", MountPath: "/scratch"}},
 	})
@@ -71,6 +72,17 @@ func TestAnInitContainerPreparesTheVolumeTheTasksHealthCheckNeeds(t *testing.T) 
 	if st := d.status(t, id); st.Replicas != 2 || st.FindCondition(api.ConditionReplicaFailure) != nil {
 		t.Errorf("status %+v, want 2 replicas and no failure", st)
 	}
+
+	d.rcctl(t, "", "delete", id)
+	testpoll.Eventually(t, 60*time.Second, func() error {
+		if c := containers(t, cli, id); len(c) > 0 {
+			return fmt.Errorf("containers left: %v", names(c))
+		}
+		if v := volumesOf(t, cli, id); len(v) > 0 {
+			return fmt.Errorf("volumes left: %v", v)
+		}
+		return nil
+	})
 }
 
 func TestAFailingInitContainerIsReportedKeptAndTriedAgain(t *testing.T) {
@@ -79,10 +91,11 @@ func TestAFailingInitContainerIsReportedKeptAndTriedAgain(t *testing.T) {
 	id := newID("initfail")
 	t.Cleanup(func() { removeVolumes(t, cli, id) }) // after the containers' cleanup
 	image := dockertest.DemoImage(t)
+	labels := dockertest.Labels(t) // before the daemon: its containers go after it stops
 	d := startDaemon(t)
 
 	// the demo task exits with code 3 after --exit-after, saying so
-	rc := initTask(id, image, 1, dockertest.Labels(t), api.Container{
+	rc := initTask(id, image, 1, labels, api.Container{
 		Name: "check", Image: image, Command: api.Command{"/task", "--exit-after", "100ms"},
 	})
 	start := time.Now()
@@ -132,11 +145,15 @@ func TestAFailingInitContainerIsReportedKeptAndTriedAgain(t *testing.T) {
 		t.Errorf("describe does not show %s:\n%s", api.ReasonInitFailed, out)
 	}
 
-	// deleted: the kept init container goes with the controller
+	// deleted: the kept init container goes with the controller, and
+	// the task's volume with it
 	d.rcctl(t, "", "delete", id)
 	testpoll.Eventually(t, 30*time.Second, func() error {
 		if c := containers(t, cli, id); len(c) > 0 {
 			return fmt.Errorf("containers left: %v", names(c))
+		}
+		if v := volumesOf(t, cli, id); len(v) > 0 {
+			return fmt.Errorf("volumes left: %v", v)
 		}
 		return nil
 	})
