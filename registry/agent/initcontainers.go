@@ -140,10 +140,12 @@ func (rm *Agent) stillWanted(id string, t api.Task) bool {
 // its exit, the way every container is stopped. ctx may be what ended the
 // wait (the node stops): the container is then left to the next start.
 func (rm *Agent) stopInit(ctx context.Context, t api.Task) error {
-	if ctx.Err() != nil {
-		return nil
+	select {
+	case <-ctx.Done():
+		return nil // left to the next start, which removes it
+	default:
+		return rm.deleteContainer(ctx, t)
 	}
-	return rm.deleteContainer(ctx, t)
 }
 
 // splitInits sets the init containers apart from the controller's other
