@@ -67,9 +67,12 @@ func (rm *Agent) runInits(ctx context.Context, id string, c taskCreate) error {
 		}
 		t, err := rm.createContainer(ctx, id, spec)
 		rm.metrics.countContainerOp("create", err)
-		if err != nil {
+		switch {
+		case errors.Is(err, api.ErrTaskNameConflict):
 			// as text: a name conflict here is no slot held
 			return fmt.Errorf("create init container %s: %s", spec.Name, err.Error())
+		case err != nil:
+			return fmt.Errorf("create init container %s: %w", spec.Name, err)
 		}
 		rm.logger.Info("init container started", "controller", id, "container", spec.Name)
 		exit, err := rm.waitInit(ctx, id, t)
