@@ -158,3 +158,59 @@ func TestAFailingInitContainerIsReportedKeptAndTriedAgain(t *testing.T) {
 		return nil
 	})
 }
+
+func TestAnInitContainerRunningWhenItsSlotGoesIsStoppedWithItsSignal(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
+	cli := dockertest.Client(t)
+	id := newID("initstop")
+	t.Cleanup(func() { removeVolumes(t, cli, id) }) // after the containers' cleanup
+	image := dockertest.DemoImage(t)
+	labels := dockertest.Labels(t) // before the daemon: its containers go after it stops
+	d := startDaemon(t)
+
+	// an init container that never ends on its own: a server
+	grace := 7
+	rc := initTask(id, image, 1, labels, api.Container{
+		Name: "wait", Image: image, Command: api.Command{"/task", "--listen", ":8080"},
+		StopSignal: "SIGINT", StopGracePeriodSeconds: &grace,
+	})
+	d.rcctl(t, mustJSON(t, rc), "apply", "-f", "-")
+	name := id + "-1.init-wait"
+	var initID string
+	testpoll.Eventually(t, 30*time.Second, func() error {
+		c, ok := containers(t, cli, id)[name]
+		if !ok || c.State != "running" {
+			return fmt.Errorf("%s is not running yet", name)
+		}
+		initID = c.ID
+		return nil
+	})
+	inspect, err := cli.ContainerInspect(t.Context(), initID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inspect.Config.StopSignal != "SIGINT" || inspect.Config.StopTimeout == nil || *inspect.Config.StopTimeout != grace {
+		t.Errorf("the init container's stop signal %q and timeout %v, want SIGINT and %d", inspect.Config.StopSignal, inspect.Config.StopTimeout, grace)
+	}
+	if all := containers(t, cli, id); len(all) != 1 {
+		t.Errorf("containers while the init container runs: %v, want it alone", names(all))
+	}
+	if st := d.status(t, id); st != nil && st.Replicas != 0 {
+		t.Errorf("replicas %d while only the init container runs, want 0", st.Replicas)
+	}
+
+	start := time.Now()
+	d.rcctl(t, "", "scale", id, "--replicas", "0")
+	testpoll.Eventually(t, 20*time.Second, func() error {
+		if all := containers(t, cli, id); len(all) > 0 {
+			return fmt.Errorf("containers left: %v", names(all))
+		}
+		return nil
+	})
+	t.Logf("the init container stopped and removed %s after the scale to 0", time.Since(start).Round(time.Millisecond))
+	// stays so: the task was never made
+	time.Sleep(2 * time.Second)
+	if all := containers(t, cli, id); len(all) > 0 {
+		t.Errorf("containers after the scale to 0: %v, want none", names(all))
+	}
+}

@@ -25,9 +25,9 @@ func (rm *Agent) createTask(ctx context.Context, id string, c taskCreate) (api.T
 		}
 	}
 	if err := rm.runInits(ctx, id, c); err != nil {
-		// the volumes stay for the next try, with a failed init
-		// container kept for inspection
-		return api.Task{}, err
+		// a failed init container kept for inspection keeps its volumes
+		// (one in use stays) for the slot's next try
+		return api.Task{}, errors.Join(err, rm.removeVolumes(ctx, c.volumes))
 	}
 	first, err := rm.createContainer(ctx, id, c.TaskSpec)
 	rm.metrics.countContainerOp("create", err)

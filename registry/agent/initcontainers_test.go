@@ -17,14 +17,14 @@ import (
 type taskcontrolStop = taskcontrol.FakeStop
 
 // initController is the sidecar example with two init containers, fill
-// and migrate, that mount the task's volume.
+// and migrate, that both mount the task's volume.
 func initController(id string, replicas int) *api.ReplicationController {
 	rc := demospec.SidecarController(id, "demo-task:latest", replicas, nil)
 	m := &rc.DesiredState.TaskTemplate.DesiredState.Manifest
 	mount := []api.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
 	m.InitContainers = []api.Container{
 		{Name: "fill", Image: "demo-task:latest", VolumeMounts: mount},
-		{Name: "migrate", Image: "demo-task:latest"},
+		{Name: "migrate", Image: "demo-task:latest", VolumeMounts: mount},
 	}
 	return rc
 }
@@ -102,6 +102,9 @@ func TestAFailingInitContainerIsKeptReportedAndTriedAgainAfterTheCrashBackoff(t 
 	}
 	if got, want := containerNames(h), []string{"web-1.init-migrate"}; !slices.Equal(got, want) {
 		t.Fatalf("containers = %v, want only the failed init container, kept for inspection under its name", got)
+	}
+	if got := volumeNames(h); !slices.Equal(got, []string{"web-1.scratch"}) {
+		t.Errorf("volumes = %v, want the task's, which the kept init container mounts", got)
 	}
 	st := h.status(t, "web")
 	c := st.FindCondition(api.ConditionReplicaFailure)
@@ -233,6 +236,9 @@ func TestAnInitContainerRunningWhenItsSlotIsRemovedIsStoppedAndTheTaskNeverStart
 	}
 	if creates := h.fake.Creates(); !slices.Equal(creates, []string{"web-1.init-fill"}) {
 		t.Errorf("creates = %v, want only the init container that was stopped", creates)
+	}
+	if got := volumeNames(h); len(got) != 0 {
+		t.Errorf("volumes = %v, want none: the task's create made them, and it did not happen", got)
 	}
 }
 
