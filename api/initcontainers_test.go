@@ -1,6 +1,7 @@
 package api
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -127,5 +128,26 @@ func TestResourcesOfInitContainers(t *testing.T) {
 	m.InitContainers[0].Memory = 128 << 20
 	if got := m.Resources().Memory; got != 128<<20 {
 		t.Errorf("memory with a larger init container = %d, want its %d: it runs alone", got, 128<<20)
+	}
+}
+
+// TestTheInitExampleIsValid: testdata/controller-init.json, the example of
+// docs/SPEC.md, decodes to an init container that fills the volume the
+// container's health check reads.
+func TestTheInitExampleIsValid(t *testing.T) {
+	data, err := os.ReadFile("testdata/controller-init.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := Decode(data)
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	if err := Validate(rc, ValidateOptions{Key: "web-init"}); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	inits := manifestOf(rc).InitContainers
+	if len(inits) != 1 || inits[0].Name != "fill" || !reflect.DeepEqual(inits[0].Command, Command{"/task", "write", "/scratch/ready"}) {
+		t.Errorf("init containers = %+v, want fill, writing /scratch/ready", inits)
 	}
 }
