@@ -80,7 +80,7 @@ func (rm *Agent) runInits(ctx context.Context, id string, c taskCreate) error {
 			return errors.Join(err, rm.stopInit(ctx, t))
 		}
 		if exit.ExitCode != 0 {
-			rm.logger.Warn("init container failed; kept for inspection", "controller", id, "container", spec.Name, "exitCode", exit.ExitCode)
+			// kept for inspection; the sync's error and event say so once
 			return &initFailure{name: spec.Labels[api.LabelContainer], container: spec.Name, id: t.ID, slot: slotOf(t),
 				exitCode: exit.ExitCode, output: exit.Output}
 		}
