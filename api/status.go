@@ -33,6 +33,10 @@ const (
 
 	ReasonCreateFailed = "CreateFailed"
 	ReasonDeleteFailed = "DeleteFailed"
+	// ReasonInitFailed says an init container of a task exited with a
+	// code other than 0: the task waits out the crash-loop backoff and
+	// tries again.
+	ReasonInitFailed = "InitFailed"
 	// ReasonSlotConflict: a slot's name is held by a container outside the
 	// controller's set (started by hand, another registry's, or left
 	// outside by a selector change); the replicas use other slots.

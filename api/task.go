@@ -180,3 +180,10 @@ type TaskEvent struct {
 	// HealthUnhealthy, HealthStarting); HealthNone for other actions.
 	Health string
 }
+
+// TaskExit is how a container that ran to its end ended: its exit code and
+// the last lines of its output (stdout and stderr, as they came).
+type TaskExit struct {
+	ExitCode int
+	Output   string
+}

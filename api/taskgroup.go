@@ -20,14 +20,20 @@ type Resources struct {
 	CPU int64
 }
 
-// Resources returns the sums of the containers' memory and CPU shares, what
-// placement reserves for one task on its node. A sum that would overflow is
+// Resources returns the sums of the containers' memory and CPU shares, or
+// an init container's when it asks for more (they run alone, one at a
+// time), what placement reserves for one task on its node. A sum that would overflow is
 // math.MaxInt64, which fits no node (Validate refuses such a manifest).
 func (m *ContainerManifest) Resources() Resources {
 	var r Resources
 	for _, c := range m.Containers {
 		r.Memory = addCapped(r.Memory, c.Memory)
 		r.CPU = addCapped(r.CPU, c.CPU)
+	}
+	// the init containers run one at a time, before the others
+	for _, c := range m.InitContainers {
+		r.Memory = max(r.Memory, c.Memory)
+		r.CPU = max(r.CPU, c.CPU)
 	}
 	return r
 }
@@ -53,10 +59,7 @@ func addCapped(a, b int64) int64 {
 //
 // The manifest must be valid: a mount of an undeclared volume is skipped.
 func TaskSpecs(id string, slot int, m *ContainerManifest, labels map[string]string) []TaskSpec {
-	volumes := make(map[string]TaskVolume, len(m.Volumes))
-	for _, v := range m.Volumes {
-		volumes[v.Name] = v
-	}
+	volumes := volumesByName(m)
 	specs := make([]TaskSpec, len(m.Containers))
 	for i, c := range m.Containers {
 		spec := TaskSpec{Name: ContainerName(id, slot, m, i), Labels: maps.Clone(labels), Container: c}
@@ -69,18 +72,7 @@ func TaskSpecs(id string, slot int, m *ContainerManifest, labels map[string]stri
 			spec.Container.Ports = nil
 			spec.Container.HostNetwork = false
 		}
-		for _, vm := range c.VolumeMounts {
-			v, ok := volumes[vm.Name]
-			if !ok {
-				continue
-			}
-			mount := Mount{Type: MountVolume, Source: EmptyDirVolumeName(id, slot, v.Name), Target: vm.MountPath,
-				ReadOnly: vm.ReadOnly, VolumeLabels: maps.Clone(labels)}
-			if v.IsHostDir() {
-				mount = Mount{Type: MountBind, Source: v.Source.HostDir.Path, Target: vm.MountPath, ReadOnly: vm.ReadOnly}
-			}
-			spec.Mounts = append(spec.Mounts, mount)
-		}
+		spec.Mounts = taskMounts(id, slot, c.VolumeMounts, volumes, labels)
 		specs[i] = spec
 	}
 	if len(specs) > 1 {
@@ -91,6 +83,35 @@ func TaskSpecs(id string, slot int, m *ContainerManifest, labels map[string]stri
 		specs[0].Container.Ports = ports
 	}
 	return specs
+}
+
+// volumesByName indexes the manifest's volumes.
+func volumesByName(m *ContainerManifest) map[string]TaskVolume {
+	volumes := make(map[string]TaskVolume, len(m.Volumes))
+	for _, v := range m.Volumes {
+		volumes[v.Name] = v
+	}
+	return volumes
+}
+
+// taskMounts resolves a container's mounts of the task's volumes: an
+// emptyDir to its Docker volume (labelled with labels), a hostDir to its
+// path. A mount of an undeclared volume is skipped.
+func taskMounts(id string, slot int, mounts []VolumeMount, volumes map[string]TaskVolume, labels map[string]string) []Mount {
+	var out []Mount
+	for _, vm := range mounts {
+		v, ok := volumes[vm.Name]
+		if !ok {
+			continue
+		}
+		mount := Mount{Type: MountVolume, Source: EmptyDirVolumeName(id, slot, v.Name), Target: vm.MountPath,
+			ReadOnly: vm.ReadOnly, VolumeLabels: maps.Clone(labels)}
+		if v.IsHostDir() {
+			mount = Mount{Type: MountBind, Source: v.Source.HostDir.Path, Target: vm.MountPath, ReadOnly: vm.ReadOnly}
+		}
+		out = append(out, mount)
+	}
+	return out
 }
 
 // EmptyDirVolumes returns the specs of the Docker volumes of the task in a

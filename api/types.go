@@ -56,6 +56,11 @@ type ContainerManifest struct {
 	Version    string      `json:"version,omitempty"`
 	ID         string      `json:"id,omitempty"`
 	Containers []Container `json:"containers"`
+	// InitContainers run one after another, each to a zero exit, before
+	// the containers start, with the task's volumes mounted
+	// (docs/CONTRACT.md, Init containers). They take the fields of
+	// Containers but ports and healthCheck.
+	InitContainers []Container `json:"initContainers,omitempty"`
 	// Volumes are the task's volumes, which its containers mount by name
 	// (Container.VolumeMounts).
 	Volumes []TaskVolume `json:"volumes,omitempty"`

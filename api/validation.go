@@ -221,6 +221,7 @@ func (v *validator) manifest(m *ContainerManifest) {
 		}
 		v.container(field, c, hostNetwork, declared)
 	}
+	v.initContainers(m, declared)
 	v.group(m)
 }
 

@@ -85,6 +85,11 @@ type Fake struct {
 	// once.
 	PreStopExec func(ctx context.Context, id string, cmd []string) error
 
+	// Exit, when it returns true for a container WaitTask waits for, ends
+	// that container at once with the exit it returns (an init container
+	// that ran); otherwise WaitTask waits until SetState ends it.
+	Exit func(t api.Task) (api.TaskExit, bool)
+
 	// mu guards the containers, volumes and streams; callMu the record
 	// of calls, so that counting a call never waits for a long list.
 	mu     sync.RWMutex
@@ -118,7 +123,7 @@ type FakeStop struct {
 
 // FakeCounts counts the calls a Fake received, failed ones included.
 type FakeCounts struct {
-	List, Create, Delete, Rename, Inspect, Image int
+	List, Create, Delete, Rename, Inspect, Image, Wait int
 	// Volume calls: CreateVolume, ListVolumes, RemoveVolume.
 	VolumeCreate, VolumeList, VolumeRemove int
 }
@@ -131,6 +136,8 @@ type fakeTask struct {
 	volumes []string
 	// stop is how DeleteTask stops it, as its create recorded it.
 	stop stopPlan
+	// output is what WaitTask says it wrote.
+	output string
 }
 
 // fakeNewID makes container IDs: 64 hex digits, like Docker's, derived from

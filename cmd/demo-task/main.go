@@ -6,6 +6,8 @@
 //	task [--listen :8080] [--exit-after DURATION] [--unhealthy-after DURATION]
 //	     [--unhealthy-at TIME] [--probe URL [--probe-interval DURATION]]
 //	task healthcheck [URL]
+//	task write PATH [TEXT]
+//	task exists PATH
 //
 // It serves "/" (one line: hostname and uptime) and "/healthz" (200 "ok", or
 // 503 once --unhealthy-after has passed, or from --unhealthy-at, an RFC 3339
@@ -18,7 +20,8 @@
 // (default: /healthz on the port that PID 1, the task, was told to --listen
 // on, http://127.0.0.1:8080/healthz without one) and exits 0 on 200, 1
 // otherwise, so that an image built FROM scratch can still declare a
-// HEALTHCHECK. SIGTERM and SIGINT stop the server cleanly and promptly.
+// HEALTHCHECK. The write and exists modes make and test a file, for init
+// containers and the health checks that need their work (files.go). SIGTERM and SIGINT stop the server cleanly and promptly.
 package main
 
 import (
@@ -103,8 +106,15 @@ func exitCode(err error, stderr io.Writer) int {
 // run is the whole program; it returns when ctx is cancelled (nil), when
 // --exit-after fires (an *exitError with code 3) or on an error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "healthcheck" {
-		return healthcheck(ctx, args[1:], stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "healthcheck":
+			return healthcheck(ctx, args[1:], stderr)
+		case "write":
+			return writeFile(args[1:], stdout)
+		case "exists":
+			return fileExists(args[1:])
+		}
 	}
 
 	fs := pflag.NewFlagSet("task", pflag.ContinueOnError)

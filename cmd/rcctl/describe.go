@@ -215,33 +215,43 @@ func printSpecFields(tw io.Writer, v view, revs []api.Revision, revsOK bool) {
 		} else if ctr.Name != "" {
 			row(tw, "Container:", ctr.Name)
 		}
-		row(tw, prefix+"Image:", ctlview.OrNone(ctr.Image))
-		row(tw, prefix+"Command:", ctlview.OrNone(ctlview.FormatCommand(ctr.Command)))
-		if ctr.WorkingDir != "" {
-			row(tw, prefix+"Working dir:", ctr.WorkingDir)
-		}
-		ports := make([]string, len(ctr.Ports))
-		for j, p := range ctr.Ports {
-			ports[j] = ctlview.FormatPort(p)
-		}
-		row(tw, prefix+"Ports:", ctlview.OrNone(strings.Join(ports, ", ")))
-		if len(ctr.Env) == 0 {
-			row(tw, prefix+"Environment:", ctlview.None)
-		} else {
-			fmt.Fprintln(tw, prefix+"Environment:")
-			for _, e := range ctr.Env {
-				// Values may be secrets: only the name is printed.
-				row(tw, prefix+"  "+e.Name+":", ctlview.Hidden)
-			}
-		}
-		row(tw, prefix+"Memory:", ctlview.FormatMemory(ctr.Memory))
-		row(tw, prefix+"CPU shares:", ctlview.FormatCPU(ctr.CPU))
-		if ctr.HealthCheck != nil {
-			row(tw, prefix+"Health check:", ctlview.FormatHealthCheck(ctr.HealthCheck))
-		}
-		printSecurityFields(tw, prefix, ctr)
+		printContainer(tw, prefix, ctr)
+	}
+	for i, ctr := range ds.TaskTemplate.DesiredState.Manifest.InitContainers {
+		row(tw, fmt.Sprintf("Init container %d:", i+1), ctr.Name)
+		printContainer(tw, "  ", ctr)
 	}
 	row(tw, "Revision:", formatRevision(v.spec.ModRevision, revs, revsOK, api.TemplateHash(&ds.TaskTemplate)))
+}
+
+// printContainer shows the fields of one container of the template, each
+// line after prefix; environment values may be secrets: only names show.
+func printContainer(tw io.Writer, prefix string, ctr api.Container) {
+	row(tw, prefix+"Image:", ctlview.OrNone(ctr.Image))
+	row(tw, prefix+"Command:", ctlview.OrNone(ctlview.FormatCommand(ctr.Command)))
+	if ctr.WorkingDir != "" {
+		row(tw, prefix+"Working dir:", ctr.WorkingDir)
+	}
+	ports := make([]string, len(ctr.Ports))
+	for j, p := range ctr.Ports {
+		ports[j] = ctlview.FormatPort(p)
+	}
+	row(tw, prefix+"Ports:", ctlview.OrNone(strings.Join(ports, ", ")))
+	if len(ctr.Env) == 0 {
+		row(tw, prefix+"Environment:", ctlview.None)
+	} else {
+		fmt.Fprintln(tw, prefix+"Environment:")
+		for _, e := range ctr.Env {
+			// Values may be secrets: only the name is printed.
+			row(tw, prefix+"  "+e.Name+":", ctlview.Hidden)
+		}
+	}
+	row(tw, prefix+"Memory:", ctlview.FormatMemory(ctr.Memory))
+	row(tw, prefix+"CPU shares:", ctlview.FormatCPU(ctr.CPU))
+	if ctr.HealthCheck != nil {
+		row(tw, prefix+"Health check:", ctlview.FormatHealthCheck(ctr.HealthCheck))
+	}
+	printSecurityFields(tw, prefix, ctr)
 }
 
 // formatRevision is describe's Revision: the number of the recorded

@@ -81,6 +81,29 @@ func TestDescribeNeverPrintsEnvValues(t *testing.T) {
 	}
 }
 
+func TestDescribeShowsInitContainersWithoutTheirEnvValues(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	rc := newController("web", 1)
+	rc.DesiredState.TaskTemplate.DesiredState.Manifest.InitContainers = []api.Container{{
+		Name: "migrate", Image: "demo-task:latest", Command: api.Command{"/task", "write", "/ready"},
+		Env: []api.EnvVar{{Name: "DB_PASSWORD", Value: "init-" + secretValue}},
+	}}
+	e.create(rc)
+
+	r := e.runCLI("describe", "web")
+
+	assertOK(t, r)
+	for _, want := range []string{"Init container 1:", "migrate", "/task write /ready", "DB_PASSWORD:"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("describe does not show %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout+r.stderr, "init-"+secretValue) {
+		t.Errorf("describe printed the init container's env value:\n%s", r.stdout)
+	}
+}
+
 func TestDescribeWithoutStatusOrContainersSaysSo(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)

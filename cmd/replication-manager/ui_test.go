@@ -263,11 +263,17 @@ func TestStatusPageNeverShowsEnvironmentValues(t *testing.T) {
 	v.Spec.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Env = []api.EnvVar{
 		{Name: "TOKEN", Value: "s3cret-token-value"}, {Name: "MODE", Value: "demo-mode-value"},
 	}
+	v.Spec.DesiredState.TaskTemplate.DesiredState.Manifest.InitContainers = []api.Container{{
+		Name: "migrate", Image: "demo-task:latest", Env: []api.EnvVar{{Name: "DB_PASSWORD", Value: "init-s3cret-value"}},
+	}}
 	srv := newTestServer(t, &fakeSource{origin: leaderOrigin, views: []registry.ControllerView{v}})
 
 	for _, path := range []string{"/", "/controllers/web", "/api/v1/controllers", "/api/v1/controllers/web"} {
-		assertLacks(t, path, fetch(t, http.MethodGet, srv.URL+path).body, "s3cret-token-value", "demo-mode-value")
+		assertLacks(t, path, fetch(t, http.MethodGet, srv.URL+path).body, "s3cret-token-value", "demo-mode-value", "init-s3cret-value")
 	}
+	assertContains(t, "the page of web", get(t, srv.URL+"/controllers/web", http.StatusOK, "text/html"),
+		`<th scope="row">Init container 1:</th><td>migrate</td>`,
+		`<tr class="depth-2"><th scope="row">DB_PASSWORD:</th><td>&lt;hidden&gt;</td></tr>`)
 	assertContains(t, "the page of web", get(t, srv.URL+"/controllers/web", http.StatusOK, "text/html"),
 		`<tr class="depth-0"><th scope="row">Environment:</th><td></td></tr><tr class="depth-1"><th scope="row">TOKEN:</th><td>&lt;hidden&gt;</td></tr><tr class="depth-1"><th scope="row">MODE:</th><td>&lt;hidden&gt;</td></tr>`)
 	assertContains(t, "/api/v1/controllers/web", get(t, srv.URL+"/api/v1/controllers/web", http.StatusOK, "application/json"),

@@ -218,35 +218,45 @@ func specFields(c ctlview.Controller) []field {
 		} else if ctr.Name != "" {
 			add(0, "Container:", ctr.Name)
 		}
-		add(depth, "Image:", ctlview.OrNone(ctr.Image))
-		add(depth, "Command:", ctlview.OrNone(ctlview.FormatCommand(ctr.Command)))
-		if ctr.WorkingDir != "" {
-			add(depth, "Working dir:", ctr.WorkingDir)
-		}
-		ports := make([]string, len(ctr.Ports))
-		for j, p := range ctr.Ports {
-			ports[j] = ctlview.FormatPort(p)
-		}
-		add(depth, "Ports:", ctlview.OrNone(strings.Join(ports, ", ")))
-		if len(ctr.Env) == 0 {
-			add(depth, "Environment:", ctlview.None)
-		} else {
-			add(depth, "Environment:", "")
-			for _, e := range ctr.Env {
-				add(depth+1, e.Name+":", ctlview.Hidden) // never the value, whatever c holds
-			}
-		}
-		add(depth, "Memory:", ctlview.FormatMemory(ctr.Memory))
-		add(depth, "CPU shares:", ctlview.FormatCPU(ctr.CPU))
-		if ctr.HealthCheck != nil {
-			add(depth, "Health check:", ctlview.FormatHealthCheck(ctr.HealthCheck))
-		}
-		for _, s := range ctlview.SecurityFields(ctr) {
-			add(depth, s[0], s[1])
-		}
+		containerFields(add, depth, ctr)
+	}
+	for i, ctr := range ds.TaskTemplate.DesiredState.Manifest.InitContainers {
+		add(0, fmt.Sprintf("Init container %d:", i+1), ctr.Name)
+		containerFields(add, 1, ctr)
 	}
 	add(0, "Revision:", strconv.FormatInt(c.Revision, 10))
 	return f
+}
+
+// containerFields adds the lines of one container of the template at
+// depth; environment values never show, whatever the view holds.
+func containerFields(add func(depth int, label, value string), depth int, ctr api.Container) {
+	add(depth, "Image:", ctlview.OrNone(ctr.Image))
+	add(depth, "Command:", ctlview.OrNone(ctlview.FormatCommand(ctr.Command)))
+	if ctr.WorkingDir != "" {
+		add(depth, "Working dir:", ctr.WorkingDir)
+	}
+	ports := make([]string, len(ctr.Ports))
+	for j, p := range ctr.Ports {
+		ports[j] = ctlview.FormatPort(p)
+	}
+	add(depth, "Ports:", ctlview.OrNone(strings.Join(ports, ", ")))
+	if len(ctr.Env) == 0 {
+		add(depth, "Environment:", ctlview.None)
+	} else {
+		add(depth, "Environment:", "")
+		for _, e := range ctr.Env {
+			add(depth+1, e.Name+":", ctlview.Hidden) // never the value, whatever c holds
+		}
+	}
+	add(depth, "Memory:", ctlview.FormatMemory(ctr.Memory))
+	add(depth, "CPU shares:", ctlview.FormatCPU(ctr.CPU))
+	if ctr.HealthCheck != nil {
+		add(depth, "Health check:", ctlview.FormatHealthCheck(ctr.HealthCheck))
+	}
+	for _, s := range ctlview.SecurityFields(ctr) {
+		add(depth, s[0], s[1])
+	}
 }
 
 // statusFields are describe's status lines.

@@ -194,7 +194,16 @@ func withReason(what, reason string) string {
 // by Hidden. It copies the slices it changes: those of ds may be a
 // cache's, and are left as they are.
 func HideEnv(ds api.ReplicationControllerState) *api.ReplicationControllerState {
-	containers := slices.Clone(ds.TaskTemplate.DesiredState.Manifest.Containers)
+	m := &ds.TaskTemplate.DesiredState.Manifest
+	m.Containers = hideEnv(m.Containers)
+	m.InitContainers = hideEnv(m.InitContainers)
+	return &ds
+}
+
+// hideEnv returns a copy of containers with every environment value
+// replaced by Hidden.
+func hideEnv(containers []api.Container) []api.Container {
+	containers = slices.Clone(containers)
 	for i := range containers {
 		if len(containers[i].Env) == 0 {
 			continue
@@ -205,6 +214,5 @@ func HideEnv(ds api.ReplicationControllerState) *api.ReplicationControllerState 
 		}
 		containers[i].Env = env
 	}
-	ds.TaskTemplate.DesiredState.Manifest.Containers = containers
-	return &ds
+	return containers
 }

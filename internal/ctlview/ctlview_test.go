@@ -58,8 +58,15 @@ func TestHideEnvHidesEveryValueAndLeavesTheOriginalAlone(t *testing.T) {
 			{Name: "a", Env: []api.EnvVar{{Name: "TOKEN", Value: "s3cret"}, {Name: "MODE", Value: "demo"}}},
 			{Name: "b"},
 		},
+		InitContainers: []api.Container{{Name: "migrate", Env: []api.EnvVar{{Name: "DB_PASSWORD", Value: "init-s3cret"}}}},
 	}}}}
 	hidden := ctlview.HideEnv(ds)
+	if got := hidden.TaskTemplate.DesiredState.Manifest.InitContainers[0].Env; !slices.Equal(got, []api.EnvVar{{Name: "DB_PASSWORD", Value: ctlview.Hidden}}) {
+		t.Errorf("init container's env %+v, want its value hidden", got)
+	}
+	if v := ds.TaskTemplate.DesiredState.Manifest.InitContainers[0].Env[0].Value; v != "init-s3cret" {
+		t.Errorf("the original init container's value became %q", v)
+	}
 
 	got := hidden.TaskTemplate.DesiredState.Manifest.Containers
 	want := []api.EnvVar{{Name: "TOKEN", Value: ctlview.Hidden}, {Name: "MODE", Value: ctlview.Hidden}}

@@ -103,6 +103,9 @@ func (rm *Agent) createTasks(ctx context.Context, id string, specs []taskCreate,
 		case errors.Is(err, api.ErrTaskNameConflict):
 			conflicts[i] = true
 			return nil // not a failure of the template
+		case errors.Is(err, errInitStopped):
+			rm.logger.Info("init container stopped: its slot changed", "controller", id, "err", err)
+			return nil // not a failure either
 		case err != nil:
 			return err
 		}

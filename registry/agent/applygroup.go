@@ -24,6 +24,11 @@ func (rm *Agent) createTask(ctx context.Context, id string, c taskCreate) (api.T
 			return api.Task{}, fmt.Errorf("create volume %s: %w", v.Name, err)
 		}
 	}
+	if err := rm.runInits(ctx, id, c); err != nil {
+		// a failed init container kept for inspection keeps its volumes
+		// (one in use stays) for the slot's next try
+		return api.Task{}, errors.Join(err, rm.removeVolumes(ctx, c.volumes))
+	}
 	first, err := rm.createContainer(ctx, id, c.TaskSpec)
 	rm.metrics.countContainerOp("create", err)
 	if err != nil {
@@ -76,7 +81,7 @@ func (rm *Agent) deleteTask(ctx context.Context, t api.Task, listed map[string]b
 	if err := rm.deleteContainer(ctx, t); err != nil {
 		return errors.Join(append(errs, err)...)
 	}
-	if t.JoinedTo == "" && holdsSlot(t.Labels[api.LabelController], t) {
+	if t.JoinedTo == "" && (holdsSlot(t.Labels[api.LabelController], t) || api.IsInit(t.Labels)) {
 		errs = append(errs, rm.removeVolumes(ctx, rm.slotVolumes(t)))
 	}
 	return errors.Join(errs...)

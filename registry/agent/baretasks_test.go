@@ -112,6 +112,12 @@ func (b *bareTasks) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task
 	return b.task(t), nil
 }
 
+// WaitTask is not for the benchmarks' tasks, which never end on their own
+// (they have no init containers).
+func (b *bareTasks) WaitTask(ctx context.Context, id string, tailLines int) (api.TaskExit, error) {
+	return api.TaskExit{}, fmt.Errorf("wait for %s: bare tasks never end on their own", id)
+}
+
 // RenameTask renames a container.
 func (b *bareTasks) RenameTask(ctx context.Context, id, newName string) error {
 	b.mu.Lock()

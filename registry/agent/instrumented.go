@@ -106,3 +106,10 @@ func (i *instrumentedTasks) Events(ctx context.Context, labelKey string) (<-chan
 	i.calls.WithLabelValues("events", "success").Inc()
 	return i.inner.Events(ctx, labelKey)
 }
+
+func (i *instrumentedTasks) WaitTask(ctx context.Context, id string, tailLines int) (api.TaskExit, error) {
+	start := time.Now()
+	exit, err := i.inner.WaitTask(ctx, id, tailLines)
+	i.observe("wait", start, err)
+	return exit, err
+}

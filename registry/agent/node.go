@@ -219,9 +219,10 @@ func sameReported(a, b api.ReportedTask) bool {
 // writeReport stores the node's report on a controller when it changed,
 // or removes it once the node has nothing of the controller left: a node
 // without a slot or a container of a controller does not report on it.
-func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active []api.Task, blocked []int, assigned map[int]registry.SlotAssignment) error {
+func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active, inits []api.Task, blocked []int, assigned map[int]registry.SlotAssignment) error {
 	node := rm.opts.Node
-	slots := runSlots(assigned, active)
+	// a slot whose init container may run is a slot that may run
+	slots := runSlots(assigned, slices.Concat(active, inits))
 	empty := len(slots) == 0 && st.FindCondition(api.ConditionReplicaFailure) == nil
 	if empty && !record.reported {
 		record.status = &st
@@ -260,7 +261,7 @@ func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st ap
 // none when an assignment changed meanwhile (the watch brings it). The
 // claim goes into record, the state the sync leaves: a report that
 // fails after the creates must not make the node forget it.
-func (rm *Agent) claimSlots(ctx context.Context, id string, record *controllerState, creates []int, assigned map[int]registry.SlotAssignment, active []api.Task) (bool, error) {
+func (rm *Agent) claimSlots(ctx context.Context, id string, record *controllerState, creates []int, assigned map[int]registry.SlotAssignment, active, inits []api.Task) (bool, error) {
 	var cmps []clientv3.Cmp
 	for _, slot := range creates {
 		if !slices.Contains(record.reportedSlots, slot) {
@@ -274,7 +275,7 @@ func (rm *Agent) claimSlots(ctx context.Context, id string, record *controllerSt
 	if record.status != nil {
 		st = *record.status
 	}
-	slots := runSlots(assigned, active)
+	slots := runSlots(assigned, slices.Concat(active, inits))
 	r := nodeReport(rm.opts.Node.Name, st, active, rm.partsIndex(id), record.reportedBlocked, slots)
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()

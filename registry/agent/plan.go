@@ -13,6 +13,7 @@ package agent
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,8 +37,10 @@ type planInput struct {
 	// hash is the spec's template hash.
 	hash string
 	// tasks are the cached containers labelled with the controller's id,
-	// whoever made them; dead ones have been inspected.
+	// whoever made them; dead ones have been inspected. inits are its
+	// init containers, set apart (initcontainers.go).
 	tasks      []api.Task
+	inits      []api.Task
 	state      controllerState
 	now        time.Time
 	registryID string
@@ -232,7 +235,7 @@ func planStale(in planInput, d *decision) bool {
 // alone, in name order.
 func ownedByLabel(in planInput) []api.Task {
 	var out []api.Task
-	for _, t := range in.tasks {
+	for _, t := range slices.Concat(in.tasks, in.inits) {
 		if claimOf(in.registryID, in.id, nil, t.Labels) == claimOwned {
 			out = append(out, t)
 		}
@@ -286,6 +289,7 @@ func planReplicas(in planInput, d *decision) {
 	}
 
 	planDead(in, d, dead)
+	planInits(in, d)
 	if c := conflictCondition(in, blocked); c != nil {
 		d.failure = c
 	}
@@ -336,7 +340,7 @@ func planDead(in planInput, d *decision, dead []api.Task) {
 // createWait is how long creates must still wait out the create and crash
 // backoffs; 0 means go.
 func createWait(d *decision, now time.Time) time.Duration {
-	return max(d.state.createBackoff.wait(now), d.state.crash.backoff.wait(now))
+	return max(d.state.createBackoff.wait(now), d.state.crash.backoff.wait(now), d.state.initBackoff.wait(now))
 }
 
 // planCreates creates the containers of slots, lowest first, each with
@@ -348,14 +352,14 @@ func planCreates(in planInput, d *decision, slots []int) {
 		return
 	}
 	if wait := createWait(d, in.now); wait > 0 {
-		d.keepFailure = d.state.createBackoff.failures > 0
+		d.keepFailure = d.state.createBackoff.failures > 0 || d.state.initBackoff.failures > 0
 		d.requeue(wait)
 		return
 	}
 	n := min(len(slots), in.burst)
 	d.more = d.more || n < len(slots) // a step held by the burst wants more too
-	if d.state.crash.backoff.failures > 0 {
-		// crash looping: one probe, and the next once it has run long
+	if d.state.crash.backoff.failures > 0 || d.state.initBackoff.failures > 0 {
+		// crash looping, or an init container failing: one probe, and the next once it has run long
 		// enough to clear the loop (settle requeues for that) or crashed
 		n, d.more = 1, false
 	}

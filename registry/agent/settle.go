@@ -5,6 +5,7 @@ package agent
 // controller's record. settle is pure, as plan is.
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -45,8 +46,11 @@ type report struct {
 	rolledOut time.Duration
 	// continueRollout asks for another look in the second lane.
 	continueRollout bool
-	// active are the counted containers after apply.
+	// active are the counted containers after apply; inits the init
+	// containers that may still run, never counted, whose slots the
+	// node holds all the same.
 	active []api.Task
+	inits  []api.Task
 	// blocked are the slots whose names containers outside the set hold,
 	// as plan found them and the creates learned.
 	blocked []int
@@ -109,7 +113,16 @@ func settle(in planInput, d decision, out outcome) report {
 		requeue(time.Millisecond) // fill the slots the conflicts left
 	}
 	failure := d.failure
+	var initFailed *initFailure
 	switch {
+	case len(out.createErrs) > 0 && errors.As(out.createErrs[0], &initFailed):
+		// the crash-loop backoff, as for a container that crashed
+		r.state.initBackoff = r.state.initBackoff.failed(in.now, crashDelays)
+		delay := r.state.initBackoff.wait(in.now)
+		requeue(delay)
+		failure = &api.Condition{Type: api.ConditionReplicaFailure, Reason: api.ReasonInitFailed, Message: initFailed.Error()}
+		r.state.keptInits = keepFailedInits(r.state.keptInits, out.createErrs)
+		r.events = append(r.events, note{api.EventWarning, api.ReasonInitFailed, fmt.Sprintf("%v (next try in %s)", initFailed, delay)})
 	case len(out.createErrs) > 0:
 		r.state.createBackoff = r.state.createBackoff.failed(in.now, createDelays)
 		r.state.proven = ""
@@ -118,7 +131,7 @@ func settle(in planInput, d decision, out outcome) report {
 		failure = &api.Condition{Type: api.ConditionReplicaFailure, Reason: api.ReasonCreateFailed, Message: out.createErrs[0].Error()}
 		r.events = append(r.events, note{api.EventWarning, "FailedCreate", fmt.Sprintf("%v (next attempt in %s)", out.createErrs[0], delay)})
 	case len(out.created) > 0:
-		r.state.createBackoff = backoff{}
+		r.state.createBackoff, r.state.initBackoff = backoff{}, backoff{}
 		r.state.proven = d.hash
 	}
 	if len(out.deleteErrs) > 0 {
@@ -161,6 +174,11 @@ func settle(in planInput, d decision, out outcome) report {
 	st.Conditions = api.SetCondition(st.Conditions, prog, now)
 	r.status = &st
 	r.active = active
+	for _, t := range in.inits {
+		if (t.Active() || t.State == api.StateCreated) && !slices.ContainsFunc(out.deleted, func(g api.Task) bool { return g.ID == t.ID }) {
+			r.inits = append(r.inits, t)
+		}
+	}
 	r.blocked = d.blocked
 	if len(out.conflicts) > 0 {
 		r.blocked = slices.Clone(r.blocked)

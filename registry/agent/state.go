@@ -35,6 +35,12 @@ type controllerState struct {
 	// image, a refusing daemon).
 	createBackoff backoff
 	crash         crashHistory
+	// initBackoff spaces out the tries of a task whose init container
+	// failed, with the crash-loop delays.
+	initBackoff backoff
+	// keptInits are the failed init containers kept for inspection, by
+	// slot: the id of each slot's last failed one.
+	keptInits map[int]string
 	// proven is the template hash whose last creates all succeeded: its
 	// image is known to exist, so creates go out in one batch.
 	proven string

@@ -75,6 +75,7 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 		if in.templates, err = rm.templatesOf(ctx, record, in); err != nil {
 			errs = append(errs, err)
 		}
+		in.tasks, in.inits = splitInits(in.tasks)
 		groups = groupTasks(in.tasks, in.templates, in.now)
 		in.tasks = groups.firsts
 		var inspectErrs []error
@@ -85,7 +86,7 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 	d := plan(in)
 	d.groups, d.orphans = groups.groups, groups.orphans
 	if len(d.creates) > 0 {
-		ok, err := rm.claimSlots(ctx, id, &d.state, createdSlots(d.creates), in.assigned, d.active)
+		ok, err := rm.claimSlots(ctx, id, &d.state, createdSlots(d.creates), in.assigned, d.active, in.inits)
 		if err != nil || !ok {
 			// not a create until the report says the slots are this
 			// node's; an assignment that changed comes with the watch
@@ -113,7 +114,7 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 	case r.forget:
 		errs = append(errs, rm.forget(ctx, id))
 	case r.status != nil && in.invalid == nil: // the leader reports an invalid spec
-		errs = append(errs, rm.writeReport(ctx, record, *r.status, r.active, r.blocked, in.assigned))
+		errs = append(errs, rm.writeReport(ctx, record, *r.status, r.active, r.inits, r.blocked, in.assigned))
 	}
 	if r.requeueAfter > 0 {
 		rm.queue.AddAfter(id, r.requeueAfter)

@@ -23,6 +23,10 @@ type TaskControlInterface interface {
 	CheckImage(ctx context.Context, image string) error
 	// CreateTask creates and starts one container.
 	CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error)
+	// WaitTask waits until a container is not running and returns its
+	// exit code and the last tailLines lines of its output; it is how an
+	// init container is run to its end.
+	WaitTask(ctx context.Context, id string, tailLines int) (api.TaskExit, error)
 	// RenameTask renames a container, to move a dead one out of its slot.
 	RenameTask(ctx context.Context, id, newName string) error
 	// DeleteTask stops a container with a timeout and removes it. A

@@ -26,6 +26,9 @@ type taskCreate struct {
 	api.TaskSpec
 	parts   []api.TaskSpec
 	volumes []api.VolumeSpec
+	// inits are the init containers, which run to their exit first
+	// (initcontainers.go).
+	inits []api.TaskSpec
 }
 
 // grouping is a controller's containers sorted into tasks.
@@ -173,5 +176,13 @@ func newTaskCreate(in planInput, tmpl *api.TaskTemplate, slot int, labels map[st
 			}
 		}
 	}
-	return taskCreate{TaskSpec: specs[0], parts: specs[1:], volumes: api.EmptyDirVolumes(in.id, slot, m, volLabels)}
+	inits := api.InitSpecs(in.id, slot, m, labels)
+	for i := range inits {
+		for j := range inits[i].Mounts {
+			if inits[i].Mounts[j].Type == api.MountVolume {
+				inits[i].Mounts[j].VolumeLabels = volLabels
+			}
+		}
+	}
+	return taskCreate{TaskSpec: specs[0], parts: specs[1:], volumes: api.EmptyDirVolumes(in.id, slot, m, volLabels), inits: inits}
 }

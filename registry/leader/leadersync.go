@@ -732,12 +732,9 @@ func hostPorts(t *api.TaskTemplate) []string {
 }
 
 // reserveOf is what a task of template t reserves on its node: the sums
-// of its containers' memory and CPU shares.
+// of its containers' memory and CPU shares, or an init container's own
+// when it asks for more (api.ContainerManifest.Resources).
 func reserveOf(t *api.TaskTemplate) decide.Resources {
-	var r decide.Resources
-	for _, c := range t.DesiredState.Manifest.Containers {
-		r.Memory += c.Memory
-		r.CPU += c.CPU
-	}
-	return r
+	r := t.DesiredState.Manifest.Resources()
+	return decide.Resources{Memory: r.Memory, CPU: r.CPU}
 }
