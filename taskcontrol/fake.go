@@ -31,7 +31,8 @@ import (
 //
 // Every call is recorded, whether it succeeds or not, in order: "list",
 // "create <name>", "delete <id>", "rename <id> <newName>", "inspect <id>",
-// "image <ref>", "volume-create <name>", "volume-list", "volume-remove <name>".
+// "image <ref>", "repo-digests <image id>", "volume-create <name>",
+// "volume-list", "volume-remove <name>".
 //
 // Network joins and volumes are modelled as Docker has them: a container
 // that joins another's network (TaskSpec.JoinNetwork) is created only when
@@ -98,6 +99,7 @@ type Fake struct {
 	byController map[string]map[*fakeTask]struct{}
 	subs         map[*fakeSubscriber]struct{}
 	volumes      map[string]*fakeVolume
+	images       fakeImages
 
 	calls  []string
 	counts FakeCounts
@@ -119,6 +121,8 @@ type FakeStop struct {
 // FakeCounts counts the calls a Fake received, failed ones included.
 type FakeCounts struct {
 	List, Create, Delete, Rename, Inspect, Image int
+	// RepoDigests counts the image inspects for repo digests.
+	RepoDigests int
 	// Volume calls: CreateVolume, ListVolumes, RemoveVolume.
 	VolumeCreate, VolumeList, VolumeRemove int
 }
@@ -275,6 +279,7 @@ func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, err
 		Name:      spec.Name,
 		Labels:    labels,
 		Image:     spec.Container.Image,
+		ImageID:   f.imageIDLocked(spec.Container.Image),
 		State:     api.StateRunning,
 		Health:    specHealth(spec.Container.HealthCheck),
 		Created:   now,
