@@ -53,7 +53,8 @@ func RepoDigestFor(image string, digests []string) string {
 		return digests[0]
 	}
 	for _, d := range digests {
-		if dn, err := reference.ParseNormalizedNamed(d); err == nil && dn.Name() == named.Name() {
+		name, _, _ := strings.Cut(d, "@")
+		if dn, err := reference.ParseNormalizedNamed(name); err == nil && dn.Name() == named.Name() {
 			return d
 		}
 	}
