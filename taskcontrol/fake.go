@@ -565,8 +565,9 @@ func (f *Fake) Engine(context.Context) (api.Engine, error) {
 func (f *Fake) Close() error { return nil }
 
 // Add inserts a container as if it had been started by hand, keeping the
-// fields given. An empty ID gets a fresh one, an empty State is running and
-// a zero Created is now. It returns the ID, or an error wrapping
+// fields given. An empty ID gets a fresh one, an empty State is running, a
+// zero Created is now, and an empty ImageID the ID of the image Image names
+// now (none without an Image). It returns the ID, or an error wrapping
 // api.ErrTaskNameConflict. Add is not recorded as a call.
 func (f *Fake) Add(task api.Task) (string, error) {
 	now := f.now()
@@ -590,6 +591,9 @@ func (f *Fake) Add(task api.Task) (string, error) {
 	}
 	if task.State == api.StateRunning && task.StartedAt.IsZero() {
 		task.StartedAt = now
+	}
+	if task.ImageID == "" && task.Image != "" {
+		task.ImageID = f.imageIDLocked(task.Image)
 	}
 	task.Labels = maps.Clone(task.Labels)
 	t := &fakeTask{Task: task, stop: f.stopPlanOf(api.Container{})}
