@@ -94,6 +94,9 @@ func runningImages(groups []imageGroup) []api.RunningImage {
 // Templates are named by their hash, in order, and the IDs in the order
 // of their first slot.
 func imageDrift(groups []imageGroup) string {
+	if !slices.ContainsFunc(groups, func(g imageGroup) bool { return g.id != groups[0].id }) {
+		return "" // one image for all, as nearly always: no need to group
+	}
 	type key struct{ hash, container unique.Handle[string] }
 	ids := map[key]map[unique.Handle[string]][]int{}
 	for _, g := range groups {
