@@ -128,7 +128,9 @@ func wantImages(st *api.ReplicationControllerStatus, want ...api.RunningImage) e
 func runningImageIDs(t *testing.T, cli dockerClient, id string) []string {
 	t.Helper()
 	running := runningOf(containers(t, cli, id))
-	slices.SortFunc(running, func(a, b container.Summary) int { return strings.Compare(a.Labels[api.LabelSlot], b.Labels[api.LabelSlot]) })
+	slices.SortFunc(running, func(a, b container.Summary) int {
+		return strings.Compare(a.Labels[api.LabelSlot], b.Labels[api.LabelSlot])
+	})
 	out := make([]string, len(running))
 	for i, c := range running {
 		out[i] = c.ImageID

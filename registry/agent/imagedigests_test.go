@@ -112,7 +112,7 @@ func TestReportedImagesAndImageDriftAfterATagMoved(t *testing.T) {
 
 	rc.DesiredState.TaskTemplate.RestartedAt = time.Now().UTC().Format(time.RFC3339)
 	h.setSpec(rc)
-	st = h.syncUntil(t, "web", func(st *api.ReplicationControllerStatus) error {
+	h.syncUntil(t, "web", func(st *api.ReplicationControllerStatus) error {
 		if err := allUpdated(2)(st); err != nil {
 			return err
 		}
