@@ -74,6 +74,12 @@ type ReportedTask struct {
 	// this one, its first (docs/CONTRACT.md, Tasks); none for a task of
 	// one container.
 	Parts []ReportedPart `json:"parts,omitempty"`
+
+	// ImageID is the image the container runs ("sha256:..."), and
+	// RepoDigest the digest a registry knows it by, when the engine
+	// knows one (docs/CONTRACT.md, Images).
+	ImageID    string `json:"imageID,omitempty"`
+	RepoDigest string `json:"repoDigest,omitempty"`
 }
 
 // ReportedPart is one container of a task beside its first.
@@ -84,6 +90,9 @@ type ReportedPart struct {
 	Image     string `json:"image"`
 	State     string `json:"state"`
 	Health    string `json:"health,omitempty"`
+
+	ImageID    string `json:"imageID,omitempty"`
+	RepoDigest string `json:"repoDigest,omitempty"`
 }
 
 // ReasonUnschedulable is the ReplicaFailure reason of slots that no node

@@ -24,6 +24,11 @@ const (
 	// ReasonBlocked while it cannot progress without a change (the message
 	// names the slots and why).
 	ConditionProgressing = "Progressing"
+	// ConditionImageDrift is True when containers of one template run
+	// different images (a tag that moved between two creates, on two
+	// nodes or two slots); the message names the slots and image IDs.
+	// It is absent otherwise.
+	ConditionImageDrift = "ImageDrift"
 
 	ReasonRollingUpdate            = "RollingUpdate"
 	ReasonScaling                  = "Scaling"
@@ -43,6 +48,10 @@ const (
 	ReasonSlotConflict = "SlotConflict"
 	ReasonInvalidSpec  = "InvalidSpec"
 	ReasonUndecodable  = "Undecodable"
+	// ReasonImageIDsDiffer is ImageDrift's reason: containers of one
+	// template, made from the same image reference, run different image
+	// IDs.
+	ReasonImageIDsDiffer = "ImageIDsDiffer"
 )
 
 // ReplicationControllerStatus is what the manager writes under
@@ -68,6 +77,12 @@ type ReplicationControllerStatus struct {
 	// survives manager restarts because it is carried over from the stored
 	// status.
 	CreationTimestamp time.Time `json:"creationTimestamp,omitzero"`
+
+	// Images are the images the controller's live containers run, as the
+	// nodes report them: one entry per image reference and image ID, with
+	// how many containers run it (docs/CONTRACT.md, Images). The leader
+	// writes it; a node's own report leaves it empty.
+	Images []RunningImage `json:"images,omitempty"`
 }
 
 // Condition is one observation about a controller, in the Kubernetes style.

@@ -72,6 +72,16 @@ type Task struct {
 	// one joined (TaskSpec.JoinNetwork), as the engine reports it; empty
 	// for a container with a network of its own.
 	JoinedTo string
+
+	// ImageID is the engine's ID of the image the container runs
+	// ("sha256:..."), fixed at its create: a tag moved afterwards does
+	// not change it. Empty when the task control does not know it.
+	ImageID string
+	// RepoDigest is the digest a registry knows ImageID by, for Image's
+	// repository ("demo-task@sha256:..."); empty when the engine knows
+	// none (a locally built image). Task controls leave it empty: it
+	// takes an image inspect, which a node makes once per image ID.
+	RepoDigest string
 }
 
 // TaskSpec is everything needed to create and start one container.

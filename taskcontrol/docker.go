@@ -205,6 +205,22 @@ func (d *Docker) CheckImage(ctx context.Context, image string) error {
 	}
 }
 
+// RepoDigests returns the digests registries know the image id by, as
+// the engine records them from its pulls and pushes ("name@sha256:..."):
+// none for an image built on this engine and never pushed. An image that
+// is gone gives an error wrapping ErrImageNotFound.
+func (d *Docker) RepoDigests(ctx context.Context, id string) ([]string, error) {
+	resp, err := d.cli.ImageInspect(ctx, id)
+	switch {
+	case err == nil:
+		return resp.RepoDigests, nil
+	case cerrdefs.IsNotFound(err):
+		return nil, fmt.Errorf("%w: %s", ErrImageNotFound, id)
+	default:
+		return nil, fmt.Errorf("inspect image %s: %w", id, err)
+	}
+}
+
 // DeleteTask stops the container gracefully and removes it. The stop is
 // the one its create recorded in the engine (stopGracefully): its preStop
 // (the api.LabelPreStop label), within its grace period (the engine's
@@ -602,6 +618,7 @@ func taskFromSummary(c container.Summary) api.Task {
 		Name:     SummaryName(c.Names),
 		Labels:   c.Labels,
 		Image:    c.Image,
+		ImageID:  c.ImageID,
 		State:    c.State,
 		Health:   statusHealth(c.Status),
 		Created:  time.Unix(c.Created, 0),
@@ -646,6 +663,7 @@ func taskFromInspect(resp container.InspectResponse) api.Task {
 		t.Name = strings.TrimPrefix(resp.Name, "/")
 		t.Created = parseTime(resp.Created)
 		t.Image = resp.Image // the image ID; replaced by the name below
+		t.ImageID = resp.Image
 		if s := resp.State; s != nil {
 			t.State = s.Status
 			t.StartedAt = parseTime(s.StartedAt)

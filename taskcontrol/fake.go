@@ -31,7 +31,8 @@ import (
 //
 // Every call is recorded, whether it succeeds or not, in order: "list",
 // "create <name>", "delete <id>", "rename <id> <newName>", "inspect <id>",
-// "image <ref>", "volume-create <name>", "volume-list", "volume-remove <name>".
+// "image <ref>", "repo-digests <image id>", "volume-create <name>",
+// "volume-list", "volume-remove <name>".
 //
 // Network joins and volumes are modelled as Docker has them: a container
 // that joins another's network (TaskSpec.JoinNetwork) is created only when
@@ -103,6 +104,7 @@ type Fake struct {
 	byController map[string]map[*fakeTask]struct{}
 	subs         map[*fakeSubscriber]struct{}
 	volumes      map[string]*fakeVolume
+	images       fakeImages
 
 	calls  []string
 	counts FakeCounts
@@ -124,6 +126,8 @@ type FakeStop struct {
 // FakeCounts counts the calls a Fake received, failed ones included.
 type FakeCounts struct {
 	List, Create, Delete, Rename, Inspect, Image, Wait int
+	// RepoDigests counts the image inspects for repo digests.
+	RepoDigests int
 	// Volume calls: CreateVolume, ListVolumes, RemoveVolume.
 	VolumeCreate, VolumeList, VolumeRemove int
 }
@@ -282,6 +286,7 @@ func (f *Fake) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, err
 		Name:      spec.Name,
 		Labels:    labels,
 		Image:     spec.Container.Image,
+		ImageID:   f.imageIDLocked(spec.Container.Image),
 		State:     api.StateRunning,
 		Health:    specHealth(spec.Container.HealthCheck),
 		Created:   now,
@@ -567,8 +572,9 @@ func (f *Fake) Engine(context.Context) (api.Engine, error) {
 func (f *Fake) Close() error { return nil }
 
 // Add inserts a container as if it had been started by hand, keeping the
-// fields given. An empty ID gets a fresh one, an empty State is running and
-// a zero Created is now. It returns the ID, or an error wrapping
+// fields given. An empty ID gets a fresh one, an empty State is running, a
+// zero Created is now, and an empty ImageID the ID of the image Image names
+// now (none without an Image). It returns the ID, or an error wrapping
 // api.ErrTaskNameConflict. Add is not recorded as a call.
 func (f *Fake) Add(task api.Task) (string, error) {
 	now := f.now()
@@ -592,6 +598,9 @@ func (f *Fake) Add(task api.Task) (string, error) {
 	}
 	if task.State == api.StateRunning && task.StartedAt.IsZero() {
 		task.StartedAt = now
+	}
+	if task.ImageID == "" && task.Image != "" {
+		task.ImageID = f.imageIDLocked(task.Image)
 	}
 	task.Labels = maps.Clone(task.Labels)
 	t := &fakeTask{Task: task, stop: f.stopPlanOf(api.Container{})}

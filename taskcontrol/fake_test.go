@@ -80,7 +80,7 @@ func TestFakeCreateStartsARunningTask(t *testing.T) {
 		t.Errorf("ID: got %q, want 64 hex digits", got.ID)
 	}
 	want := api.Task{
-		ID: got.ID, Name: "web-1", Labels: s.Labels, Image: "demo-task:latest",
+		ID: got.ID, Name: "web-1", Labels: s.Labels, Image: "demo-task:latest", ImageID: taskcontrol.FakeImageID("demo-task:latest"),
 		State: api.StateRunning, Created: epoch, StartedAt: epoch,
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -35,7 +35,11 @@ values are never printed), the status and conditions the manager last wrote,
 and the controller's containers with the node of each: those the local Docker
 reports (a container no node's report lists, such as an exited one kept for
 inspection, has NODE <none>), and those the other nodes report running. When
-the local Docker cannot be asked, the containers are those the nodes report.`,
+the local Docker cannot be asked, the containers are those the nodes report.
+Each container shows the short ID of the image it runs (IMAGE-ID); under
+Images, each image the nodes report with its full ID, the repo digest a
+registry knows it by (when the engine knows one) and how many containers
+run it.`,
 		ValidArgsFunction: c.completeID,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -89,6 +93,7 @@ func (c *cli) describe(ctx context.Context, id string) error {
 	} else {
 		c.printContainers(c.stdout, containerRows(tasks, reports, reportsOK))
 	}
+	printImages(c.stdout, v.status)
 	c.printOnGoneNodes(ctx, cn, c.stdout, id)
 	printRecentRevisions(c.stdout, v.spec, revisions, revErr)
 	c.printEvents(c.stdout, events)
@@ -322,6 +327,8 @@ func (c *cli) printConditions(w io.Writer, st *api.ReplicationControllerStatus) 
 type containerRow struct {
 	name, node, slot, state, health string
 	created                         time.Time
+	// imageID is the image the container runs; "" when unknown.
+	imageID string
 }
 
 // containerRows merges the containers of the local Docker with the nodes'
@@ -354,7 +361,7 @@ func containerRows(local []api.Task, reports []api.NodeReport, reportsOK bool) [
 		}
 		shown[t.ID] = true
 		rows = append(rows, containerRow{name: strings.TrimPrefix(t.Name, "/"), node: node, slot: t.Labels[api.LabelSlot],
-			state: t.State, health: t.Health, created: t.Created})
+			state: t.State, health: t.Health, created: t.Created, imageID: t.ImageID})
 	}
 	for _, r := range reports {
 		for _, t := range r.Tasks {
@@ -367,16 +374,34 @@ func containerRows(local []api.Task, reports []api.NodeReport, reportsOK bool) [
 				slot = strconv.Itoa(t.Slot)
 			}
 			rows = append(rows, containerRow{name: strings.TrimPrefix(t.Name, "/"), node: r.Node, slot: slot,
-				state: t.State, health: t.Health, created: t.Created})
+				state: t.State, health: t.Health, created: t.Created, imageID: t.ImageID})
 			for _, p := range t.Parts { // the task's other containers
 				if !shown[p.ID] {
 					shown[p.ID] = true
-					rows = append(rows, containerRow{name: p.Name, node: r.Node, slot: slot, state: p.State, health: p.Health, created: t.Created})
+					rows = append(rows, containerRow{name: p.Name, node: r.Node, slot: slot, state: p.State, health: p.Health, created: t.Created,
+						imageID: p.ImageID})
 				}
 			}
 		}
 	}
 	return rows
+}
+
+// printImages shows the images the status says the containers run, with
+// their full IDs and repo digests; the Containers table shows which
+// container runs which, by short ID.
+func printImages(w io.Writer, st *api.ReplicationControllerStatus) {
+	if st == nil || len(st.Images) == 0 {
+		field(w, "Images:", ctlview.None)
+		return
+	}
+	fmt.Fprintln(w, "Images:")
+	tw := newTable(w)
+	row(tw, "  IMAGE", "IMAGE-ID", "REPO-DIGEST", "CONTAINERS")
+	for _, im := range st.Images {
+		row(tw, "  "+im.Image, im.ImageID, ctlview.OrNone(im.RepoDigest), strconv.Itoa(im.Containers))
+	}
+	_ = tw.Flush()
 }
 
 func (c *cli) printContainers(w io.Writer, rows []containerRow) {
@@ -390,14 +415,18 @@ func (c *cli) printContainers(w io.Writer, rows []containerRow) {
 	})
 	fmt.Fprintln(w, "Containers:")
 	tw := newTable(w)
-	row(tw, "  NAME", "NODE", "SLOT", "STATE", "HEALTH", "CREATED")
+	row(tw, "  NAME", "NODE", "SLOT", "STATE", "HEALTH", "CREATED", "IMAGE-ID")
 	now := c.now()
 	for _, r := range rows {
 		created := ctlview.Unknown
 		if !r.created.IsZero() {
 			created = ctlview.Age(now, r.created) + " ago"
 		}
-		row(tw, "  "+r.name, r.node, ctlview.OrNone(r.slot), ctlview.OrNone(r.state), ctlview.OrNone(r.health), created)
+		imageID := ctlview.Unknown
+		if r.imageID != "" {
+			imageID = api.ShortImageID(r.imageID)
+		}
+		row(tw, "  "+r.name, r.node, ctlview.OrNone(r.slot), ctlview.OrNone(r.state), ctlview.OrNone(r.health), created, imageID)
 	}
 	_ = tw.Flush()
 }

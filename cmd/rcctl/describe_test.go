@@ -51,10 +51,10 @@ func TestDescribeShowsSpecStatusConditionsAndContainers(t *testing.T) {
 		"Observed:           etcd revision "+itoa(rev)+" (up to date)\n",
 		"Last sync:          2026-11-29T09:59:55Z (5s ago)\n",
 		"ReplicaFailure   True     CreateFailed   create web-3: no such image: demo-task:latest   2m\n",
-		"  NAME     NODE     SLOT   STATE     HEALTH    CREATED\n"+
-			"  web-1    <none>   1      running   healthy   3h ago\n"+
-			"  web-2    <none>   2      exited    <none>    10m ago\n"+
-			"  web-10   <none>   10     running   <none>    60s ago\n",
+		"  NAME     NODE     SLOT   STATE     HEALTH    CREATED   IMAGE-ID\n"+
+			"  web-1    <none>   1      running   healthy   3h ago    "+demoImageID+"\n"+
+			"  web-2    <none>   2      exited    <none>    10m ago   "+demoImageID+"\n"+
+			"  web-10   <none>   10     running   <none>    60s ago   "+demoImageID+"\n",
 	)
 	if strings.Contains(r.stdout, "api-1") {
 		t.Errorf("describe web lists another controller's container:\n%s", r.stdout)
@@ -356,10 +356,11 @@ func TestDescribeShowsTheNodeOfEachContainer(t *testing.T) {
 	assertOK(t, r)
 	assertContains(t, r.stdout, ""+
 		"Containers:\n"+
-		"  NAME    NODE     SLOT   STATE     HEALTH    CREATED\n"+
-		"  web-1   node-a   1      running   <none>    60m ago\n"+
-		"  web-2   <none>   2      exited    <none>    120m ago\n"+
-		"  web-3   node-b   3      running   healthy   10m ago\n"+
+		"  NAME    NODE     SLOT   STATE     HEALTH    CREATED    IMAGE-ID\n"+
+		"  web-1   node-a   1      running   <none>    60m ago    "+demoImageID+"\n"+
+		"  web-2   <none>   2      exited    <none>    120m ago   "+demoImageID+"\n"+
+		"  web-3   node-b   3      running   healthy   10m ago    "+demoImageID+"\n"+
+		"Images:             <none>\n"+
 		"Recent revisions:")
 	if r.stderr != "" {
 		t.Errorf("stderr %q, want nothing", r.stderr)
@@ -380,9 +381,9 @@ func TestDescribeWithDockerUnavailableShowsTheNodesReportsAndSucceeds(t *testing
 	assertContains(t, r.stdout,
 		"Status:             3 current / 2 ready / 1 available\n",
 		"Containers:\n"+
-			"  NAME    NODE     SLOT   STATE     HEALTH   CREATED\n"+
-			"  web-1   node-b   1      running   <none>   60m ago\n"+
-			"  web-2   node-b   2      running   <none>   60s ago\n"+
-			"  web-3   node-a   3      running   <none>   3h ago\n")
+			"  NAME    NODE     SLOT   STATE     HEALTH   CREATED   IMAGE-ID\n"+
+			"  web-1   node-b   1      running   <none>   60m ago   "+demoImageID+"\n"+
+			"  web-2   node-b   2      running   <none>   60s ago   "+demoImageID+"\n"+
+			"  web-3   node-a   3      running   <none>   3h ago    "+demoImageID+"\n")
 	assertContains(t, r.stderr, "warning: the local Docker cannot be asked", "Cannot connect to the Docker daemon")
 }

@@ -46,8 +46,10 @@ ProgressDeadlineExceeded), else Paused, Progressing, Running or ScaledToZero
 (rcctl describe shows the conditions it comes from). -o wide adds the
 selector, the available replicas, the spec's etcd revision (ETCD-REVISION;
 rollout history numbers the templates 1, 2, 3), the conditions worth a look,
-and NODES: the containers each node reports running, as node:count in node
-order (<none> when no node reports on the controller).
+NODES: the containers each node reports running, as node:count in node
+order (<none> when no node reports on the controller), and IMAGE-IDS: the
+images they run, as short image ID:count (two IDs of one template are an
+ImageDrift; rcctl describe shows the full IDs and repo digests).
 
 -o json and -o yaml print each spec as stored, with the status the manager last
 wrote under "currentState" (absent before its first); without an ID they print
@@ -251,7 +253,7 @@ func readViews(ctx context.Context, cn *conn) ([]view, error) {
 func tableHeader(wide bool) []string {
 	header := []string{"ID", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "STATUS", "AGE", "IMAGE"}
 	if wide {
-		header = append(header, "SELECTOR", "AVAILABLE", "ETCD-REVISION", "CONDITIONS", "NODES")
+		header = append(header, "SELECTOR", "AVAILABLE", "ETCD-REVISION", "CONDITIONS", "NODES", "IMAGE-IDS")
 	}
 	return header
 }
@@ -280,7 +282,8 @@ func (c *cli) tableRow(v view, wide bool, nodes map[string]string) []string {
 		if nodes != nil {
 			onNodes = cmp.Or(nodes[v.spec.ID], ctlview.None)
 		}
-		cells = append(cells, selector, available, strconv.FormatInt(v.spec.ModRevision, 10), notableConditions(v.status), onNodes)
+		cells = append(cells, selector, available, strconv.FormatInt(v.spec.ModRevision, 10), notableConditions(v.status), onNodes,
+			ctlview.ImageIDs(v.status))
 	}
 	return cells
 }

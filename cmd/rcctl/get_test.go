@@ -70,9 +70,9 @@ func TestGetWideAddsSelectorAvailableRevisionConditions(t *testing.T) {
 	r := e.runCLI("get", "-o", "wide")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   STATUS          AGE         IMAGE              SELECTOR   AVAILABLE   ETCD-REVISION   CONDITIONS       NODES\n"+
-		"api   1         <none>    <none>   <none>       Pending         <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>           <none>\n"+
-		"web   3         3         2        0            ImageNotFound   3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   <none>\n")
+		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   STATUS          AGE         IMAGE              SELECTOR   AVAILABLE   ETCD-REVISION   CONDITIONS       NODES    IMAGE-IDS\n"+
+		"api   1         <none>    <none>   <none>       Pending         <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>           <none>   <none>\n"+
+		"web   3         3         2        0            ImageNotFound   3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   <none>   <none>\n")
 }
 
 // pad is a revision in the ETCD-REVISION column, padded to the header's width.
@@ -281,10 +281,10 @@ func TestGetShowsUpToDateReplicasAndTheRolloutInConditions(t *testing.T) {
 	r := e.runCLI("get", "-o", "wide")
 
 	assertStdout(t, r, ""+
-		"ID        DESIRED   CURRENT   READY   UP-TO-DATE   STATUS                     AGE   IMAGE              SELECTOR       AVAILABLE   ETCD-REVISION   CONDITIONS                 NODES\n"+
-		"done      3         3         3       3            Running                    60m   demo-task:latest   name=done      3           "+pad(revs["done"])+"<none>                     <none>\n"+
-		"rolling   3         3         3       1            Progressing                60m   demo-task:latest   name=rolling   2           "+pad(revs["rolling"])+"Progressing                <none>\n"+
-		"stalled   3         3         3       0            ProgressDeadlineExceeded   60m   demo-task:latest   name=stalled   2           "+pad(revs["stalled"])+"ProgressDeadlineExceeded   <none>\n")
+		"ID        DESIRED   CURRENT   READY   UP-TO-DATE   STATUS                     AGE   IMAGE              SELECTOR       AVAILABLE   ETCD-REVISION   CONDITIONS                 NODES    IMAGE-IDS\n"+
+		"done      3         3         3       3            Running                    60m   demo-task:latest   name=done      3           "+pad(revs["done"])+"<none>                     <none>   <none>\n"+
+		"rolling   3         3         3       1            Progressing                60m   demo-task:latest   name=rolling   2           "+pad(revs["rolling"])+"Progressing                <none>   <none>\n"+
+		"stalled   3         3         3       0            ProgressDeadlineExceeded   60m   demo-task:latest   name=stalled   2           "+pad(revs["stalled"])+"ProgressDeadlineExceeded   <none>   <none>\n")
 }
 
 // TestGetStatusSaysWhatIsWrongInOneWord: the STATUS column, as kubectl
@@ -336,15 +336,15 @@ func TestGetWideShowsTheContainersOfEachNode(t *testing.T) {
 	r := e.runCLI("get", "-o", "wide")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   STATUS          AGE         IMAGE              SELECTOR   AVAILABLE   ETCD-REVISION   CONDITIONS       NODES\n"+
-		"api   1         <none>    <none>   <none>       Pending         <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>           <none>\n"+
-		"web   3         3         2        0            ImageNotFound   3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   node-a:1,node-b:2,node-c:0\n")
+		"ID    DESIRED   CURRENT   READY    UP-TO-DATE   STATUS          AGE         IMAGE              SELECTOR   AVAILABLE   ETCD-REVISION   CONDITIONS       NODES                        IMAGE-IDS\n"+
+		"api   1         <none>    <none>   <none>       Pending         <unknown>   demo-api:v2        name=api   <none>      "+pad(apiRev)+"<none>           <none>                       <none>\n"+
+		"web   3         3         2        0            ImageNotFound   3h          demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   node-a:1,node-b:2,node-c:0   <none>\n")
 
 	r = e.runCLI("get", "web", "-o", "wide")
 
 	assertStdout(t, r, ""+
-		"ID    DESIRED   CURRENT   READY   UP-TO-DATE   STATUS          AGE   IMAGE              SELECTOR   AVAILABLE   ETCD-REVISION   CONDITIONS       NODES\n"+
-		"web   3         3         2       0            ImageNotFound   3h    demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   node-a:1,node-b:2,node-c:0\n")
+		"ID    DESIRED   CURRENT   READY   UP-TO-DATE   STATUS          AGE   IMAGE              SELECTOR   AVAILABLE   ETCD-REVISION   CONDITIONS       NODES                        IMAGE-IDS\n"+
+		"web   3         3         2       0            ImageNotFound   3h    demo-task:latest   name=web   1           "+pad(rev)+"ReplicaFailure   node-a:1,node-b:2,node-c:0   <none>\n")
 
 	// without -o wide, the table is as it always was
 	assertStdout(t, e.runCLI("get"), ""+

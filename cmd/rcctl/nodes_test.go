@@ -69,8 +69,12 @@ func (e *testEnv) report(lease clientv3.LeaseID, node, id string, tasks ...api.R
 // reported is a reported container of a controller's slot.
 func reported(id string, slot int, created time.Time) api.ReportedTask {
 	return api.ReportedTask{Name: id + "-" + strconv.Itoa(slot), ID: fmt.Sprintf("%s-%d-id", id, slot), Slot: slot,
-		Image: "demo-task:latest", State: api.StateRunning, Created: created}
+		Image: "demo-task:latest", ImageID: taskcontrol.FakeImageID("demo-task:latest"), State: api.StateRunning, Created: created}
 }
+
+// demoImageID is the short ID of the image demo-task:latest names in the
+// fake Docker, and in reported.
+var demoImageID = api.ShortImageID(taskcontrol.FakeImageID("demo-task:latest"))
 
 // hexLease is a lease as the registrations and the LEASE column show it.
 func hexLease(lease clientv3.LeaseID) string { return fmt.Sprintf("%x", int64(lease)) }
@@ -410,8 +414,8 @@ func TestARoleThatCannotReadTheReportsStillGetsAndDescribes(t *testing.T) {
 	r = viewer("describe", "web")
 	assertOK(t, r)
 	assertContains(t, r.stdout, ""+
-		"  NAME    NODE        SLOT   STATE     HEALTH   CREATED\n"+
-		"  web-1   <unknown>   1      running   <none>   60m ago\n")
+		"  NAME    NODE        SLOT   STATE     HEALTH   CREATED   IMAGE-ID\n"+
+		"  web-1   <unknown>   1      running   <none>   60m ago   "+demoImageID+"\n")
 	assertContains(t, r.stderr, "warning: the nodes' reports cannot be read")
 
 	assertFails(t, viewer("nodes"), "permission denied", `etcd user "viewer" lacks a permission it needs`)

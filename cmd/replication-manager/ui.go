@@ -458,6 +458,7 @@ func containerItems(v registry.ControllerView) []ctlview.Container {
 			Name: strings.TrimPrefix(t.Name, "/"), Node: node, Slot: t.Labels[api.LabelSlot],
 			State: t.State, Health: t.Health, Image: t.Image, Created: t.Created,
 			UpToDate: hash != "" && t.Labels[api.LabelTemplateHash] == hash,
+			ImageID:  t.ImageID, RepoDigest: t.RepoDigest,
 		})
 	}
 	for _, r := range v.Elsewhere {
@@ -469,11 +470,11 @@ func containerItems(v registry.ControllerView) []ctlview.Container {
 			upToDate := hash != "" && t.TemplateHash == hash
 			out = append(out, ctlview.Container{
 				Name: t.Name, Node: r.Node, Slot: slot, State: t.State, Health: t.Health, Image: t.Image,
-				Created: t.Created, UpToDate: upToDate,
+				Created: t.Created, UpToDate: upToDate, ImageID: t.ImageID, RepoDigest: t.RepoDigest,
 			})
 			for _, p := range t.Parts { // the task's other containers
 				out = append(out, ctlview.Container{Name: p.Name, Node: r.Node, Slot: slot, State: p.State, Health: p.Health,
-					Image: p.Image, Created: t.Created, UpToDate: upToDate})
+					Image: p.Image, Created: t.Created, UpToDate: upToDate, ImageID: p.ImageID, RepoDigest: p.RepoDigest})
 			}
 		}
 	}

@@ -180,6 +180,9 @@ func TestStatusPageShowsOneControllerAsRcctlDescribeDoes(t *testing.T) {
 	v.Containers[1].Labels = map[string]string{api.LabelSlot: "1", api.LabelTemplateHash: hash}  // web-1
 	v.Containers[0].Labels = map[string]string{api.LabelSlot: "2", api.LabelTemplateHash: "0ld"} // web-2
 	v.Containers[0].State = api.StateExited
+	const idA = "sha256:aaaaaaaaaaaa1111111111111111111111111111111111111111111111111111"
+	v.Containers[1].ImageID, v.Containers[0].ImageID = idA, "sha256:bbbbbbbbbbbb2222222222222222222222222222222222222222222222222222"
+	v.Status.Images = []api.RunningImage{{Image: "demo-task:latest", ImageID: idA, RepoDigest: "demo-task@sha256:dddd", Containers: 1}}
 	events := []api.Event{{Controller: "web", Type: api.EventNormal, Reason: "SuccessfulCreate", Message: "created web-1", Time: uiNow.Add(-2 * time.Minute)}}
 	for i := range recentEvents {
 		events = append(events, api.Event{Controller: "web", Type: api.EventWarning, Reason: "FailedCreate", Message: fmt.Sprintf("attempt %d\nfailed", i), Time: uiNow.Add(-time.Minute)})
@@ -202,9 +205,13 @@ func TestStatusPageShowsOneControllerAsRcctlDescribeDoes(t *testing.T) {
 		`<th scope="row">Last sync:</th><td class="age">2026-11-29T09:59:59Z (1s ago)</td>`,
 		`<tr><td>Progressing</td><td>True</td><td>RolloutComplete</td><td>2 of 2 updated, 2 available</td><td class="age">30s</td></tr>`,
 		// by slot, with the node, and whether each is of the current template
-		`<th scope="col">NAME</th><th scope="col">NODE</th><th scope="col">SLOT</th><th scope="col">STATE</th><th scope="col">HEALTH</th><th scope="col">UP-TO-DATE</th><th scope="col">AGE</th>`,
-		`<tr><td>web-1</td><td>local</td><td>1</td><td>running</td><td>&lt;none&gt;</td><td>yes</td><td class="age">60s</td></tr>`+
-			`<tr class="not-ready"><td>web-2</td><td>local</td><td>2</td><td>exited</td><td>&lt;none&gt;</td><td>no</td><td class="age">60s</td></tr>`,
+		// and the image each runs, by short ID
+		`<th scope="col">NAME</th><th scope="col">NODE</th><th scope="col">SLOT</th><th scope="col">STATE</th><th scope="col">HEALTH</th><th scope="col">UP-TO-DATE</th><th scope="col">AGE</th><th scope="col">IMAGE-ID</th>`,
+		`<tr><td>web-1</td><td>local</td><td>1</td><td>running</td><td>&lt;none&gt;</td><td>yes</td><td class="age">60s</td><td>aaaaaaaaaaaa</td></tr>`+
+			`<tr class="not-ready"><td>web-2</td><td>local</td><td>2</td><td>exited</td><td>&lt;none&gt;</td><td>no</td><td class="age">60s</td><td>bbbbbbbbbbbb</td></tr>`,
+		// the images the status sums, in full
+		`<section><h2>Images</h2><div id="images"><table class="rows"><thead><tr><th scope="col">IMAGE</th><th scope="col">IMAGE-ID</th><th scope="col">REPO-DIGEST</th><th scope="col">CONTAINERS</th></tr></thead>`+
+			`<tbody><tr><td>demo-task:latest</td><td>`+idA+`</td><td>demo-task@sha256:dddd</td><td>1</td></tr></tbody></table></div></section>`,
 		// the newest recentEvents, messages on one line
 		`<tr class="warning"><td class="age">60s</td><td>Warning</td><td>FailedCreate</td><td>attempt 0 failed</td></tr>`,
 	)

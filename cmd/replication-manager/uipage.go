@@ -137,6 +137,7 @@ type detailPage struct {
 	Status     []field `json:"status"`
 	Conditions table   `json:"conditions"`
 	Containers table   `json:"containers"`
+	Images     table   `json:"images"`
 	Events     table   `json:"events"`
 }
 
@@ -179,6 +180,7 @@ func newDetailPage(m ctlview.Manager, c ctlview.Controller) detailPage {
 	page.Status = statusFields(now, c)
 	page.Conditions = conditionTable(now, c.Status)
 	page.Containers = containerTable(now, m.Source, c.Containers)
+	page.Images = imageTable(c.Status)
 	page.Events = eventTable(now, c.Events)
 	return page
 }
@@ -304,7 +306,7 @@ func conditionClass(c api.Condition) string {
 }
 
 func containerTable(now time.Time, source string, containers []ctlview.Container) table {
-	t := table{Header: []string{"NAME", "NODE", "SLOT", "STATE", "HEALTH", "UP-TO-DATE", "AGE"}, Empty: ctlview.None}
+	t := table{Header: []string{"NAME", "NODE", "SLOT", "STATE", "HEALTH", "UP-TO-DATE", "AGE", "IMAGE-ID"}, Empty: ctlview.None}
 	if source != ctlview.SourceManager {
 		t.Empty = "<unavailable: this manager does not watch Docker; the leader's page shows them>"
 		return t
@@ -322,9 +324,28 @@ func containerTable(now time.Time, source string, containers []ctlview.Container
 		if !c.Created.IsZero() {
 			created = ctlview.Age(now, c.Created)
 		}
+		imageID := ctlview.Unknown
+		if c.ImageID != "" {
+			imageID = api.ShortImageID(c.ImageID)
+		}
 		t.Rows = append(t.Rows, tableRow{Class: class, Cells: []cell{
 			{Text: c.Name}, {Text: c.Node}, {Text: ctlview.OrNone(c.Slot)}, {Text: ctlview.OrNone(c.State)}, {Text: ctlview.OrNone(c.Health)},
-			{Text: upToDate}, {Text: created, Class: "age"},
+			{Text: upToDate}, {Text: created, Class: "age"}, {Text: imageID},
+		}})
+	}
+	return t
+}
+
+// imageTable is describe's Images: each image the status says the
+// containers run, with its full ID and repo digest.
+func imageTable(st *api.ReplicationControllerStatus) table {
+	t := table{Header: []string{"IMAGE", "IMAGE-ID", "REPO-DIGEST", "CONTAINERS"}, Empty: ctlview.None}
+	if st == nil {
+		return t
+	}
+	for _, im := range st.Images {
+		t.Rows = append(t.Rows, tableRow{Cells: []cell{
+			{Text: im.Image}, {Text: im.ImageID}, {Text: ctlview.OrNone(im.RepoDigest)}, {Text: strconv.Itoa(im.Containers)},
 		}})
 	}
 	return t

@@ -126,6 +126,10 @@ type Container struct {
 	// UpToDate says whether it was made from the spec's current template.
 	UpToDate bool      `json:"upToDate"`
 	Created  time.Time `json:"created,omitzero"`
+	// ImageID is the image the container runs, and RepoDigest the digest
+	// a registry knows it by, as far as its node knows them.
+	ImageID    string `json:"imageID,omitempty"`
+	RepoDigest string `json:"repoDigest,omitempty"`
 }
 
 // States of a controller at a glance.

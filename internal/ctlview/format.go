@@ -75,6 +75,20 @@ func Images(rc *api.ReplicationController) string {
 	return OrNone(strings.Join(out, ","))
 }
 
+// ImageIDs lists the images a status says the containers run, each as
+// its short ID (the 12 hex digits `docker images` shows) and how many
+// containers run it ("0123456789ab:2,fedcba987654:1"), or None.
+func ImageIDs(st *api.ReplicationControllerStatus) string {
+	if st == nil {
+		return None
+	}
+	out := make([]string, len(st.Images))
+	for i, im := range st.Images {
+		out[i] = fmt.Sprintf("%s:%d", api.ShortImageID(im.ImageID), im.Containers)
+	}
+	return OrNone(strings.Join(out, ","))
+}
+
 // FormatPort prints a port as Docker does: [hostIP:]hostPort->containerPort/proto,
 // or containerPort/proto when it is not published, followed by its name.
 func FormatPort(p api.Port) string {

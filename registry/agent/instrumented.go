@@ -60,6 +60,13 @@ func (i *instrumentedTasks) CheckImage(ctx context.Context, image string) error 
 	return err
 }
 
+func (i *instrumentedTasks) RepoDigests(ctx context.Context, id string) ([]string, error) {
+	start := time.Now()
+	digests, err := i.inner.RepoDigests(ctx, id)
+	i.observe("repo_digests", start, err)
+	return digests, err
+}
+
 func (i *instrumentedTasks) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
 	start := time.Now()
 	t, err := i.inner.CreateTask(ctx, spec)

@@ -124,6 +124,9 @@ type Agent struct {
 	listedAt time.Time
 	// slots are the slots assigned to this node.
 	slots *nodeSlots
+	// digests are the repo digests of the images the containers run
+	// (imagedigests.go).
+	digests *repoDigests
 	// graceCapped holds the controller and template hash pairs whose
 	// capped grace period was told of (stopgrace.go).
 	graceCapped sync.Map
@@ -160,6 +163,7 @@ func New(store *registry.Store, taskControl TaskControlInterface, logger *slog.L
 		metrics:     m,
 		specs:       newSpecCache(),
 		tasks:       newTaskCache(),
+		digests:     newRepoDigests(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "controllers", MetricsProvider: m.queue}),
 		drained:    make(chan struct{}, 1),

@@ -169,10 +169,11 @@ func reportedTask(t api.Task, parts []api.Task) api.ReportedTask {
 	r := api.ReportedTask{
 		Name: t.Name, ID: t.ID, Slot: slot, Image: t.Image, State: t.State, Health: t.Health,
 		TemplateHash: t.Labels[api.LabelTemplateHash], Created: t.Created, StartedAt: t.StartedAt,
+		ImageID: t.ImageID, RepoDigest: t.RepoDigest,
 	}
 	for _, p := range parts {
 		r.Parts = append(r.Parts, api.ReportedPart{Name: p.Name, ID: p.ID, Container: p.Labels[api.LabelContainer],
-			Image: p.Image, State: p.State, Health: p.Health})
+			Image: p.Image, State: p.State, Health: p.Health, ImageID: p.ImageID, RepoDigest: p.RepoDigest})
 	}
 	slices.SortFunc(r.Parts, func(a, b api.ReportedPart) int { return strings.Compare(a.Name, b.Name) })
 	return r
@@ -213,14 +214,16 @@ func sameTasks(reported []api.ReportedTask, active []api.Task, partsOf func(api.
 func sameReported(a, b api.ReportedTask) bool {
 	return a.Name == b.Name && a.ID == b.ID && a.Slot == b.Slot && a.Image == b.Image && a.State == b.State &&
 		a.Health == b.Health && a.TemplateHash == b.TemplateHash && a.Created.Equal(b.Created) &&
-		a.StartedAt.Equal(b.StartedAt) && slices.Equal(a.Parts, b.Parts)
+		a.StartedAt.Equal(b.StartedAt) && slices.Equal(a.Parts, b.Parts) && a.ImageID == b.ImageID && a.RepoDigest == b.RepoDigest
 }
 
 // writeReport stores the node's report on a controller when it changed,
 // or removes it once the node has nothing of the controller left: a node
 // without a slot or a container of a controller does not report on it.
+// The report's repo digests are asked of the engine first, once per new
+// image; a failure to learn one leaves it out of the report, and is
+// returned after the report is written.
 func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active, inits []api.Task, blocked []int, assigned map[int]registry.SlotAssignment) error {
-	node := rm.opts.Node
 	// a slot whose init container may run is a slot that may run
 	slots := runSlots(assigned, slices.Concat(active, inits))
 	empty := len(slots) == 0 && st.FindCondition(api.ConditionReplicaFailure) == nil
@@ -228,7 +231,21 @@ func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st ap
 		record.status = &st
 		return nil
 	}
-	partsOf := rm.partsIndex(st.ID)
+	var digestErr error
+	if !empty {
+		digestErr = rm.resolveDigests(ctx, st.ID)
+	}
+	if err := rm.putReport(ctx, record, st, active, blocked, slots, empty); err != nil {
+		return errors.Join(err, digestErr)
+	}
+	return digestErr
+}
+
+// putReport writes the report of writeReport, or deletes it when empty.
+func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active []api.Task, blocked, slots []int, empty bool) error {
+	node := rm.opts.Node
+	active = rm.digests.fill(active)
+	partsOf := rm.digests.fillParts(rm.partsIndex(st.ID))
 	if prev := record.status; record.reported && !empty && prev != nil && api.SameStatus(*prev, st) &&
 		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && sameTasks(record.reportedTasks, active, partsOf) {
 		return nil
@@ -276,7 +293,7 @@ func (rm *Agent) claimSlots(ctx context.Context, id string, record *controllerSt
 		st = *record.status
 	}
 	slots := runSlots(assigned, slices.Concat(active, inits))
-	r := nodeReport(rm.opts.Node.Name, st, active, rm.partsIndex(id), record.reportedBlocked, slots)
+	r := nodeReport(rm.opts.Node.Name, st, rm.digests.fill(active), rm.digests.fillParts(rm.partsIndex(id)), record.reportedBlocked, slots)
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
 	if err := rm.store.PutReport(ctx, r, rm.opts.Node.Lease, cmps); err != nil {

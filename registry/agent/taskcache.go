@@ -504,7 +504,7 @@ func (c *taskCache) removeLocked(id string) {
 // not run is not looked at (a list does not report it, and the cache keeps
 // the last one a die left, so that a start knows there is a check).
 func sameTask(a, b api.Task) bool {
-	return a.ID == b.ID && a.Name == b.Name && a.State == b.State &&
+	return a.ID == b.ID && a.Name == b.Name && a.State == b.State && a.ImageID == b.ImageID &&
 		(a.Health == b.Health || !a.Active() && !b.Active()) &&
 		a.Labels[api.LabelController] == b.Labels[api.LabelController]
 }

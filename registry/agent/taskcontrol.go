@@ -21,6 +21,10 @@ type TaskControlInterface interface {
 	// wrapping api.ErrImageNotFound; it is asked before the first create
 	// of a template.
 	CheckImage(ctx context.Context, image string) error
+	// RepoDigests returns the digests registries know image id by
+	// ("name@sha256:..."), none for an image never pushed or pulled; a
+	// node asks once per image ID its containers run (imagedigests.go).
+	RepoDigests(ctx context.Context, id string) ([]string, error)
 	// CreateTask creates and starts one container.
 	CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error)
 	// WaitTask waits until a container is not running and returns its

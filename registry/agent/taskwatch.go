@@ -83,6 +83,7 @@ func (rm *Agent) relistTasks(ctx context.Context) error {
 	}
 	rm.listedAt = rm.now()
 	changed := rm.tasks.replace(tasks, since, rm.listedAt)
+	rm.digests.retain(tasks)
 	switch {
 	case first:
 		rm.later(rm.specs.ids()...) // every controller, now that they can sync

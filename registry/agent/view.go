@@ -43,6 +43,7 @@ func (rm *Agent) Controller(id string) (registry.ControllerView, bool) {
 			v.Containers = append(v.Containers, t)
 		}
 	}
+	v.Containers = rm.digests.fill(v.Containers)
 	sort.Slice(v.Containers, func(i, j int) bool { return v.Containers[i].Name < v.Containers[j].Name })
 	return v, true
 }

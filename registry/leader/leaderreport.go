@@ -26,6 +26,9 @@ type leaderReport struct {
 	// last is what a gone node's record shows of each container
 	// (leadergone.go), in the order of containers.
 	last []lastTask
+	// images are the containers grouped by template and image ID
+	// (images.go).
+	images []imageGroup
 }
 
 // lastTask is a reported container's name, image and state: the image
@@ -40,7 +43,7 @@ type lastTask struct {
 func newLeaderReport(id string, r *api.NodeReport) *leaderReport {
 	lr := &leaderReport{report: api.NodeReport{Node: r.Node, Status: r.Status}, blocked: r.BlockedSlots,
 		slots: make(map[int]bool, len(r.Slots)), containers: make([]decide.Container, 0, len(r.Tasks)),
-		last: make([]lastTask, 0, len(r.Tasks))}
+		last: make([]lastTask, 0, len(r.Tasks)), images: imageGroups(r.Tasks)}
 	for _, slot := range r.Slots {
 		lr.slots[slot] = true
 	}

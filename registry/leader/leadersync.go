@@ -624,7 +624,7 @@ func (s *ReplicationManager) status(id string, sp *schedSpec, reports []*api.Nod
 		return nil // gone: the status goes with its last container
 	}
 	m := mergeInput{id: id, invalid: sp.invalid, undecodable: sp.spec.Err != nil, revision: sp.spec.ModRevision,
-		reports: reports, last: last, now: s.now()}
+		reports: reports, last: last, now: s.now(), images: nodeImages(s.reports[id])}
 	if sp.invalid == nil {
 		m.spec = sp.spec.Controller
 		m.rolling = olderTemplate(in)
@@ -639,6 +639,15 @@ func (s *ReplicationManager) status(id string, sp *schedSpec, reports []*api.Nod
 	}
 	st.LastSyncTime = m.now.UTC()
 	return &st
+}
+
+// nodeImages are the image groups of reports, in node order.
+func nodeImages(reports map[string]*leaderReport) []imageGroup {
+	var out []imageGroup
+	for _, node := range slices.Sorted(maps.Keys(reports)) {
+		out = append(out, reports[node].images...)
+	}
+	return out
 }
 
 // anyAlive reports whether some node is registered.

@@ -4,8 +4,9 @@ package leader
 // reports of every node that runs part of it (docs/CONTRACT.md, Nodes). It is
 // pure: counts are summed, a node's failure is named with its node, the
 // slots no node can take are reported as Unschedulable (and block the
-// controller: blocked.go), and the rollout's Progressing condition is
-// decided over all nodes.
+// controller: blocked.go), the rollout's Progressing condition is
+// decided over all nodes, and so are the images the containers run
+// (images.go).
 
 import (
 	"cmp"
@@ -46,6 +47,9 @@ type mergeInput struct {
 	unhealthy []int
 	last      *api.ReplicationControllerStatus
 	now       time.Time
+	// images are the nodes' containers grouped by template and image
+	// ID, in node order (images.go).
+	images []imageGroup
 }
 
 // mergeStatus returns the controller's status over all nodes.
@@ -58,6 +62,7 @@ func mergeStatus(in mergeInput) api.ReplicationControllerStatus {
 		conds = in.last.Conditions
 	}
 	st.ObservedRevision = in.revision
+	st.Images = runningImages(in.images)
 	for _, r := range in.reports {
 		s := r.Status
 		st.Replicas += s.Replicas
@@ -119,6 +124,11 @@ func mergeStatus(in mergeInput) api.ReplicationControllerStatus {
 	}
 	if in.spec != nil {
 		conds = api.SetCondition(conds, mergedProgress(in, st, progressFailed), now)
+	}
+	if drift := imageDrift(in.images); drift != "" {
+		conds = api.SetCondition(conds, api.Condition{Type: api.ConditionImageDrift, Reason: api.ReasonImageIDsDiffer, Message: drift}, now)
+	} else {
+		conds = api.ClearCondition(conds, api.ConditionImageDrift)
 	}
 	st.Conditions = conds
 	return st

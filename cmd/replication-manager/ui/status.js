@@ -166,6 +166,7 @@
     renderFields(document.getElementById('status'), p.status);
     renderTable(document.getElementById('conditions'), p.conditions);
     renderTable(document.getElementById('containers'), p.containers);
+    renderTable(document.getElementById('images'), p.images);
     renderTable(document.getElementById('events'), p.events);
   }
 
