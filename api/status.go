@@ -24,6 +24,10 @@ const (
 
 	ReasonCreateFailed = "CreateFailed"
 	ReasonDeleteFailed = "DeleteFailed"
+	// ReasonPullFailed: the node could not pull an image of the
+	// template; the message is the engine's (unauthorized, not found,
+	// the registry unreachable).
+	ReasonPullFailed = "PullFailed"
 	// ReasonSlotConflict: a slot's name is held by a container outside the
 	// controller's set (started by hand, another registry's, or left
 	// outside by a selector change); the replicas use other slots.

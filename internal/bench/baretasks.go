@@ -89,6 +89,9 @@ func (b *bareTasks) InspectTask(ctx context.Context, id string) (api.Task, error
 // CheckImage finds every image.
 func (b *bareTasks) CheckImage(context.Context, string) error { return nil }
 
+// PullImage has nothing to pull: every image is found.
+func (b *bareTasks) PullImage(context.Context, string) error { return nil }
+
 // CreateTask creates a running container; a taken name is a conflict.
 func (b *bareTasks) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
 	if err := ctx.Err(); err != nil {

@@ -209,6 +209,11 @@ func sameTasks(reported []api.ReportedTask, active []api.Task, partsOf func(api.
 	return true
 }
 
+// samePulling reports whether two pulling slots are the same.
+func samePulling(a, b api.PullingSlot) bool {
+	return a.Slot == b.Slot && a.Image == b.Image && a.Since.Equal(b.Since)
+}
+
 // sameReported reports whether two reported tasks are the same.
 func sameReported(a, b api.ReportedTask) bool {
 	return a.Name == b.Name && a.ID == b.ID && a.Slot == b.Slot && a.Image == b.Image && a.State == b.State &&
@@ -219,7 +224,7 @@ func sameReported(a, b api.ReportedTask) bool {
 // writeReport stores the node's report on a controller when it changed,
 // or removes it once the node has nothing of the controller left: a node
 // without a slot or a container of a controller does not report on it.
-func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active []api.Task, blocked []int, assigned map[int]registry.SlotAssignment) error {
+func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active []api.Task, blocked []int, pulling []api.PullingSlot, assigned map[int]registry.SlotAssignment) error {
 	node := rm.opts.Node
 	slots := runSlots(assigned, active)
 	empty := len(slots) == 0 && st.FindCondition(api.ConditionReplicaFailure) == nil
@@ -229,10 +234,12 @@ func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st ap
 	}
 	partsOf := rm.partsIndex(st.ID)
 	if prev := record.status; record.reported && !empty && prev != nil && api.SameStatus(*prev, st) &&
-		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && sameTasks(record.reportedTasks, active, partsOf) {
+		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && sameTasks(record.reportedTasks, active, partsOf) &&
+		slices.EqualFunc(record.reportedPulling, pulling, samePulling) {
 		return nil
 	}
 	r := nodeReport(node.Name, st, active, partsOf, blocked, slots)
+	r.Pulling = pulling
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
 	if empty {
@@ -240,6 +247,7 @@ func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st ap
 			return err
 		}
 		record.reported, record.reportedTasks, record.reportedBlocked, record.reportedSlots, record.status = false, nil, nil, nil, &st
+		record.reportedPulling = nil
 		rm.published.Delete(st.ID)
 		return nil
 	}
@@ -249,6 +257,7 @@ func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st ap
 		return err
 	}
 	record.reported, record.reportedTasks, record.reportedBlocked, record.reportedSlots, record.status = true, r.Tasks, blocked, slots, &st
+	record.reportedPulling = pulling
 	rm.published.Store(st.ID, &st)
 	return nil
 }
@@ -276,6 +285,7 @@ func (rm *Agent) claimSlots(ctx context.Context, id string, record *controllerSt
 	}
 	slots := runSlots(assigned, active)
 	r := nodeReport(rm.opts.Node.Name, st, active, rm.partsIndex(id), record.reportedBlocked, slots)
+	r.Pulling = record.reportedPulling
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
 	if err := rm.store.PutReport(ctx, r, rm.opts.Node.Lease, cmps); err != nil {

@@ -21,6 +21,10 @@ type TaskControlInterface interface {
 	// wrapping api.ErrImageNotFound; it is asked before the first create
 	// of a template.
 	CheckImage(ctx context.Context, image string) error
+	// PullImage pulls image onto the engine (with the node's credentials
+	// for its registry) and returns once the engine has it, or with the
+	// engine's reason why not.
+	PullImage(ctx context.Context, image string) error
 	// CreateTask creates and starts one container.
 	CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error)
 	// RenameTask renames a container, to move a dead one out of its slot.
