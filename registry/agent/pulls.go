@@ -115,6 +115,13 @@ func (p *puller) want(id, image string, since time.Time, fresh bool) pullWait {
 		return pullWait{pulling: true, since: ip.started}
 	}
 	now := p.now()
+	if !fresh && ip.err == nil && !ip.okFinished.IsZero() && now.Sub(ip.okFinished) < time.Minute {
+		// the engine lacks the image a pull brought a moment ago: count
+		// it as a failure, or each look would pull again
+		ip.failures++
+		ip.err = fmt.Errorf("pull %s: the engine lacks the image after its pull", image)
+		ip.retryAt = ip.okFinished.Add(pullDelay(ip.failures))
+	}
 	if ip.err != nil && now.Before(ip.retryAt) {
 		return pullWait{err: ip.err, retryIn: ip.retryAt.Sub(now)}
 	}
@@ -149,8 +156,9 @@ func (p *puller) run(image string, ip *imagePull, started time.Time) {
 		ip.okStarted, ip.okFinished, ip.err, ip.failures = started, now, nil, 0
 		ev = note{api.EventNormal, "Pulled", fmt.Sprintf("pulled image %s in %s", image, now.Sub(started).Round(time.Millisecond))}
 	} else {
-		delay := min(pullFirstDelay<<min(ip.failures, 20), pullMaxDelay)
-		ip.err, ip.failures, ip.retryAt = err, ip.failures+1, now.Add(delay)
+		ip.failures++
+		delay := pullDelay(ip.failures)
+		ip.err, ip.retryAt = err, now.Add(delay)
 		ev = note{api.EventWarning, "PullFailed", fmt.Sprintf("%v (next attempt in %s)", err, delay)}
 	}
 	p.mu.Unlock()
@@ -158,4 +166,9 @@ func (p *puller) run(image string, ip *imagePull, started time.Time) {
 		p.record(id, ev)
 		p.wake(id)
 	}
+}
+
+// pullDelay is the backoff after failures failed pulls in a row.
+func pullDelay(failures int) time.Duration {
+	return min(pullFirstDelay<<min(failures-1, 20), pullMaxDelay)
 }
