@@ -47,7 +47,8 @@ ProgressDeadlineExceeded), else Paused, Progressing, Running or ScaledToZero
 selector, the available replicas, the spec's etcd revision (ETCD-REVISION;
 rollout history numbers the templates 1, 2, 3), the conditions worth a look,
 and NODES: the containers each node reports running, as node:count in node
-order (<none> when no node reports on the controller).
+order (<none> when no node reports on the controller), followed by the slots
+waiting for their image's pull, as (node:count pulling).
 
 -o json and -o yaml print each spec as stored, with the status the manager last
 wrote under "currentState" (absent before its first); without an ID they print
@@ -200,6 +201,9 @@ func (c *cli) readNodesColumn(ctx context.Context, cn *conn, id string, wide boo
 	cells := map[string]string{}
 	for id, counts := range nodeCounts(reports) {
 		cells[id] = formatNodeCounts(counts)
+	}
+	for id, pulling := range pullingCounts(reports) {
+		cells[id] += " (" + formatNodeCounts(pulling) + " pulling)"
 	}
 	return cells, nil
 }

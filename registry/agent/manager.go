@@ -139,6 +139,9 @@ type Agent struct {
 	// (*api.ReplicationControllerStatus, never changed once stored), for
 	// readers outside the workers (view.go).
 	published sync.Map
+	// pulling holds, per controller id, the slots its last report said
+	// were waiting for a pull ([]api.PullingSlot), for the status page.
+	pulling sync.Map
 
 	// now is the clock; tests replace it.
 	now func() time.Time
@@ -227,7 +230,7 @@ func (rm *Agent) Run(ctx context.Context) error {
 	rm.queue.ShutDown() // workers finish the sync in hand, then stop
 	workers.Wait()
 	rm.pulls.stop() // a pull under way is not waited for
-	stopEvents() // events the last syncs queued are flushed first
+	stopEvents()    // events the last syncs queued are flushed first
 	watchers.Wait()
 	return registry.UnlessStopped(ctx, context.Cause(runCtx))
 }

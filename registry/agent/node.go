@@ -249,6 +249,7 @@ func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st ap
 		record.reported, record.reportedTasks, record.reportedBlocked, record.reportedSlots, record.status = false, nil, nil, nil, &st
 		record.reportedPulling = nil
 		rm.published.Delete(st.ID)
+		rm.pulling.Delete(st.ID)
 		return nil
 	}
 	st.LastSyncTime = rm.now().UTC()
@@ -259,6 +260,11 @@ func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st ap
 	record.reported, record.reportedTasks, record.reportedBlocked, record.reportedSlots, record.status = true, r.Tasks, blocked, slots, &st
 	record.reportedPulling = pulling
 	rm.published.Store(st.ID, &st)
+	if len(pulling) > 0 {
+		rm.pulling.Store(st.ID, pulling)
+	} else {
+		rm.pulling.Delete(st.ID)
+	}
 	return nil
 }
 
