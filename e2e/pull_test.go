@@ -99,6 +99,7 @@ func TestPullWithoutCredentialsFailsBoundedAndConvergesWithThem(t *testing.T) {
 		}
 		return nil
 	})
+	t.Logf("%s: %s", api.ReasonPullFailed, d.status(t, id).FindCondition(api.ConditionReplicaFailure).Message)
 	if took := time.Since(start); took > 60*time.Second {
 		t.Errorf("PullFailed after %s, want within 60s", took)
 	}
@@ -116,6 +117,8 @@ func TestPullWithoutCredentialsFailsBoundedAndConvergesWithThem(t *testing.T) {
 	}
 	if n := cost(); n > 10 {
 		t.Errorf("%d pull, image and failed create calls in the first minute, want at most 10", n)
+	} else {
+		t.Logf("%d pull, image and failed create calls in the first minute", n)
 	}
 	if out := d.rcctl(t, "", "describe", id); !strings.Contains(out, "PullFailed") {
 		t.Errorf("describe shows no PullFailed:\n%s", out)
