@@ -8,6 +8,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -155,5 +157,58 @@ func TestNeverDoesNotPullAMissingImage(t *testing.T) {
 	})
 	if n := d.dockerCalls(t, `operation="pull"`); n != 0 {
 		t.Errorf("%d pulls under imagePullPolicy Never, want 0", n)
+	}
+}
+
+// imagePullPolicy Always: after the tag is pushed again from another
+// image, a container the rollout restart replaces runs the new image.
+func TestAlwaysPullsTheTagsCurrentImageForANewContainer(t *testing.T) {
+	t.Parallel() // a daemon, a registry, ids and labels of its own
+	cli := dockertest.Client(t)
+	labels := dockertest.Labels(t)
+	reg := registrytest.Start(t, registrytest.Options{})
+	ref := pushForTest(t, reg, "always", "", labels)
+	d := startDaemon(t)
+	id := newID("always")
+
+	rc := controller(id, ref, 1, labels)
+	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].ImagePullPolicy = api.PullAlways
+	d.rcctl(t, mustJSON(t, rc), "apply", "-f", "-")
+	first := waitForReplicas(t, cli, id, 1)
+
+	// another image under the same tag in the registry, not on the engine
+	build := exec.CommandContext(t.Context(), "docker", "build", "--quiet", "--tag", ref, "-")
+	build.Env = append(os.Environ(), "DOCKER_BUILDKIT=0")
+	build.Stdin = strings.NewReader("FROM " + dockertest.DemoImage(t) + "\nLABEL rmtest.variant=" + dockertest.RunID() + "\n")
+	var stderr strings.Builder
+	build.Stderr = &stderr
+	out, err := build.Output()
+	if err != nil {
+		t.Fatalf("docker build: %v: %s", err, stderr.String())
+	}
+	second := strings.TrimSpace(string(out))
+	if push := exec.CommandContext(t.Context(), "docker", "push", "--quiet", ref); push.Run() != nil {
+		t.Fatalf("docker push %s failed", ref)
+	}
+	registrytest.RemoveLocal(t, ref)
+	for _, c := range first {
+		if c.ImageID == second {
+			t.Fatalf("the first container runs the second image %s already", second)
+		}
+	}
+
+	d.rcctl(t, "", "rollout", "restart", id)
+	testpoll.Eventually(t, 60*time.Second, func() error {
+		for name, c := range containers(t, cli, id) {
+			if c.State == "running" && c.ImageID == second {
+				return nil
+			} else if c.State == "running" {
+				return fmt.Errorf("%s runs %s, want %s", name, c.ImageID, second)
+			}
+		}
+		return fmt.Errorf("no container running")
+	})
+	if n := d.dockerCalls(t, `operation="pull"`); n < 2 {
+		t.Errorf("%d pulls for two containers under Always, want 2 or more", n)
 	}
 }
