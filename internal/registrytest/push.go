@@ -11,9 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/distribution/reference"
 )
 
 // DockerConfig writes a Docker client configuration directory (what
@@ -61,14 +64,32 @@ func (r *Registry) Push(tb testing.TB, local, repoTag, dockerConfig string) stri
 	return ref
 }
 
-// RemoveLocal removes an image reference from the engine (not the image
-// while other tags hold it); one that is gone is not an error.
+// RemoveLocal removes an image reference from the engine, and every
+// digest reference of its repository that pulls left (a pulled image keeps
+// repo@sha256:... after its tag goes, which would keep the image); the
+// image itself goes once no other tag holds it. One that is gone is not an
+// error.
 func RemoveLocal(tb testing.TB, ref string) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := docker(ctx, "", "image", "rm", ref); err != nil && !strings.Contains(err.Error(), "No such image") {
-		tb.Errorf("remove %s: %v", ref, err)
+	refs := []string{ref}
+	if named, err := reference.ParseNormalizedNamed(ref); err == nil {
+		out, err := exec.CommandContext(ctx, "docker", "image", "ls", "--digests", "--filter", "reference="+named.Name(),
+			"--format", "{{.Repository}}@{{.Digest}}").Output()
+		if err != nil {
+			tb.Errorf("list the digests of %s: %v", named.Name(), err)
+		}
+		for _, line := range strings.Fields(string(out)) {
+			if !strings.HasSuffix(line, "@<none>") && !slices.Contains(refs, line) {
+				refs = append(refs, line)
+			}
+		}
+	}
+	for _, r := range refs {
+		if err := docker(ctx, "", "image", "rm", r); err != nil && !strings.Contains(err.Error(), "No such image") {
+			tb.Errorf("remove %s: %v", r, err)
+		}
 	}
 }
 

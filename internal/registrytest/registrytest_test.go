@@ -28,4 +28,8 @@ func TestPushedImagePullsBackOnlyWithCredentials(t *testing.T) {
 	if out, err := exec.Command("docker", "--config", good, "pull", ref).CombinedOutput(); err != nil {
 		t.Fatalf("pull with credentials: %v: %s", err, out)
 	}
+	registrytest.RemoveLocal(t, ref)
+	if out, _ := exec.Command("docker", "image", "ls", "--digests", "--filter", "reference="+reg.Host+"/demo/pushed", "-q").Output(); len(out) > 0 {
+		t.Errorf("the pulled image is still on the engine under its repository: %s", out)
+	}
 }
