@@ -30,7 +30,7 @@ func pushForTest(t *testing.T, reg *registrytest.Registry, name, dockerConfig st
 	cli := dockertest.Client(t)
 	ref := reg.Push(t, dockertest.DemoImage(t), "e2e/"+name+":"+dockertest.RunID(), dockerConfig)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), time.Minute) // t.Context() ends before the cleanups
 		defer cancel()
 		if err := dockertest.RemoveContainers(ctx, cli, dockertest.TestLabel, labels[dockertest.TestLabel]); err != nil {
 			t.Errorf("remove the test's containers: %v", err)

@@ -71,7 +71,7 @@ func (r *Registry) Push(tb testing.TB, local, repoTag, dockerConfig string) stri
 // error.
 func RemoveLocal(tb testing.TB, ref string) {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(tb.Context()), time.Minute) // also in a cleanup, after tb.Context() ended
 	defer cancel()
 	refs := []string{ref}
 	if named, err := reference.ParseNormalizedNamed(ref); err == nil {

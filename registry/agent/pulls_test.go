@@ -27,6 +27,7 @@ type testPuller struct {
 }
 
 func newTestPuller(t *testing.T) *testPuller {
+	t.Helper()
 	tp := &testPuller{clock: &testClock{now: time.Now()}, release: make(chan error), woken: make(chan string, 100), events: make(chan note, 100)}
 	tp.puller = newPuller(func(ctx context.Context, image string) error {
 		tp.mu.Lock()
