@@ -12,7 +12,7 @@ import (
 func TestStatusPageShowsTheSlotsWaitingForAPull(t *testing.T) {
 	since := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	v := registry.ControllerView{ID: "web", Node: "a",
-		Pulling: []api.PullingSlot{{Slot: 1, Image: "reg:5000/web:2", Since: since}},
+		Pulling:   []api.PullingSlot{{Slot: 1, Image: "reg:5000/web:2", Since: since}},
 		Elsewhere: []api.NodeReport{{Node: "b", Pulling: []api.PullingSlot{{Slot: 2, Image: "reg:5000/web:2", Since: since}}}},
 	}
 	items := containerItems(v)
