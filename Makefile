@@ -27,8 +27,14 @@ run: build image ## start the daemon with its embedded etcd against the local Do
 test: ## run every test with the race detector (real etcd, real Docker)
 	$(GO) test -race -count=1 -parallel 4 -timeout 15m ./...
 
-prop: ## the property tests, long: 200,000 decide histories and 2,000 cluster histories (make test runs them briefly)
-	$(GO) test -count=1 -timeout 30m -run 'TestDecideKeepsTheBoundsOverRandomHistories' ./registry/decide -rapid.checks=200000
+prop: ## the property tests, long: 200,000 decide histories and 2,000 cluster histories (make test runs them briefly), side by side
+	$(MAKE) -j2 --output-sync=target prop-decide prop-cluster
+
+PROP_DECIDE_CHECKS ?= 200000
+.PHONY: prop-decide prop-cluster
+prop-decide:
+	$(GO) test -count=1 -timeout 30m -run 'TestDecideKeepsTheBoundsOverRandomHistories' ./registry/decide -rapid.checks=$(PROP_DECIDE_CHECKS)
+prop-cluster:
 	$(GO) test -count=1 -timeout 30m -run 'TestClusterKeepsTheBoundsOverRandomHistories' ./registry/agent -rapid.checks=2000
 
 test-short: ## every test but the end-to-end ones (e2e/), with the race detector

@@ -124,6 +124,9 @@ type ReplicationManager struct {
 	// configs are the nodes' configs (/registry/nodeconfig), by node.
 	configs     map[string]api.NodeConfig
 	assignments map[string]map[int]registry.SlotAssignment
+	// undecodable are the ModRevisions of assignment keys whose values do
+	// not decode, by controller and slot (leaderundecodable.go).
+	undecodable map[string]map[int]int64
 	reports     map[string]map[string]*leaderReport
 	// reportsRev is the etcd revision the reports are as of.
 	reportsRev int64
@@ -291,7 +294,7 @@ func NewReplicationManager(store *registry.Store, logger *slog.Logger, opts Opti
 	return &ReplicationManager{
 		store: store, logger: logger, opts: opts, now: opts.Now, started: opts.Now(),
 		specs: map[string]*schedSpec{}, nodes: map[string]*nodeState{}, configs: map[string]api.NodeConfig{},
-		assignments: map[string]map[int]registry.SlotAssignment{}, reports: map[string]map[string]*leaderReport{},
+		assignments: map[string]map[int]registry.SlotAssignment{}, undecodable: map[string]map[int]int64{}, reports: map[string]map[string]*leaderReport{},
 		loads: map[string]*nodeLoad{}, listed: map[string]bool{}, records: map[string]*leaderRecord{}, wanting: map[string]bool{}, releasing: map[string]bool{},
 		inflight: map[string]*inflightWrite{}, queue: newLaneQueue(),
 		gone: map[string]*goneNode{}, dropped: map[string]*droppedReports{}, events: make(chan api.Event, eventQueue),

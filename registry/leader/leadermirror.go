@@ -389,18 +389,24 @@ func (s *ReplicationManager) decodeConfig(k registry.KV) (string, api.NodeConfig
 	return node, c, true
 }
 
-// listedAssignment is one assignment of a list.
+// listedAssignment is one assignment key of a list: its assignment, or
+// nil and its ModRevision (undecodable) for a value that does not decode.
 type listedAssignment struct {
-	id   string
-	slot int
-	a    *registry.SlotAssignment
+	id          string
+	slot        int
+	a           *registry.SlotAssignment
+	undecodable int64
 }
 
 func (s *ReplicationManager) resetAssignments(keys []registry.KV, _ int64) {
 	listed := make([]listedAssignment, 0, len(keys))
 	for _, k := range keys {
-		if id, slot, a := s.decodeAssignment(k); a != nil {
-			listed = append(listed, listedAssignment{id, slot, a})
+		if id, slot, a, ok := s.decodeAssignment(k); ok {
+			l := listedAssignment{id: id, slot: slot, a: a}
+			if a == nil {
+				l.undecodable = k.ModRev
+			}
+			listed = append(listed, l)
 		}
 	}
 	s.send(func() { s.setAssignments(listed) })
@@ -413,7 +419,12 @@ func (s *ReplicationManager) setAssignments(listed []listedAssignment) {
 			s.setAssignment(id, slot, nil)
 		}
 	}
+	clear(s.undecodable)
 	for _, l := range listed {
+		if l.a == nil {
+			s.setUndecodable(l.id, l.slot, l.undecodable)
+			continue
+		}
 		s.setAssignment(l.id, l.slot, l.a)
 	}
 	s.setListed(s.store.AssignmentsPrefix())
@@ -426,14 +437,18 @@ func (s *ReplicationManager) putAssignment(k registry.KV) {
 		if s.ownEcho(k.Key, k.Value, k.ModRev, true) {
 			return
 		}
-		id, slot, a := s.decodeAssignment(k)
-		if a == nil {
+		id, slot, a, ok := s.decodeAssignment(k)
+		if !ok {
 			return
 		}
 		if cur, ok := s.assignments[id][slot]; ok && cur.Rev >= k.ModRev {
 			return // the echo of this leader's own write, applied already
 		}
-		s.setAssignment(id, slot, a)
+		if a == nil {
+			s.setUndecodable(id, slot, k.ModRev)
+		} else {
+			s.setAssignment(id, slot, a)
+		}
 		s.mark(id)
 	})
 }
@@ -447,6 +462,9 @@ func (s *ReplicationManager) delAssignment(key string, rev int64) {
 		if !ok {
 			return
 		}
+		if rev >= s.undecodable[id][slot] {
+			s.setUndecodable(id, slot, 0)
+		}
 		cur, ok := s.assignments[id][slot]
 		if !ok || cur.Rev > rev {
 			return // applied already
@@ -456,17 +474,19 @@ func (s *ReplicationManager) delAssignment(key string, rev int64) {
 	})
 }
 
-// decodeAssignment decodes an assignment key; a nil assignment for one
-// that is not one or does not decode, with a warning.
-func (s *ReplicationManager) decodeAssignment(k registry.KV) (string, int, *registry.SlotAssignment) {
-	id, slot, a, ok, err := s.store.DecodeAssignment(k)
+// decodeAssignment decodes an assignment key; ok is false for a key that
+// is not one, and the assignment nil, with a warning, for a value that
+// does not decode.
+func (s *ReplicationManager) decodeAssignment(k registry.KV) (id string, slot int, a *registry.SlotAssignment, ok bool) {
+	id, slot, v, ok, err := s.store.DecodeAssignment(k)
+	if !ok {
+		return "", 0, nil, false
+	}
 	if err != nil {
-		s.logger.Warn("assignment does not decode; ignored", "key", k.Key, "err", err)
+		s.logger.Warn("assignment does not decode; the leader writes it again", "key", k.Key, "err", err)
+		return id, slot, nil, true
 	}
-	if !ok || err != nil {
-		return "", 0, nil
-	}
-	return id, slot, &a
+	return id, slot, &v, true
 }
 
 // setAssignment replaces slot's assignment of id (nil removes it) and
@@ -476,6 +496,7 @@ func (s *ReplicationManager) setAssignment(id string, slot int, a *registry.Slot
 		s.addLoad(cur.Node, s.specs[id], -1)
 		s.load(cur.Node).hold(id, -1)
 	}
+	s.setUndecodable(id, slot, 0)
 	if a == nil {
 		delete(s.assignments[id], slot)
 		if len(s.assignments[id]) == 0 {

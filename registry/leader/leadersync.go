@@ -152,6 +152,9 @@ func (s *ReplicationManager) decideController(id string) *inflightWrite {
 	if sp == nil && len(in.Assigned) == 0 && len(reports) == 0 {
 		// gone with its last assignment and report
 		delete(s.wanting, id)
+		if len(s.undecodable[id]) > 0 {
+			return &inflightWrite{id: id, rec: rec, w: registry.LeaderWrite{ID: id, Changes: s.overwriteUndecodable(id, nil)}}
+		}
 		if rec.status == nil && rec.recorded == "" {
 			delete(s.records, id)
 			delete(s.releasing, id)
@@ -184,6 +187,7 @@ func (s *ReplicationManager) decideController(id string) *inflightWrite {
 		}
 		op.w.Changes = append(op.w.Changes, ch)
 	}
+	op.w.Changes = s.overwriteUndecodable(id, op.w.Changes)
 	if len(res.Unschedulable) > 0 {
 		s.wanting[id] = true // a node that comes or changes may take them
 	} else {
@@ -384,6 +388,7 @@ func (s *ReplicationManager) applied(id string, before map[int]decide.Assignment
 	}
 	s.recordMoves(id, before, in, moves)
 	for _, c := range in {
+		s.setUndecodable(id, c.Slot, 0) // compared and written over
 		released(before, c, c.Rev, rec)
 		if c.Next == nil {
 			if cur, ok := s.assignments[id][c.Slot]; ok && cur.Rev <= c.Rev {
