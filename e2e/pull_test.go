@@ -212,3 +212,25 @@ func TestAlwaysPullsTheTagsCurrentImageForANewContainer(t *testing.T) {
 		t.Errorf("%d pulls for two containers under Always, want 2 or more", n)
 	}
 }
+
+// On two engines each node pulls for itself: node b's engine, in a network
+// namespace of its own, reaches the same registry (an instance on the same
+// storage in its namespace) by the same reference.
+func TestTwoNodesEachPullTheImageForThemselves(t *testing.T) {
+	t.Parallel() // a registry, engines, daemons, ids and labels of its own
+	reg := registrytest.Start(t, registrytest.Options{})
+	ref := reg.Push(t, dockertest.DemoImage(t), "e2e/twonodes:"+dockertest.RunID(), "")
+	n := startTwoNodes(t)
+	reg.AlsoIn(t, n.engineB.Netns)
+	id := newID("twopull")
+
+	n.a.rcctl(t, controllerJSON(t, id, ref, 4, n.labels), "apply", "-f", "-")
+	n.waitSpread(t, id, 2, 2)
+	for node, d := range map[string]*daemon{"a": n.a, "b": n.b} {
+		if got := d.dockerCalls(t, `operation="pull"`, `result="success"`); got != 1 {
+			t.Errorf("node %s pulled %d times for its 2 replicas, want 1", node, got)
+		}
+	}
+	n.a.rcctl(t, "", "delete", id)
+	n.waitSpread(t, id, 0, 0)
+}

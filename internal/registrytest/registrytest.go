@@ -91,9 +91,11 @@ type Options struct {
 type Registry struct {
 	// Host is 127.0.0.1:PORT, the registry part of an image reference.
 	Host string
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  *lockedBuffer
+	// bin and config are the binary and configuration file it runs.
+	bin, config string
+	cmd         *exec.Cmd
+	done        chan struct{}
+	log         *lockedBuffer
 }
 
 // Start builds the registry if needed and starts it on a free port of
@@ -159,7 +161,7 @@ http:
 		if err := os.WriteFile(path, []byte(strings.Replace(config, "127.0.0.1:0", host, 1)), 0o600); err != nil {
 			return nil, err
 		}
-		r := &Registry{Host: host, done: make(chan struct{}), log: &lockedBuffer{}}
+		r := &Registry{Host: host, bin: bin, config: path, done: make(chan struct{}), log: &lockedBuffer{}}
 		r.cmd = exec.Command(bin, "serve", path)
 		r.cmd.Stdout, r.cmd.Stderr = r.log, r.log
 		if err := r.cmd.Start(); err != nil {
@@ -209,6 +211,41 @@ func (r *Registry) Stop() error {
 	}
 	<-r.done
 	return nil
+}
+
+// AlsoIn starts a second instance of the registry in the network
+// namespace netns (as `ip netns` names it; dockertest.Engine.Netns), on the
+// same address, with the same storage and users: an engine in that
+// namespace pulls the same images by the same references, as a second host
+// would from a shared registry. The test's cleanup stops it. Needs root
+// and nsenter.
+func (r *Registry) AlsoIn(tb testing.TB, netns string) {
+	tb.Helper()
+	log := &lockedBuffer{}
+	cmd := exec.Command("nsenter", "--net=/var/run/netns/"+netns, r.bin, "serve", r.config)
+	cmd.Env = append(os.Environ(), "REGISTRY_LOG_LEVEL=info") // it says when it listens
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("registry in %s: %v", netns, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	tb.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(log.String(), "listening on "+r.Host) {
+		select {
+		case <-done:
+			tb.Fatalf("registry in %s exited: %s", netns, log.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("registry in %s not listening after 30s: %s", netns, log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // Ref returns the reference of repo:tag in this registry.
