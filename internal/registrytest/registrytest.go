@@ -55,14 +55,12 @@ func build(ctx context.Context) (string, error) {
 	}
 	// go install into a directory of our own, then rename: another test
 	// binary building at the same time never sees half a file
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "build-")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("registry build dir: %w", err)
+	}
+	tmp, err := os.MkdirTemp(dir, "build-")
 	if err != nil {
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			return "", fmt.Errorf("registry build dir: %w", err)
-		}
-		if tmp, err = os.MkdirTemp(filepath.Dir(dir), "build-"); err != nil {
-			return "", fmt.Errorf("registry build dir: %w", err)
-		}
+		return "", fmt.Errorf("registry build dir: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	cmd := exec.CommandContext(ctx, "go", "install", Module)
@@ -70,9 +68,6 @@ func build(ctx context.Context) (string, error) {
 	cmd.Env = append(os.Environ(), "GOBIN="+tmp, "GOFLAGS=", "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go install %s: %w\n%s", Module, err, out)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("registry build dir: %w", err)
 	}
 	if err := os.Rename(filepath.Join(tmp, "registry"), bin); err != nil {
 		return "", fmt.Errorf("registry binary: %w", err)
