@@ -8,6 +8,7 @@ GOLANGCI  := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 GOVULN    := golang.org/x/vuln/cmd/govulncheck@v1.9.0
 # The image registry of `make registry` and of the tests (internal/registrytest).
 REGISTRY  := github.com/distribution/distribution/v3/cmd/registry@v3.1.2
+REGISTRY_DIR ?= .registry
 
 .DEFAULT_GOAL := help
 .PHONY: help build run test prop test-short lint vuln image registry clean
@@ -48,9 +49,9 @@ lint: ## gofmt, go vet and golangci-lint
 vuln: ## check dependencies for known vulnerabilities
 	$(GO) run $(GOVULN) ./...
 
-registry: ## run an image registry (distribution v3) on 127.0.0.1:5000, storage in .registry/
-	GOBIN=$(CURDIR)/$(BIN) CGO_ENABLED=0 $(GO) install $(REGISTRY)
-	REGISTRY_STORAGE_FILESYSTEM_ROOTDIRECTORY=$(CURDIR)/.registry $(BIN)/registry serve scripts/registry/config.yml
+registry: ## run an image registry (distribution v3) on 127.0.0.1:5000, storage in .registry/ (or REGISTRY_DIR=...)
+	GOBIN=$(abspath $(BIN)) CGO_ENABLED=0 $(GO) install $(REGISTRY)
+	REGISTRY_STORAGE_FILESYSTEM_ROOTDIRECTORY=$(abspath $(REGISTRY_DIR)) exec $(abspath $(BIN))/registry serve scripts/registry/config.yml
 
 clean: ## remove build output (not the etcd data dir)
 	rm -rf $(BIN)
