@@ -6,9 +6,12 @@ IMAGE     ?= demo-task:latest
 RUN_FLAGS ?=
 GOLANGCI  := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 GOVULN    := golang.org/x/vuln/cmd/govulncheck@v1.9.0
+# The image registry of `make registry` and of the tests (internal/registrytest).
+REGISTRY  := github.com/distribution/distribution/v3/cmd/registry@v3.1.2
+REGISTRY_DIR ?= .registry
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test prop test-short lint vuln image clean
+.PHONY: help build run test prop test-short lint vuln image registry clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -45,6 +48,10 @@ lint: ## gofmt, go vet and golangci-lint
 
 vuln: ## check dependencies for known vulnerabilities
 	$(GO) run $(GOVULN) ./...
+
+registry: ## run an image registry (distribution v3) on 127.0.0.1:5000, storage in .registry/ (or REGISTRY_DIR=...)
+	GOBIN=$(abspath $(BIN)) CGO_ENABLED=0 $(GO) install $(REGISTRY)
+	REGISTRY_STORAGE_FILESYSTEM_ROOTDIRECTORY=$(abspath $(REGISTRY_DIR)) exec $(abspath $(BIN))/registry serve scripts/registry/config.yml
 
 clean: ## remove build output (not the etcd data dir)
 	rm -rf $(BIN)

@@ -11,7 +11,8 @@ var (
 	// ErrTaskNotFound means the container does not exist.
 	ErrTaskNotFound = errors.New("task: not found")
 	// ErrImageNotFound means a task's image is not present on the host.
-	// Images are never pulled. Its text has no package prefix so that a
+	// (Under imagePullPolicy Never it stays so; otherwise the node pulls
+	// it.) Its text has no package prefix so that a
 	// create error reads like the contract's status message:
 	// "create web-1: no such image: demo-task:latest".
 	ErrImageNotFound = errors.New("no such image")

@@ -56,6 +56,16 @@ type NodeReport struct {
 	// it only once no container of it is left; so the leader never gives
 	// a slot to another node while this one may still run it.
 	Slots []int `json:"slots,omitempty"`
+	// Pulling are the slots whose first container waits for its image to
+	// be pulled onto the node's engine: not running yet.
+	Pulling []PullingSlot `json:"pulling,omitempty"`
+}
+
+// PullingSlot is a slot waiting for the pull of its image since Since.
+type PullingSlot struct {
+	Slot  int       `json:"slot"`
+	Image string    `json:"image"`
+	Since time.Time `json:"since"`
 }
 
 // ReportedTask is one container in a NodeReport, as rcctl describe and the

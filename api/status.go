@@ -42,6 +42,10 @@ const (
 	// code other than 0: the task waits out the crash-loop backoff and
 	// tries again.
 	ReasonInitFailed = "InitFailed"
+	// ReasonPullFailed: the node could not pull an image of the
+	// template; the message is the engine's (unauthorized, not found,
+	// the registry unreachable).
+	ReasonPullFailed = "PullFailed"
 	// ReasonSlotConflict: a slot's name is held by a container outside the
 	// controller's set (started by hand, another registry's, or left
 	// outside by a selector change); the replicas use other slots.

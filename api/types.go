@@ -112,12 +112,15 @@ type VolumeMount struct {
 
 // Container is one container of a task, in the 2014 field names.
 type Container struct {
-	Name       string   `json:"name,omitempty"`
-	Image      string   `json:"image"`
-	Command    Command  `json:"command,omitempty"`
-	WorkingDir string   `json:"workingDir,omitempty"`
-	Ports      []Port   `json:"ports,omitempty"`
-	Env        []EnvVar `json:"env,omitempty"`
+	Name  string `json:"name,omitempty"`
+	Image string `json:"image"`
+	// ImagePullPolicy says when the node pulls Image: PullIfNotPresent
+	// (empty means it too), PullAlways or PullNever (docs/SPEC.md).
+	ImagePullPolicy string   `json:"imagePullPolicy,omitempty"`
+	Command         Command  `json:"command,omitempty"`
+	WorkingDir      string   `json:"workingDir,omitempty"`
+	Ports           []Port   `json:"ports,omitempty"`
+	Env             []EnvVar `json:"env,omitempty"`
 	// Memory is the memory limit in bytes; 0 means no limit.
 	Memory int64 `json:"memory,omitempty"`
 	// CPU is the relative CPU shares; 0 means Docker's default.
@@ -162,6 +165,27 @@ type Container struct {
 	// CapAdd adds Linux capabilities to Docker's default set, with or
 	// without the CAP_ prefix ("NET_ADMIN", "CAP_NET_ADMIN").
 	CapAdd []string `json:"capAdd,omitempty"`
+}
+
+// The image pull policies of Container.ImagePullPolicy.
+const (
+	// PullIfNotPresent pulls the image only when the engine lacks the
+	// reference; the default.
+	PullIfNotPresent = "IfNotPresent"
+	// PullAlways pulls before every create of a new container; running
+	// ones are left alone.
+	PullAlways = "Always"
+	// PullNever never pulls: the image must be on the engine.
+	PullNever = "Never"
+)
+
+// PullPolicy returns the container's pull policy, PullIfNotPresent when
+// none is given.
+func (c *Container) PullPolicy() string {
+	if c.ImagePullPolicy == "" {
+		return PullIfNotPresent
+	}
+	return c.ImagePullPolicy
 }
 
 // HealthCheck is a container health check, in Docker's terms. Zero

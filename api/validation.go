@@ -236,6 +236,11 @@ func (v *validator) container(field string, c *Container, hostNetwork bool, decl
 	} else if _, err := reference.ParseNormalizedNamed(c.Image); err != nil {
 		v.add(field+".image", "invalid image reference %q: %v", shorten(c.Image), err)
 	}
+	switch c.ImagePullPolicy {
+	case "", PullIfNotPresent, PullAlways, PullNever:
+	default:
+		v.add(field+".imagePullPolicy", "must be %s, %s or %s, got %q", PullIfNotPresent, PullAlways, PullNever, shorten(c.ImagePullPolicy))
+	}
 	for i, arg := range c.Command {
 		if arg == "" {
 			v.add(fmt.Sprintf("%s.command[%d]", field, i), "must not be empty")

@@ -180,6 +180,13 @@ func TestValidate(t *testing.T) {
 		{name: "image with a space", mutate: func(rc *ReplicationController) { container0(rc).Image = "demo task" },
 			want: []string{c0 + `.image: invalid image reference "demo task": invalid reference format`}},
 
+		// imagePullPolicy
+		{name: "pull policy Always", mutate: func(rc *ReplicationController) { container0(rc).ImagePullPolicy = PullAlways }},
+		{name: "pull policy Never", mutate: func(rc *ReplicationController) { container0(rc).ImagePullPolicy = PullNever }},
+		{name: "pull policy IfNotPresent", mutate: func(rc *ReplicationController) { container0(rc).ImagePullPolicy = PullIfNotPresent }},
+		{name: "pull policy misspelt", mutate: func(rc *ReplicationController) { container0(rc).ImagePullPolicy = "always" },
+			want: []string{c0 + `.imagePullPolicy: must be IfNotPresent, Always or Never, got "always"`}},
+
 		// command and workingDir
 		{name: "command with an empty argument", mutate: func(rc *ReplicationController) { container0(rc).Command = Command{"echo", ""} },
 			want: []string{c0 + ".command[1]: must not be empty"}},

@@ -198,7 +198,9 @@ func TestMissingImageGivesReplicaFailureNamingIt(t *testing.T) {
 	id := newID("noimage")
 	image := "no-such-image-" + dockertest.RunID() + ":latest"
 
-	d.rcctl(t, controllerJSON(t, id, image, 3, labels), "apply", "-f", "-")
+	rc := controller(id, image, 3, labels)
+	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].ImagePullPolicy = api.PullNever // no pull from the internet
+	d.rcctl(t, mustJSON(t, rc), "apply", "-f", "-")
 	testpoll.Eventually(t, 30*time.Second, func() error {
 		st := d.status(t, id)
 		if st == nil {

@@ -211,7 +211,9 @@ func TestStatusPageFollowsAScaleWithoutAReload(t *testing.T) {
 	rc := controller(web, image, 1, labels)
 	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Env = []api.EnvVar{{Name: "TOKEN", Value: secret}}
 	d.rcctl(t, mustJSON(t, rc), "apply", "-f", "-")
-	d.rcctl(t, controllerJSON(t, broken, "e2e-no-such-image:"+dockertest.RunID(), 1, labels), "apply", "-f", "-")
+	brokenRC := controller(broken, "e2e-no-such-image:"+dockertest.RunID(), 1, labels)
+	brokenRC.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].ImagePullPolicy = api.PullNever // no pull from the internet
+	d.rcctl(t, mustJSON(t, brokenRC), "apply", "-f", "-")
 	held := controller(paused, image, 1, labels)
 	d.rcctl(t, mustJSON(t, held), "apply", "-f", "-")
 	waitForReplicas(t, cli, web, 1)

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -38,6 +39,7 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/dockertest"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
+	"github.com/replication-manager/replication-manager/internal/registrytest"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
 )
@@ -275,6 +277,28 @@ var walkthrough = []walkStep{
 		command: "bin/rcctl logs web/1 --tail 5",
 		stdout:  []string{`listening on \S+:8080`},
 	},
+	{command: "docker tag demo-task:latest 127.0.0.1:5000/demo-task:1"},
+	{
+		command: "docker push 127.0.0.1:5000/demo-task:1",
+		stdout:  []string{`digest: sha256:[0-9a-f]{64}`},
+	},
+	{
+		command: "docker rmi 127.0.0.1:5000/demo-task:1",
+		stdout:  []string{`Untagged: 127\.0\.0\.1:5000/demo-task:1`},
+	},
+	{
+		command: "bin/rcctl run pulled --image 127.0.0.1:5000/demo-task:1 --replicas 2 --wait",
+		stdout:  []string{`controller "pulled" created`},
+		timeout: 2 * time.Minute,
+	},
+	{
+		command: "bin/rcctl describe pulled",
+		stdout:  []string{`(?m)Pulled +pulled image 127\.0\.0\.1:5000/demo-task:1 in `},
+	},
+	{
+		command: "bin/rcctl delete pulled",
+		stdout:  []string{`^controller "pulled" deleted`},
+	},
 	{
 		command: "bin/rcctl delete web",
 		stdout:  []string{`^controller "web" deleted`},
@@ -299,10 +323,18 @@ const walkthroughSection = "Five minutes with rcctl"
 
 // walkthroughIDs are the controllers the walkthrough makes, whose
 // container names are taken host-wide while it runs.
-var walkthroughIDs = []string{"web", "web-probed", "hello", "hello2"}
+var walkthroughIDs = []string{"web", "web-probed", "hello", "hello2", "pulled"}
 
-// walkthroughTags are the image tags it makes.
-var walkthroughTags = []string{"demo-task:v2"}
+// walkthroughTags are the image tags it makes (the pushed one also
+// leaves a digest reference, removed with it).
+var walkthroughTags = []string{"demo-task:v2", walkthroughPushed}
+
+// walkthroughRegistry is the address of `make registry`, and
+// walkthroughPushed the reference the walkthrough pushes there.
+const (
+	walkthroughRegistry = "127.0.0.1:5000"
+	walkthroughPushed   = walkthroughRegistry + "/demo-task:1"
+)
 
 func TestREADMEWalkthroughRunsAsWritten(t *testing.T) {
 	t.Parallel() // its own etcd, ports and registry; the host lock keeps it alone among walkthroughs
@@ -323,6 +355,14 @@ func TestREADMEWalkthroughRunsAsWritten(t *testing.T) {
 	}
 	etcdURL := "http://" + etcdtest.FreeAddr(t)
 	metrics := etcdtest.FreeAddr(t)
+	if l, err := net.Listen("tcp", walkthroughRegistry); err != nil {
+		t.Fatalf("%s is taken (%v): the walkthrough's make registry listens there", walkthroughRegistry, err)
+	} else {
+		_ = l.Close()
+	}
+	// the registry's storage goes with work; the pushed tag and the
+	// digest reference its pull leaves go after the daemon's containers
+	t.Cleanup(func() { registrytest.RemoveLocal(t, walkthroughPushed) })
 
 	// Registered before the daemon starts, so that it runs after the
 	// daemon has stopped and can recreate nothing.
@@ -344,6 +384,14 @@ func TestREADMEWalkthroughRunsAsWritten(t *testing.T) {
 		return ready("http://" + metrics + "/readyz")
 	})
 	t.Logf("make run: the daemon was ready after %s", time.Since(start).Round(time.Second))
+	reg := startProgram(t, root, nil, "make", "--no-print-directory", "registry", "BIN="+filepath.Join(work, "bin"),
+		"REGISTRY_DIR="+filepath.Join(work, "registry"))
+	testpoll.Eventually(t, 10*time.Minute, func() error { // go install with a cold cache takes minutes
+		if err := reg.exited(); err != nil {
+			return err
+		}
+		return ready("http://" + walkthroughRegistry + "/v2/")
+	})
 	registryID = readRegistryID(t, etcdURL)
 
 	// rcctl finds etcd as etcdctl does; the test's own checks find the

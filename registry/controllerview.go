@@ -21,4 +21,6 @@ type ControllerView struct {
 	// controller, for readers that add them (the status page does, from
 	// etcd).
 	Elsewhere []api.NodeReport
+	// Pulling are the slots of this node waiting for their image's pull.
+	Pulling []api.PullingSlot
 }

@@ -2,7 +2,7 @@ package taskcontrol
 
 // This file runs tasks on a Docker Engine through the Docker client. It
 // creates, starts, lists, inspects, renames and deletes containers and
-// streams their events; it never pulls an image and never logs: every error
+// streams their events (dockerpull.go pulls images); it never logs: every error
 // is returned to the caller, wrapped once with the verb and the container.
 
 import (
@@ -51,6 +51,10 @@ type DockerOptions struct {
 	// MaxStopGrace caps every container's grace period, its own and
 	// StopTimeout (--stop-when-isolated); zero caps nothing.
 	MaxStopGrace time.Duration
+	// DockerConfig is the Docker client configuration directory whose
+	// credentials PullImage uses (--docker-config); empty means
+	// $DOCKER_CONFIG, else ~/.docker.
+	DockerConfig string
 }
 
 // Docker is a task control backed by a Docker Engine. It negotiates the API
@@ -60,6 +64,7 @@ type Docker struct {
 	cli          *client.Client
 	stopTimeout  time.Duration
 	maxStopGrace time.Duration
+	dockerConfig string
 }
 
 // NewDocker returns a Docker task control. It does not contact the engine;
@@ -79,7 +84,7 @@ func NewDocker(opts DockerOptions) (*Docker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}
-	return &Docker{cli: cli, stopTimeout: opts.StopTimeout, maxStopGrace: opts.MaxStopGrace}, nil
+	return &Docker{cli: cli, stopTimeout: opts.StopTimeout, maxStopGrace: opts.MaxStopGrace, dockerConfig: opts.DockerConfig}, nil
 }
 
 // Ping checks that the engine answers.
@@ -190,9 +195,9 @@ func (d *Docker) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, e
 }
 
 // CheckImage returns nil when image is present on the host, else an error
-// wrapping ErrImageNotFound and naming it. Images are never pulled: a
-// caller asks before its first create of a template, so that a missing
-// image costs one cheap call instead of a failed create per replica.
+// wrapping ErrImageNotFound and naming it. It never pulls: a caller asks
+// before its first create of a template, so that a missing image costs one
+// cheap call instead of a failed create per replica, and pulls it then.
 func (d *Docker) CheckImage(ctx context.Context, image string) error {
 	_, err := d.cli.ImageInspect(ctx, image)
 	switch {

@@ -60,6 +60,10 @@ type Fake struct {
 	// ErrImageNotFound (wrapped with the image) for a missing image. Without
 	// it every image is present.
 	ImageErr func(image string) error
+	// PullErr, when set, is what PullImage returns (after any wait of its
+	// own, to simulate a slow pull); without it every pull succeeds at
+	// once.
+	PullErr func(ctx context.Context, image string) error
 	// DeleteErr, when it returns an error, fails DeleteTask and the
 	// container stays.
 	DeleteErr func(id string) error
@@ -125,7 +129,7 @@ type FakeStop struct {
 
 // FakeCounts counts the calls a Fake received, failed ones included.
 type FakeCounts struct {
-	List, Create, Delete, Rename, Inspect, Image, Wait int
+	List, Create, Delete, Rename, Inspect, Image, Pull, Wait int
 	// RepoDigests counts the image inspects for repo digests.
 	RepoDigests int
 	// Volume calls: CreateVolume, ListVolumes, RemoveVolume.
@@ -311,6 +315,22 @@ func (f *Fake) CheckImage(ctx context.Context, image string) error {
 	}
 	return nil
 }
+
+// PullImage records the pull and returns what PullErr says.
+func (f *Fake) PullImage(ctx context.Context, image string) error {
+	f.record(&f.counts.Pull, "pull "+image)
+	pullErr := f.PullErr
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("pull %s: %w", image, err)
+	}
+	if pullErr != nil {
+		return pullErr(ctx, image)
+	}
+	return nil
+}
+
+// Pulls returns the images of the PullImage calls, in order.
+func (f *Fake) Pulls() []string { return f.callArgs("pull ") }
 
 // DeleteTask stops a running container gracefully, as Docker's does
 // (recorded for Stops), and removes it; a container that is gone is not an

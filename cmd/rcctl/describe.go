@@ -94,6 +94,7 @@ func (c *cli) describe(ctx context.Context, id string) error {
 		c.printContainers(c.stdout, containerRows(tasks, reports, reportsOK))
 	}
 	printImages(c.stdout, v.status)
+	c.printPulling(c.stdout, reports)
 	c.printOnGoneNodes(ctx, cn, c.stdout, id)
 	printRecentRevisions(c.stdout, v.spec, revisions, revErr)
 	c.printEvents(c.stdout, events)
@@ -400,6 +401,33 @@ func printImages(w io.Writer, st *api.ReplicationControllerStatus) {
 	row(tw, "  IMAGE", "IMAGE-ID", "REPO-DIGEST", "CONTAINERS")
 	for _, im := range st.Images {
 		row(tw, "  "+im.Image, im.ImageID, ctlview.OrNone(im.RepoDigest), strconv.Itoa(im.Containers))
+	}
+	_ = tw.Flush()
+}
+
+// printPulling prints the slots the nodes report waiting for their
+// image's pull, with how long it has taken; nothing when none waits.
+func (c *cli) printPulling(w io.Writer, reports []api.NodeReport) {
+	type pulling struct {
+		node string
+		api.PullingSlot
+	}
+	var rows []pulling
+	for _, r := range reports {
+		for _, p := range r.Pulling {
+			rows = append(rows, pulling{r.Node, p})
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	slices.SortFunc(rows, func(a, b pulling) int { return cmp.Or(cmp.Compare(a.Slot, b.Slot), strings.Compare(a.node, b.node)) })
+	fmt.Fprintln(w, "Pulling:")
+	tw := newTable(w)
+	row(tw, "  SLOT", "NODE", "IMAGE", "FOR")
+	now := c.now()
+	for _, p := range rows {
+		row(tw, "  "+strconv.Itoa(p.Slot), p.node, p.Image, ctlview.Age(now, p.Since))
 	}
 	_ = tw.Flush()
 }

@@ -135,6 +135,9 @@ func printDryRun(w io.Writer, plan leader.DryRunPlan, stops []string) {
 	if plan.Stall != "" {
 		fmt.Fprintf(w, "rollout would stall: %s\n", plan.Stall)
 	}
+	for _, im := range plan.Images {
+		fmt.Fprintf(w, "image %s on %s: %s\n", im.Image, im.Node, im.Pull)
+	}
 	for _, line := range stops {
 		fmt.Fprintln(w, line)
 	}

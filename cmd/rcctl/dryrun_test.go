@@ -135,6 +135,8 @@ func TestApplyDryRunOfANewImageReplacesOneContainerAtATimeOnItsNode(t *testing.T
 		"web-3: would be replaced on a"+detail+
 		"web-2: would be replaced on b"+detail+
 		"web-1: would be replaced on a"+detail+
+		"image demo-task:2 on a: would be pulled if the node lacks it\n"+
+		"image demo-task:2 on b: would be pulled if the node lacks it\n"+
 		"dry run: 4 to replace (nothing written)\n")
 	assertNothingWritten(t, e, before)
 	if got := e.get("web"); got.ModRevision != modRev || got.Controller.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image != "demo-task:latest" {
@@ -155,6 +157,8 @@ func TestApplyDryRunOfANewControllerSpreadsTheCreatesOverTheNodes(t *testing.T) 
 		"web-1: would be created on a\n"+
 		"web-2: would be created on b\n"+
 		"web-3: would be created on a\n"+
+		"image demo-task:latest on a: would be pulled if the node lacks it\n"+
+		"image demo-task:latest on b: would be pulled if the node lacks it\n"+
 		"dry run: 3 to create (nothing written)\n")
 	assertNothingWritten(t, e, before) // nor the registry id
 	assertNotFound(t, e, "web")
@@ -177,6 +181,7 @@ func TestApplyDryRunOfANewNodeSelectorShowsTheMovesWithTheirNodes(t *testing.T) 
 		"controller \"web\" configured (dry run)\n"+
 		"web-3: would be moved from a to b (nodeSelector no longer matches node a)\n"+
 		"web-1: would be moved from a to b (nodeSelector no longer matches node a)\n"+
+		"image demo-task:latest on b: is there (a container of the controller runs it)\n"+
 		"dry run: 2 to move (nothing written)\n")
 	assertNothingWritten(t, e, before)
 }
@@ -196,6 +201,8 @@ func TestApplyDryRunShowsTheContainersNoNodeCanTake(t *testing.T) {
 		"web-1: would be created on a\n"+
 		"web-2: would be created on b\n"+
 		"web-3: unschedulable (no node has room (a: host port 18080/TCP is taken; b: host port 18080/TCP is taken))\n"+
+		"image demo-task:latest on a: would be pulled if the node lacks it\n"+
+		"image demo-task:latest on b: would be pulled if the node lacks it\n"+
 		"dry run: 2 to create, 1 unschedulable (nothing written)\n")
 	assertNothingWritten(t, e, before)
 }
@@ -215,6 +222,7 @@ func TestScaleDryRunShowsTheRemovesAndCreatesWithTheirNodes(t *testing.T) {
 		{"up", "6", "" +
 			"controller \"web\" scaled to 6 (dry run)\n" +
 			"web-6: would be created on b\n" +
+			"image demo-task:latest on b: is there (a container of the controller runs it)\n" +
 			"dry run: 1 to create (nothing written)\n"},
 		{"to the same", "5", "" +
 			"controller \"web\" scaled to 5 (dry run)\n" +
@@ -251,6 +259,7 @@ func TestDryRunPlacesTheSlotsOfAGoneNodeOnTheOthers(t *testing.T) {
 	assertStdout(t, r, ""+
 		"controller \"web\" scaled to 3 (dry run)\n"+
 		"web-3: would be created on a (node c is gone)\n"+
+		"image demo-task:latest on a: is there (a container of the controller runs it)\n"+
 		"dry run: 1 to create (nothing written)\n")
 	assertNothingWritten(t, e, before)
 }
@@ -269,6 +278,7 @@ func TestDryRunNeedsNoDocker(t *testing.T) {
 	assertStdout(t, r, ""+
 		"controller \"web\" scaled to 3 (dry run)\n"+
 		"web-3: would be created on a\n"+
+		"image demo-task:latest on a: is there (a container of the controller runs it)\n"+
 		"dry run: 1 to create (nothing written)\n")
 	assertNothingWritten(t, e, before)
 }

@@ -47,7 +47,8 @@ ProgressDeadlineExceeded), else Paused, Progressing, Running or ScaledToZero
 selector, the available replicas, the spec's etcd revision (ETCD-REVISION;
 rollout history numbers the templates 1, 2, 3), the conditions worth a look,
 NODES: the containers each node reports running, as node:count in node
-order (<none> when no node reports on the controller), and IMAGE-IDS: the
+order (<none> when no node reports on the controller), followed by the slots
+waiting for their image's pull, as (node:count pulling), and IMAGE-IDS: the
 images they run, as short image ID:count (two IDs of one template are an
 ImageDrift; rcctl describe shows the full IDs and repo digests).
 
@@ -202,6 +203,9 @@ func (c *cli) readNodesColumn(ctx context.Context, cn *conn, id string, wide boo
 	cells := map[string]string{}
 	for id, counts := range nodeCounts(reports) {
 		cells[id] = formatNodeCounts(counts)
+	}
+	for id, pulling := range pullingCounts(reports) {
+		cells[id] += " (" + formatNodeCounts(pulling) + " pulling)"
 	}
 	return cells, nil
 }

@@ -375,6 +375,23 @@ func nodeCounts(reports []api.NodeReport) map[string]map[string]int {
 	return out
 }
 
+// pullingCounts counts, per controller and node, the slots waiting for
+// their image's pull; controllers with none are left out.
+func pullingCounts(reports []api.NodeReport) map[string]map[string]int {
+	out := map[string]map[string]int{}
+	for _, r := range reports {
+		if len(r.Pulling) == 0 {
+			continue
+		}
+		id := r.Status.ID
+		if out[id] == nil {
+			out[id] = map[string]int{}
+		}
+		out[id][r.Node] += len(r.Pulling)
+	}
+	return out
+}
+
 // formatNodeCounts prints a controller's containers per node, as "a:2,b:1"
 // in node order, or <none> when no node reports on it.
 func formatNodeCounts(counts map[string]int) string {

@@ -26,6 +26,7 @@ import (
 // runOptions are the flags of rcctl run.
 type runOptions struct {
 	image    string
+	pull     string
 	replicas int
 	ports    []string
 	env      []string
@@ -40,7 +41,7 @@ func (c *cli) runCommand() *cobra.Command {
 	var o runOptions
 	var wait waitFlags
 	cmd := &cobra.Command{
-		Use:   "run ID --image IMAGE [--replicas N] [--port HOST:CONTAINER]... [--env NAME=VALUE]... [--label KEY=VALUE]... [--wait [--timeout D]] [--command \"...\" | -- COMMAND [ARGS...]]",
+		Use:   "run ID --image IMAGE [--image-pull-policy P] [--replicas N] [--port HOST:CONTAINER]... [--env NAME=VALUE]... [--label KEY=VALUE]... [--wait [--timeout D]] [--command \"...\" | -- COMMAND [ARGS...]]",
 		Short: "create a controller from an image (the 2014 run)",
 		Long: `Run creates a controller that keeps N containers of IMAGE running. Its labels,
 its selector and its task labels are name=ID unless --label is given. It
@@ -81,6 +82,7 @@ blocked (a replica fits no node).`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.image, "image", "", "the container image (required)")
+	fs.StringVar(&o.pull, "image-pull-policy", "", "when each node pulls the image: IfNotPresent (the default), Always or Never")
 	fs.IntVar(&o.replicas, "replicas", 1, "the number of replicas to run")
 	fs.StringArrayVar(&o.ports, "port", nil, "publish a port, HOST:CONTAINER, IP:HOST:CONTAINER or CONTAINER, with an optional /tcp or /udp (repeatable; a host port needs a manager started with --allow-host-ports)")
 	fs.StringArrayVar(&o.env, "env", nil, "set an environment variable, NAME=VALUE (repeatable)")
@@ -135,9 +137,10 @@ func buildController(id string, o runOptions) (*api.ReplicationController, error
 		return nil, err
 	}
 	ctr := api.Container{
-		Name:    containerName(id),
-		Image:   o.image,
-		Command: command,
+		Name:            containerName(id),
+		Image:           o.image,
+		ImagePullPolicy: o.pull,
+		Command:         command,
 	}
 	for _, p := range o.ports {
 		port, err := parsePort(p)

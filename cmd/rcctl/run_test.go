@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -89,6 +90,20 @@ func TestRunWithoutCommandKeepsTheImagesCommand(t *testing.T) {
 
 	if got := e.storedCommand("q"); got != nil {
 		t.Errorf("command %q, want none (the image's)", got)
+	}
+}
+
+func TestRunSetsTheImagePullPolicyAndRefusesAnUnknownOne(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+
+	assertOK(t, e.run("", "run", "q", "--image", "reg:5000/app:1", "--image-pull-policy", "Always"))
+	if got := e.get("q").Controller.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].ImagePullPolicy; got != api.PullAlways {
+		t.Errorf("imagePullPolicy %q, want Always", got)
+	}
+	r := e.run("", "run", "q2", "--image", "app:1", "--image-pull-policy", "sometimes")
+	if r.err == nil || !strings.Contains(r.err.Error(), "containers[0].imagePullPolicy: must be IfNotPresent, Always or Never") {
+		t.Errorf("an unknown policy: err %v, stderr %q; want the field path's error", r.err, r.stderr)
 	}
 }
 

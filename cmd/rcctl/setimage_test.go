@@ -70,6 +70,8 @@ func TestSetImageDryRunShowsEachReplacementAndWritesNothing(t *testing.T) {
 		"controller \"web\" image updated (web: demo-task:latest → demo-task:v2) (dry run)\n"+
 		"web-2: would be replaced on b"+detail+
 		"web-1: would be replaced on a"+detail+
+		"image demo-task:v2 on a: would be pulled if the node lacks it\n"+
+		"image demo-task:v2 on b: would be pulled if the node lacks it\n"+
 		"dry run: 2 to replace (nothing written)\n")
 	assertNothingWritten(t, e, before)
 }

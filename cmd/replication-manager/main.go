@@ -70,7 +70,7 @@ type closingTaskControl interface {
 // dialDocker returns the Docker client of opts: run's task control.
 func dialDocker(opts *options) (closingTaskControl, error) {
 	return taskcontrol.NewDocker(taskcontrol.DockerOptions{Host: opts.DockerHost, StopTimeout: opts.DockerStopTimeout,
-		MaxStopGrace: opts.maxStopGrace()})
+		MaxStopGrace: opts.maxStopGrace(), DockerConfig: opts.DockerConfig})
 }
 
 // runWith is run on the task control that dial returns: the tests give

@@ -22,18 +22,21 @@ import (
 // environment variables (internal/etcdctlenv), read once the command line
 // is parsed.
 type options struct {
-	EtcdServers              []string
-	EtcdDataDir              string
-	EtcdListenClientURLs     string
-	EtcdListenPeerURLs       string
-	EtcdCAFile               string
-	EtcdCertFile             string
-	EtcdKeyFile              string
-	EtcdUser                 string
-	EtcdPassword             string
-	EtcdDialTimeout          time.Duration
-	RegistryPrefix           string
-	DockerHost               string
+	EtcdServers          []string
+	EtcdDataDir          string
+	EtcdListenClientURLs string
+	EtcdListenPeerURLs   string
+	EtcdCAFile           string
+	EtcdCertFile         string
+	EtcdKeyFile          string
+	EtcdUser             string
+	EtcdPassword         string
+	EtcdDialTimeout      time.Duration
+	RegistryPrefix       string
+	DockerHost           string
+	// DockerConfig is the Docker client configuration directory whose
+	// credentials the node pulls with; empty: $DOCKER_CONFIG, else ~/.docker.
+	DockerConfig             string
 	DockerAllowInsecureTCP   bool
 	DockerStopTimeout        time.Duration
 	SyncPeriod               time.Duration
@@ -106,6 +109,7 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.RegistryPrefix, "registry-prefix", o.RegistryPrefix, "etcd key prefix that roots every key")
 	fs.StringVar(&o.DockerHost, "docker-host", o.DockerHost, "Docker Engine address; empty finds it as the docker CLI does (DOCKER_HOST, or the local socket)")
 	fs.BoolVar(&o.DockerAllowInsecureTCP, "docker-allow-insecure-tcp", o.DockerAllowInsecureTCP, "allow a tcp:// Docker host without verified TLS (DOCKER_CERT_PATH and DOCKER_TLS_VERIFY); whoever can reach that port controls the host")
+	fs.StringVar(&o.DockerConfig, "docker-config", o.DockerConfig, "Docker client configuration directory whose auths and credential helpers authenticate image pulls, as docker pull's --config (default $DOCKER_CONFIG, else ~/.docker); credentials never go into etcd")
 	fs.DurationVar(&o.DockerStopTimeout, "docker-stop-timeout", o.DockerStopTimeout, "how long a container whose spec sets no stopGracePeriodSeconds gets to stop before it is killed")
 	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "how often every controller is synced even without an event, from the caches")
 	fs.DurationVar(&o.RelistPeriod, "relist-period", o.RelistPeriod, "how often the periodic sync also lists the containers again, to catch events Docker dropped (0: every --sync-period)")

@@ -444,7 +444,7 @@ func controllerItem(v registry.ControllerView) ctlview.Controller {
 // containerItems lists a view's containers by slot, then name, as rcctl
 // describe does; nil when the view has none.
 func containerItems(v registry.ControllerView) []ctlview.Container {
-	if len(v.Containers) == 0 && len(v.Elsewhere) == 0 {
+	if len(v.Containers) == 0 && len(v.Elsewhere) == 0 && len(v.Pulling) == 0 {
 		return nil
 	}
 	hash := ""
@@ -461,7 +461,9 @@ func containerItems(v registry.ControllerView) []ctlview.Container {
 			ImageID:  t.ImageID, RepoDigest: t.RepoDigest,
 		})
 	}
+	out = append(out, pullingItems(node, v.Pulling)...)
 	for _, r := range v.Elsewhere {
+		out = append(out, pullingItems(r.Node, r.Pulling)...)
 		for _, t := range r.Tasks {
 			slot := ""
 			if t.Slot > 0 {
@@ -481,6 +483,17 @@ func containerItems(v registry.ControllerView) []ctlview.Container {
 	slices.SortStableFunc(out, func(a, b ctlview.Container) int {
 		return cmp.Or(cmp.Compare(ctlview.SlotOrder(a.Slot), ctlview.SlotOrder(b.Slot)), strings.Compare(a.Name, b.Name))
 	})
+	return out
+}
+
+// pullingItems are the slots of a node waiting for their image's pull, as
+// rows of state "pulling" whose age is how long the pull has taken.
+func pullingItems(node string, pulling []api.PullingSlot) []ctlview.Container {
+	out := make([]ctlview.Container, 0, len(pulling))
+	for _, p := range pulling {
+		out = append(out, ctlview.Container{Name: ctlview.None, Node: node, Slot: strconv.Itoa(p.Slot),
+			State: ctlview.StatePulling, Image: p.Image, Created: p.Since, UpToDate: true})
+	}
 	return out
 }
 

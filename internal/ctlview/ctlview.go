@@ -132,6 +132,10 @@ type Container struct {
 	RepoDigest string `json:"repoDigest,omitempty"`
 }
 
+// StatePulling is the state shown for a slot whose container waits for
+// its image's pull (api.NodeReport.Pulling).
+const StatePulling = "pulling"
+
 // States of a controller at a glance.
 const (
 	// StateOK: nothing is wrong that the conditions say.

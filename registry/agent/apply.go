@@ -75,13 +75,8 @@ func (rm *Agent) apply(ctx context.Context, id string, d decision) outcome {
 	if len(creates) == 0 {
 		return out
 	}
-	if d.checkImage != "" {
-		// a template not proven yet: a missing image costs this one call,
-		// not a failed create per replica
-		if err := rm.taskControl.CheckImage(ctx, d.checkImage); err != nil {
-			out.createErrs = []error{fmt.Errorf("create %s: %w", creates[0].Name, err)}
-			return out
-		}
+	if !rm.readyImages(ctx, id, d, creates, &out) {
+		return out
 	}
 	rm.createTasks(ctx, id, creates, d.slowStart, &out)
 	return out

@@ -92,6 +92,9 @@ func (b *bareTasks) CheckImage(context.Context, string) error { return nil }
 // RepoDigests knows no registry: no image has a repo digest.
 func (b *bareTasks) RepoDigests(context.Context, string) ([]string, error) { return nil, nil }
 
+// PullImage has nothing to pull: every image is found.
+func (b *bareTasks) PullImage(context.Context, string) error { return nil }
+
 // CreateTask creates a running container; a taken name is a conflict.
 func (b *bareTasks) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
 	if err := ctx.Err(); err != nil {

@@ -137,6 +137,7 @@ func newHarness(tb testing.TB, opts Options) *harness {
 	})
 	tb.Cleanup(func() {
 		rm.queue.ShutDown()
+		rm.pulls.stop()
 		stopBackground()
 	})
 	return &harness{rm: rm, sched: sched, fake: fake, store: store, client: client, clock: clock, stopBackground: stopBackground}

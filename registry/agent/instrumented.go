@@ -67,6 +67,13 @@ func (i *instrumentedTasks) RepoDigests(ctx context.Context, id string) ([]strin
 	return digests, err
 }
 
+func (i *instrumentedTasks) PullImage(ctx context.Context, image string) error {
+	start := time.Now()
+	err := i.inner.PullImage(ctx, image)
+	i.observe("pull", start, err)
+	return err
+}
+
 func (i *instrumentedTasks) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
 	start := time.Now()
 	t, err := i.inner.CreateTask(ctx, spec)

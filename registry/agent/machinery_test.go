@@ -66,7 +66,9 @@ func TestBackoffGrowsToItsCap(t *testing.T) {
 
 func TestMissingImageCostsNoCreateCall(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 100))
+	rc := newController("web", 100)
+	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].ImagePullPolicy = api.PullNever // never pulled
+	h.setSpec(rc)
 	var missing atomic.Bool
 	missing.Store(true)
 	h.fake.ImageErr = func(image string) error {
@@ -86,7 +88,7 @@ func TestMissingImageCostsNoCreateCall(t *testing.T) {
 		t.Errorf("%d create and %d image calls in a minute for a missing image, want 0 and at most 10", c.Create, c.Image)
 	}
 	c := h.status(t, "web").FindCondition(api.ConditionReplicaFailure)
-	if c == nil || c.Message != "node a: create web-1: no such image: demo-task:latest" {
+	if c == nil || c.Message != "node a: create web-1: no such image: demo-task:latest (imagePullPolicy Never)" {
 		t.Fatalf("ReplicaFailure = %+v, want the missing image named", c)
 	}
 

@@ -111,6 +111,8 @@ type Agent struct {
 	queue  workqueue.TypedRateLimitingInterface[string]
 	states states
 	events *eventRecorder
+	// pulls pulls images beside the syncs.
+	pulls *puller
 	// drained gets a signal (coalesced, never blocking) each time a worker
 	// finishes a sync, so that the second lane feeds the queue as it
 	// drains.
@@ -140,6 +142,9 @@ type Agent struct {
 	// (*api.ReplicationControllerStatus, never changed once stored), for
 	// readers outside the workers (view.go).
 	published sync.Map
+	// pulling holds, per controller id, the slots its last report said
+	// were waiting for a pull ([]api.PullingSlot), for the status page.
+	pulling sync.Map
 
 	// now is the clock; tests replace it.
 	now func() time.Time
@@ -172,6 +177,7 @@ func New(store *registry.Store, taskControl TaskControlInterface, logger *slog.L
 	}
 	rm.slots = newNodeSlots(store, opts.Node.Name, rm.queue.Add, func(id string) { rm.later(id) }, logger.Warn)
 	rm.events = newEventRecorder(store, func() time.Time { return rm.now() }, opts.EtcdTimeout, m.eventsDropped, logger)
+	rm.pulls = newPuller(rm.taskControl.PullImage, func() time.Time { return rm.now() }, rm.queue.Add, rm.record)
 	return rm
 }
 
@@ -227,7 +233,8 @@ func (rm *Agent) Run(ctx context.Context) error {
 	defer timer.Stop()
 	rm.queue.ShutDown() // workers finish the sync in hand, then stop
 	workers.Wait()
-	stopEvents() // events the last syncs queued are flushed first
+	rm.pulls.stop() // a pull under way is not waited for
+	stopEvents()    // events the last syncs queued are flushed first
 	watchers.Wait()
 	return registry.UnlessStopped(ctx, context.Cause(runCtx))
 }

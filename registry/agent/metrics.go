@@ -54,7 +54,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 		dockerCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "replication_manager_docker_calls_total",
-			Help: "Docker API calls, by operation (list, inspect, create, rename, delete, events) and result (success, error, conflict, not_found).",
+			Help: "Docker API calls, by operation (list, inspect, image, pull, create, rename, delete, events, ...) and result (success, error, conflict, not_found).",
 		}, []string{"operation", "result"}),
 		dockerDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "replication_manager_docker_call_duration_seconds",

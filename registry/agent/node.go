@@ -210,6 +210,11 @@ func sameTasks(reported []api.ReportedTask, active []api.Task, partsOf func(api.
 	return true
 }
 
+// samePulling reports whether two pulling slots are the same.
+func samePulling(a, b api.PullingSlot) bool {
+	return a.Slot == b.Slot && a.Image == b.Image && a.Since.Equal(b.Since)
+}
+
 // sameReported reports whether two reported tasks are the same.
 func sameReported(a, b api.ReportedTask) bool {
 	return a.Name == b.Name && a.ID == b.ID && a.Slot == b.Slot && a.Image == b.Image && a.State == b.State &&
@@ -223,7 +228,7 @@ func sameReported(a, b api.ReportedTask) bool {
 // The report's repo digests are asked of the engine first, once per new
 // image; a failure to learn one leaves it out of the report, and is
 // returned after the report is written.
-func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active, inits []api.Task, blocked []int, assigned map[int]registry.SlotAssignment) error {
+func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active, inits []api.Task, blocked []int, pulling []api.PullingSlot, assigned map[int]registry.SlotAssignment) error {
 	// a slot whose init container may run is a slot that may run
 	slots := runSlots(assigned, slices.Concat(active, inits))
 	empty := len(slots) == 0 && st.FindCondition(api.ConditionReplicaFailure) == nil
@@ -235,22 +240,24 @@ func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st ap
 	if !empty {
 		digestErr = rm.resolveDigests(ctx, st.ID)
 	}
-	if err := rm.putReport(ctx, record, st, active, blocked, slots, empty); err != nil {
+	if err := rm.putReport(ctx, record, st, active, blocked, pulling, slots, empty); err != nil {
 		return errors.Join(err, digestErr)
 	}
 	return digestErr
 }
 
 // putReport writes the report of writeReport, or deletes it when empty.
-func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active []api.Task, blocked, slots []int, empty bool) error {
+func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active []api.Task, blocked []int, pulling []api.PullingSlot, slots []int, empty bool) error {
 	node := rm.opts.Node
 	active = rm.digests.fill(active)
 	partsOf := rm.digests.fillParts(rm.partsIndex(st.ID))
 	if prev := record.status; record.reported && !empty && prev != nil && api.SameStatus(*prev, st) &&
-		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && sameTasks(record.reportedTasks, active, partsOf) {
+		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && sameTasks(record.reportedTasks, active, partsOf) &&
+		slices.EqualFunc(record.reportedPulling, pulling, samePulling) {
 		return nil
 	}
 	r := nodeReport(node.Name, st, active, partsOf, blocked, slots)
+	r.Pulling = pulling
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
 	if empty {
@@ -258,7 +265,9 @@ func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.
 			return err
 		}
 		record.reported, record.reportedTasks, record.reportedBlocked, record.reportedSlots, record.status = false, nil, nil, nil, &st
+		record.reportedPulling = nil
 		rm.published.Delete(st.ID)
+		rm.pulling.Delete(st.ID)
 		return nil
 	}
 	st.LastSyncTime = rm.now().UTC()
@@ -267,7 +276,13 @@ func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.
 		return err
 	}
 	record.reported, record.reportedTasks, record.reportedBlocked, record.reportedSlots, record.status = true, r.Tasks, blocked, slots, &st
+	record.reportedPulling = pulling
 	rm.published.Store(st.ID, &st)
+	if len(pulling) > 0 {
+		rm.pulling.Store(st.ID, pulling)
+	} else {
+		rm.pulling.Delete(st.ID)
+	}
 	return nil
 }
 
@@ -294,6 +309,7 @@ func (rm *Agent) claimSlots(ctx context.Context, id string, record *controllerSt
 	}
 	slots := runSlots(assigned, slices.Concat(active, inits))
 	r := nodeReport(rm.opts.Node.Name, st, rm.digests.fill(active), rm.digests.fillParts(rm.partsIndex(id)), record.reportedBlocked, slots)
+	r.Pulling = record.reportedPulling
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
 	if err := rm.store.PutReport(ctx, r, rm.opts.Node.Lease, cmps); err != nil {

@@ -69,13 +69,41 @@ func (in *planInput) hashOf(slot int) string {
 	return in.hash
 }
 
+// imageNeed is one image a template runs, and its pull policy.
+type imageNeed struct {
+	image, policy string
+}
+
+// imagesOf returns the images of a template's containers, each once; an
+// image two containers name with different policies takes the stronger
+// (Always over IfNotPresent over Never).
+func imagesOf(tmpl *api.TaskTemplate) []imageNeed {
+	rank := map[string]int{api.PullNever: 0, api.PullIfNotPresent: 1, api.PullAlways: 2}
+	var out []imageNeed
+	for i := range tmpl.DesiredState.Manifest.Containers {
+		c := &tmpl.DesiredState.Manifest.Containers[i]
+		need := imageNeed{image: c.Image, policy: c.PullPolicy()}
+		if j := slices.IndexFunc(out, func(n imageNeed) bool { return n.image == need.image }); j >= 0 {
+			if rank[need.policy] > rank[out[j].policy] {
+				out[j].policy = need.policy
+			}
+			continue
+		}
+		out = append(out, need)
+	}
+	return out
+}
+
 // decision is what plan decided.
 type decision struct {
 	// creates are the tasks to make, lowest slot first.
 	creates []taskCreate
-	// checkImage is the image to ask the engine about before the first
-	// create; empty when the template is proven.
-	checkImage string
+	// images are the images of the creates' template, each with its pull
+	// policy: apply makes sure the engine has them before it creates.
+	images []imageNeed
+	// proven says the template's last creates all succeeded: its images
+	// with a policy other than Always are on the engine, unasked.
+	proven bool
 	// hash is the template hash of the creates.
 	hash string
 	// slowStart sends the creates in batches of 1, 2, 4, ...: the last
@@ -373,9 +401,8 @@ func planCreates(in planInput, d *decision, slots []int) {
 		}
 		if d.hash == "" {
 			d.hash = hash
-			if d.state.proven != hash {
-				d.checkImage = tmpl.DesiredState.Manifest.Containers[0].Image
-			}
+			d.proven = d.state.proven == hash
+			d.images = imagesOf(tmpl)
 		}
 		d.creates = append(d.creates, newTaskCreate(in, tmpl, slot, taskLabels(in, tmpl, slot, hash)))
 	}

@@ -313,7 +313,7 @@ func TestPlan(t *testing.T) {
 			if got := renameNames(d); !slices.Equal(got, tt.renames) {
 				t.Errorf("renames = %v, want %v", got, tt.renames)
 			}
-			if got := d.checkImage != ""; got != tt.checkImage {
+			if got := len(d.creates) > 0 && !d.proven; got != tt.checkImage {
 				t.Errorf("asks about the image = %v, want %v", got, tt.checkImage)
 			}
 			var failure string

@@ -30,6 +30,16 @@ type outcome struct {
 	// retry says a create met a container of ours the cache had not seen
 	// yet: look again at once.
 	retry bool
+	// waiting are the slots whose creates wait for their images: pulls
+	// under way (pulling), or the backoff of a failed one (pullErr, which
+	// has pullRetry left).
+	waiting   []int
+	pulling   []pullingImage
+	pullErr   error
+	pullRetry time.Duration
+	// pullSince is when the creates of a template whose images are pulled
+	// Always first asked for a pull, kept until they go out.
+	pullSince time.Time
 }
 
 // report is what a sync writes and keeps after apply.
@@ -54,6 +64,8 @@ type report struct {
 	// blocked are the slots whose names containers outside the set hold,
 	// as plan found them and the creates learned.
 	blocked []int
+	// pulling are the slots waiting for a pull under way.
+	pulling []api.PullingSlot
 }
 
 // settle turns a decision and what apply did into the status and the
@@ -75,7 +87,9 @@ func settle(in planInput, d decision, out outcome) report {
 	if len(out.deleteErrs) > 0 {
 		r.events = append(r.events, note{api.EventWarning, "FailedDelete", out.deleteErrs[0].Error()})
 	}
-	if len(out.deleteErrs) == 0 && len(out.createErrs) == 0 {
+	r.state.pullSince = out.pullSince
+	waiting := len(out.waiting) > 0
+	if len(out.deleteErrs) == 0 && len(out.createErrs) == 0 && !waiting {
 		switch {
 		case d.more:
 			requeue(time.Millisecond) // capped by the burst limit: go on at once
@@ -114,6 +128,14 @@ func settle(in planInput, d decision, out outcome) report {
 	}
 	failure := d.failure
 	var initFailed *initFailure
+	keepFailure := d.keepFailure
+	switch {
+	case out.pullErr != nil:
+		failure = &api.Condition{Type: api.ConditionReplicaFailure, Reason: api.ReasonPullFailed, Message: out.pullErr.Error()}
+		requeue(out.pullRetry)
+	case len(out.pulling) > 0:
+		keepFailure = true // a pull that failed before is tried again
+	}
 	switch {
 	case len(out.createErrs) > 0 && errors.As(out.createErrs[0], &initFailed):
 		// the crash-loop backoff, as for a container that crashed
@@ -151,7 +173,7 @@ func settle(in planInput, d decision, out outcome) report {
 	switch {
 	case failure != nil:
 		st.Conditions = api.SetCondition(st.Conditions, *failure, now)
-	case !d.keepFailure:
+	case !keepFailure:
 		st.Conditions = api.ClearCondition(st.Conditions, api.ConditionReplicaFailure)
 	}
 	if c := r.state.crash.condition(in.now); c != nil {
@@ -180,6 +202,11 @@ func settle(in planInput, d decision, out outcome) report {
 		}
 	}
 	r.blocked = d.blocked
+	if len(out.pulling) > 0 {
+		for _, slot := range out.waiting {
+			r.pulling = append(r.pulling, api.PullingSlot{Slot: slot, Image: out.pulling[0].image, Since: out.pulling[0].since.UTC()})
+		}
+	}
 	if len(out.conflicts) > 0 {
 		r.blocked = slices.Clone(r.blocked)
 		for slot := range out.conflicts {

@@ -44,6 +44,9 @@ type controllerState struct {
 	// proven is the template hash whose last creates all succeeded: its
 	// image is known to exist, so creates go out in one batch.
 	proven string
+	// pullSince is when creates of a template pulled Always first asked
+	// for their pull: a pull begun since then will do.
+	pullSince time.Time
 	// conflicts holds the slots whose name a container outside the set
 	// holds, learned from a create that Docker refused with a conflict.
 	conflicts map[int]slotConflict
@@ -55,6 +58,7 @@ type controllerState struct {
 	reportedTasks   []api.ReportedTask
 	reportedBlocked []int
 	reportedSlots   []int
+	reportedPulling []api.PullingSlot
 	// templates are the templates of the controller's history this node
 	// has read, by hash, for slots assigned an older revision.
 	templates map[string]*api.TaskTemplate

@@ -90,7 +90,7 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 		if err != nil || !ok {
 			// not a create until the report says the slots are this
 			// node's; an assignment that changed comes with the watch
-			d.creates, d.checkImage = nil, ""
+			d.creates, d.images = nil, nil
 			errs = append(errs, err)
 			d.requeue(time.Second)
 		}
@@ -114,7 +114,7 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 	case r.forget:
 		errs = append(errs, rm.forget(ctx, id))
 	case r.status != nil && in.invalid == nil: // the leader reports an invalid spec
-		errs = append(errs, rm.writeReport(ctx, record, *r.status, r.active, r.inits, r.blocked, in.assigned))
+		errs = append(errs, rm.writeReport(ctx, record, *r.status, r.active, r.inits, r.blocked, r.pulling, in.assigned))
 	}
 	if r.requeueAfter > 0 {
 		rm.queue.AddAfter(id, r.requeueAfter)

@@ -168,7 +168,9 @@ func TestSyncReplicationControllerNeverTouchesUnownedContainers(t *testing.T) {
 
 func TestSyncReplicationControllerReturnsAMissingImageWithoutCreating(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.setSpec(newController("web", 3))
+	rc := newController("web", 3)
+	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].ImagePullPolicy = api.PullNever // never pulled
+	h.setSpec(rc)
 	var broken atomic.Bool
 	broken.Store(true)
 	h.fake.ImageErr = func(image string) error {

@@ -25,6 +25,10 @@ type TaskControlInterface interface {
 	// ("name@sha256:..."), none for an image never pushed or pulled; a
 	// node asks once per image ID its containers run (imagedigests.go).
 	RepoDigests(ctx context.Context, id string) ([]string, error)
+	// PullImage pulls image onto the engine (with the node's credentials
+	// for its registry) and returns once the engine has it, or with the
+	// engine's reason why not.
+	PullImage(ctx context.Context, image string) error
 	// CreateTask creates and starts one container.
 	CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error)
 	// WaitTask waits until a container is not running and returns its

@@ -37,6 +37,9 @@ func (rm *Agent) Controller(id string) (registry.ControllerView, bool) {
 	if st, ok := rm.published.Load(id); ok {
 		v.Status = st.(*api.ReplicationControllerStatus)
 	}
+	if p, ok := rm.pulling.Load(id); ok {
+		v.Pulling = p.([]api.PullingSlot)
+	}
 	tasks, _ := rm.tasks.list(id)
 	for _, t := range tasks {
 		if api.OfRegistry(rm.registryID, t.Labels) {

@@ -91,6 +91,9 @@ type DryRunPlan struct {
 	// Settled is false when the dry run stopped at its bound of rounds
 	// with the decision still changing: the steps are the first ones.
 	Settled bool
+	// Images say, per node that would make a container, whether it would
+	// pull each image of the template, as far as its report knows.
+	Images []DryRunImage
 }
 
 // dryRunRounds bounds the decisions of a dry run: a change converges in
@@ -191,6 +194,7 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 	}
 	plan.Reason = res.Reason
 	plan.Stall, plan.Waiting = d.stall(res)
+	plan.Images = dryRunImages(rc, in.Reports, plan.Steps)
 	return plan, nil
 }
 
