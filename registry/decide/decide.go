@@ -124,6 +124,26 @@ func (d *decision) findHeld() {
 	}
 }
 
+// releasedRuns returns, for an unassigned slot taken off a node that is
+// not lost (by this decision, or by a release the reports do not show
+// applied yet), that node and the most containers of the slot it may run.
+func (d *decision) releasedRuns(slot int) (node string, most int, ok bool) {
+	if d.assignedNow(slot) {
+		return "", 0, false
+	}
+	if old, was := d.in.Assigned[slot]; was && d.taken[slot] {
+		if d.settled(slot, old) {
+			return old.Node, 1, true
+		}
+		return old.Node, old.inFlight(), true
+	}
+	rel, was := d.in.Released[slot]
+	if !was || d.in.ReportsRevision >= rel.Rev || d.lost(rel.Node) {
+		return "", 0, false
+	}
+	return rel.Node, max(1, rel.Live), true
+}
+
 // isHeld reports whether slot is unassigned and a node may still run a
 // container of it.
 func (d *decision) isHeld(slot int) bool {
@@ -478,14 +498,23 @@ func (d *decision) liveCount() int {
 		expected := 0
 		switch {
 		case !assigned:
+			if node, most, ok := d.releasedRuns(slot); ok {
+				// off its node, what the assignment may have started
+				// there runs until its node reports it gone
+				on := 0
+				for _, ct := range d.live[slot] {
+					if ct.Node == node {
+						on++
+					}
+				}
+				n += max(on, most) + elsewhere - on
+				continue
+			}
 			if d.isHeld(slot) && elsewhere == 0 {
 				expected = 1
 			}
 		case !d.settled(slot, a):
-			expected = 1 + a.StartedFirst
-			if a.StartFirst {
-				expected++
-			}
+			expected = a.inFlight()
 		default:
 			expected = 1
 		}

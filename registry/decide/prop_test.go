@@ -256,7 +256,7 @@ func (w *world) lead() {
 	w.rev++
 	for _, ch := range r.Changes {
 		if old, ok := w.assigned[ch.Slot]; ok && (ch.New == nil || ch.New.Node != old.Node) {
-			w.released[ch.Slot] = Release{Node: old.Node, Rev: w.rev}
+			w.released[ch.Slot] = ReleaseOf(old, w.rev)
 		}
 		if ch.New == nil {
 			delete(w.assigned, ch.Slot)

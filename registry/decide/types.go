@@ -142,10 +142,29 @@ type Report struct {
 // writes a slot into its report, in a transaction that checks the slot is
 // still its own, before it creates a container of it; so once the reports
 // are as of Rev, they show every container of the slot the node may run.
-// Until then the slot is held.
+// Until then the slot is held, counting Live containers on Node: what the
+// assignment taken off it may have started (ReleaseOf).
 type Release struct {
 	Node string
 	Rev  int64
+	Live int
+}
+
+// ReleaseOf is the release of a, taken off its node at rev: a start-first
+// step in flight, and those carried in StartedFirst, may each have
+// started a container besides the slot's own.
+func ReleaseOf(a Assignment, rev int64) Release {
+	return Release{Node: a.Node, Rev: rev, Live: a.inFlight()}
+}
+
+// inFlight is how many containers of its slot a's node may run for it
+// until it reports the slot settled.
+func (a Assignment) inFlight() int {
+	n := 1 + a.StartedFirst
+	if a.StartFirst {
+		n++
+	}
+	return n
 }
 
 // Input is everything one decision is made from.

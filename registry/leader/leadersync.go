@@ -423,7 +423,7 @@ func released(before map[int]decide.Assignment, c registry.AssignChange, rev int
 	if rec.released == nil {
 		rec.released = map[int]decide.Release{}
 	}
-	rec.released[c.Slot] = decide.Release{Node: old.Node, Rev: rev}
+	rec.released[c.Slot] = decide.ReleaseOf(old, rev)
 }
 
 // pruneReleased forgets the slots taken off a node that the reports show
