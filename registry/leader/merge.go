@@ -52,7 +52,7 @@ type mergeInput struct {
 	rollout  *api.RolloutRecord
 	restored int
 	last     *api.ReplicationControllerStatus
-	now       time.Time
+	now      time.Time
 	// images are the nodes' containers grouped by template and image
 	// ID, in node order (images.go).
 	images []imageGroup
