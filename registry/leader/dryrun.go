@@ -206,8 +206,12 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 	}
 	plan.Reason = res.Reason
 	plan.Stall, plan.Waiting = d.stall(res)
-	plan.Images = dryRunImages(rc, in.Reports, plan.Steps)
 	plan.Restores = dryRunRestores(d.rollout, d.sp.hash)
+	if plan.Restores == "" {
+		// (a rollback creates containers of the restored template, whose
+		// images the spec does not name)
+		plan.Images = dryRunImages(rc, in.Reports, plan.Steps)
+	}
 	return plan, nil
 }
 
