@@ -70,7 +70,13 @@ func (d *decision) rollout() {
 	if rec.TargetHash != target {
 		rec.TargetHash, rec.Failures = target, 0
 	}
-	rec.Failures += d.countFailures(target)
+	if back || target != rec.CompletedHash {
+		rec.Failures += d.countFailures(target)
+	} else {
+		// no rollout under way: a crash of the completed template is the
+		// crash loop's business, not a rollout's
+		rec.Failures = 0
+	}
 	failed := float64(rec.Failures) > c.MaxFailureRatio*float64(c.Replicas)
 	switch {
 	case back && !rec.RolledBack && !rec.RollbackFailed:

@@ -248,3 +248,15 @@ func TestARollbackThatFailsPausesAndNeverRollsBackAgain(t *testing.T) {
 		t.Errorf("after a failed rollback: step %q, record %+v, changes %s; want it held", r.Rollback, r.Rollout, summary(r))
 	}
 }
+
+func TestACrashOfTheCompletedTemplateIsNoRolloutFailure(t *testing.T) {
+	in := withoutContainer(rolling(), "n1")
+	in.Assigned[1] = at("a", "old")
+	in.Controller.Hash, in.Controller.Revision = "old", 10
+	in.Watched = map[string]Watched{"n1": {Slot: 1, Node: "a", Hash: "old", StartedAt: t0.Add(-2 * time.Second)}}
+	in.Rollout.TargetHash, in.Rollout.Failures = "old", 3
+	r := Decide(in)
+	if r.Rollout.Failures != 0 || r.Rollback != "" || len(r.Watched) != 0 {
+		t.Errorf("record %+v, step %q, watched %v: want nothing counted while no rollout is under way", r.Rollout, r.Rollback, r.Watched)
+	}
+}

@@ -213,6 +213,9 @@ func (s *ReplicationManager) decideController(id string) *inflightWrite {
 			TaskTemplate: sp.spec.Controller.DesiredState.TaskTemplate}
 		op.prune = rec.recorded != ""
 		op.named = namedTemplates(in.Assigned, op.w.Changes)
+		// the template a rollback would restore stays in the history,
+		// which the nodes read it from
+		op.named[rec.rollout.CompletedHash] = true
 	}
 	op.w.Status = s.status(id, sp, reports, in, res, rec.status)
 	if len(op.w.Changes) == 0 && op.w.Status == nil && op.w.Revision == nil {
