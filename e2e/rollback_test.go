@@ -102,11 +102,30 @@ func TestACrashingTemplateWithFailureActionRollbackIsRolledBack(t *testing.T) {
 
 	// the failed template is not rolled forward again
 	time.Sleep(10 * time.Second)
-	s.stop(t)
-	now := containers(t, cli, id)
-	for name, cid := range restored {
-		if c, ok := now[name]; !ok || c.ID != cid || c.State != api.StateRunning {
-			t.Errorf("%s is %+v 10 s after the rollback, want its restored container %s running", name, c.State, cid[:12])
+	unchanged := func(when string) {
+		t.Helper()
+		now := containers(t, cli, id)
+		for name, cid := range restored {
+			if c, ok := now[name]; !ok || c.ID != cid || c.State != api.StateRunning {
+				t.Errorf("%s is %q %s, want its restored container %s running", name, c.State, when, cid[:12])
+			}
 		}
 	}
+	unchanged("10 s after the rollback")
+
+	// rollout undo makes the spec agree with what runs: complete, and
+	// nothing is replaced
+	d.rcctl(t, "", "rollout", "undo", id)
+	undone := specOf(t, d, id)
+	if got := api.TemplateHash(&undone.Controller.DesiredState.TaskTemplate); got != goodHash {
+		t.Fatalf("after rollout undo the spec's template is %s, want the restored %s", got, goodHash)
+	}
+	waitForStatus(t, d, id, func(st *api.ReplicationControllerStatus) error {
+		if c := st.FindCondition(api.ConditionProgressing); st.ObservedRevision < undone.ModRevision || c == nil || c.Reason != api.ReasonRolloutComplete {
+			return fmt.Errorf("status at revision %d (want %d) with Progressing %+v, want %s", st.ObservedRevision, undone.ModRevision, c, api.ReasonRolloutComplete)
+		}
+		return nil
+	})
+	s.stop(t)
+	unchanged("after rollout undo")
 }
