@@ -5,7 +5,10 @@ package agent
 // it was down. The relist logs it once, with a few of the containers that
 // differed, and counts it (replication_manager_cache_drift_total), so that
 // an operator learns whether the events can be trusted. It does not fix
-// the cache; the list does that (taskCache.replace).
+// the cache; the list does that (taskCache.replace). A change whose event
+// was still on its way while the list ran counts too, so a rare count on a
+// node whose containers churn is not proof of a lost event; a steady one
+// is.
 
 import (
 	"fmt"
