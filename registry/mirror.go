@@ -44,30 +44,37 @@ type ProgressTarget interface {
 }
 
 // Mirror follows prefix into t until ctx ends (it then returns nil). While
-// etcd is away it keeps trying, with a capped backoff, and says so through
-// warn; it returns an error only when etcd refuses this manager for good.
+// etcd is away it keeps trying, on a Retry whose tries get going once a
+// list has answered, and says so through warn; it returns an error only
+// when etcd refuses this manager for good. A compacted watch is not a
+// failure: the same try lists again at once.
 func (s *Store) Mirror(ctx context.Context, prefix string, t MirrorTarget, warn func(msg string, args ...any)) error {
-	retry := NewRetry()
-	for ctx.Err() == nil {
-		rev, err := s.MirrorList(ctx, prefix, t)
-		if err == nil {
-			retry.WentWell()
-			err = s.MirrorWatch(ctx, prefix, rev+1, t)
-		}
-		if ctx.Err() != nil || Refused(err) {
-			return UnlessStopped(ctx, fmt.Errorf("watch %s: %w", prefix, err))
-		}
+	restarted := func(err error) {
 		if r, ok := t.(RestartTarget); ok {
 			r.Restarted(err)
 		}
-		if errors.Is(err, ErrWatchCompacted) {
+	}
+	err := Retry{Failed: func(err error, delay time.Duration) {
+		restarted(err)
+		warn("watch restarting", "prefix", prefix, "retryIn", delay, "err", err)
+	}}.Do(ctx, func() (up bool, err error) {
+		for {
+			rev, err := s.MirrorList(ctx, prefix, t)
+			if err != nil {
+				return up, err
+			}
+			up = true
+			err = s.MirrorWatch(ctx, prefix, rev+1, t)
+			if ctx.Err() != nil || !errors.Is(err, ErrWatchCompacted) {
+				return up, err
+			}
 			// nothing is wrong with etcd: list again at once
+			restarted(err)
 			warn("watch restarting", "prefix", prefix, "retryIn", time.Duration(0), "err", err)
-			continue
 		}
-		if !retry.Wait(ctx, func(delay time.Duration) { warn("watch restarting", "prefix", prefix, "retryIn", delay, "err", err) }) {
-			return nil
-		}
+	})
+	if err != nil {
+		return UnlessStopped(ctx, fmt.Errorf("watch %s: %w", prefix, err))
 	}
 	return nil
 }

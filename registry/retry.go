@@ -1,8 +1,9 @@
 package registry
 
-// This file is the one way the managers wait for etcd: a capped,
-// jittered exponential backoff between tries, and the errors that end the
-// trying (a refusal for good) or explain a watch restart.
+// This file is the one way the managers keep trying etcd or Docker: a
+// loop of tries with a capped, jittered exponential backoff between failed
+// ones and one rule for when the backoff starts over, and the errors that
+// end the trying (a refusal for good) or explain a watch restart.
 
 import (
 	"context"
@@ -26,49 +27,85 @@ func UnlessStopped(ctx context.Context, err error) error {
 	}
 }
 
-// Retry paces a loop that keeps trying to reach etcd or Docker: a
-// backoff between failed tries (RetryBackoff unless the loop has a
-// schedule of its own), started over once a try has gone well. Every such
-// loop of the managers (RetryEtcd, Mirror, the Docker event stream, the
-// wait for Docker at start, the elections) uses it, so that they all back
-// off, say so and recover alike.
+// Retry is a loop that keeps trying to reach etcd or Docker. Every such
+// loop of the managers runs on it (RetryEtcd, Mirror, the Docker event
+// stream, the wait for Docker at start, the elections), so that they all
+// back off, say so, stop and recover alike.
+//
+// Do calls try until try returns nil, an error that ends the trying
+// (Refused, or one marked Permanent), or ctx ends. After each other
+// error it tells Failed and waits the next delay of Delays.
+//
+// The one rule for when the delays start over: after a try that went well.
+// A try went well when it got going (it returned up: a list answered, an
+// election was won) or when it lasted at least the longest delay
+// (Delays' Cap): a loop whose tries last that long cannot spin, however
+// its tries end. Any other failed try continues the streak, and its delay
+// is the next step of the backoff.
 type Retry struct {
-	schedule func() wait.Backoff
-	backoff  wait.Backoff
+	// Delays returns the delays of a failure streak, the first one first;
+	// nil means RetryBackoff. Without a Cap, no try lasts long enough to
+	// start the delays over.
+	Delays func() wait.Backoff
+	// Failed, when not nil, is told of every failed try that Do retries,
+	// with the wait before the next one. A try cut short by ctx's end is
+	// not a failure, and neither is an error that ends the trying.
+	Failed func(err error, retryIn time.Duration)
+
+	now func() time.Time // time.Now; tests move it
 }
 
-// NewRetry returns the pacing of a loop that has not failed yet, on
-// RetryBackoff.
-func NewRetry() *Retry { return NewRetryOf(func() wait.Backoff { return *RetryBackoff() }) }
-
-// NewRetryOf returns the pacing of a loop on the waits of schedule.
-func NewRetryOf(schedule func() wait.Backoff) *Retry {
-	return &Retry{schedule: schedule, backoff: schedule()}
-}
-
-// WentWell starts the backoff over: the last try went well (a list that
-// answered, a stream that ran for a while, a term led).
-func (r *Retry) WentWell() { r.backoff = r.schedule() }
-
-// Next returns the wait after a try: the next step of the backoff, which
-// starts over first when the try went well.
-func (r *Retry) Next(wentWell bool) time.Duration {
-	if wentWell {
-		r.WentWell()
+// Do runs the loop (see Retry). It returns nil once try succeeds, the
+// error that ended the trying, or ctx's error when ctx ends first.
+func (r Retry) Do(ctx context.Context, try func() (up bool, err error)) error {
+	delays := r.Delays
+	if delays == nil {
+		delays = func() wait.Backoff { return *RetryBackoff() }
 	}
-	return r.backoff.Step()
+	now := r.now
+	if now == nil {
+		now = time.Now
+	}
+	backoff := delays()
+	for {
+		began := now()
+		up, err := try()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if p, ok := errors.AsType[permanentError](err); ok {
+			return p.err
+		}
+		if Refused(err) {
+			return err
+		}
+		if up || (backoff.Cap > 0 && now().Sub(began) >= backoff.Cap) {
+			backoff = delays()
+		}
+		delay := backoff.Step()
+		if r.Failed != nil {
+			r.Failed(err, delay)
+		}
+		if !sleep(ctx, delay) {
+			return ctx.Err()
+		}
+	}
 }
 
-// Wait waits the next delay after a failed try, reported first through
-// say, and returns false when ctx ends before it is over.
-func (r *Retry) Wait(ctx context.Context, say func(retryIn time.Duration)) bool {
-	return r.Sleep(ctx, r.Next(false), say)
-}
+// Permanent marks err as one that ends Retry.Do's trying: Do returns err
+// itself.
+func Permanent(err error) error { return permanentError{err} }
 
-// Sleep waits delay, reported first through say, and returns false when
-// ctx ends before it is over.
-func (r *Retry) Sleep(ctx context.Context, delay time.Duration, say func(retryIn time.Duration)) bool {
-	say(delay)
+type permanentError struct{ err error }
+
+func (p permanentError) Error() string { return p.err.Error() }
+func (p permanentError) Unwrap() error { return p.err }
+
+// sleep waits delay, and returns false when ctx ends before it is over.
+func sleep(ctx context.Context, delay time.Duration) bool {
 	t := time.NewTimer(delay)
 	defer t.Stop()
 	select {
@@ -79,23 +116,13 @@ func (r *Retry) Sleep(ctx context.Context, delay time.Duration, say func(retryIn
 	}
 }
 
-// RetryEtcd calls read until it succeeds, with RetryBackoff between
-// tries, each failure logged as msg. It returns ctx's error when ctx ends
-// first, and an error etcd refuses this manager with (Refused) at once.
+// RetryEtcd calls read until it succeeds, on a Retry with RetryBackoff,
+// each failure logged as msg. It returns ctx's error when ctx ends first,
+// and an error etcd refuses this manager with (Refused) at once.
 func RetryEtcd(ctx context.Context, logger *slog.Logger, msg string, read func() error) error {
-	retry := NewRetry()
-	for {
-		err := read()
-		switch {
-		case err == nil:
-			return nil
-		case Refused(err):
-			return err
-		}
-		if !retry.Wait(ctx, func(delay time.Duration) { logger.Warn(msg, "retryIn", delay, "err", err) }) {
-			return ctx.Err()
-		}
-	}
+	return Retry{Failed: func(err error, delay time.Duration) {
+		logger.Warn(msg, "retryIn", delay, "err", err)
+	}}.Do(ctx, func() (bool, error) { return false, read() })
 }
 
 // Refused reports whether err is etcd refusing the manager for good

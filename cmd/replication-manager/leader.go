@@ -94,31 +94,18 @@ func (t term) guard() []clientv3.Cmp {
 
 // run campaigns, works until the session is lost, and campaigns again,
 // until ctx ends; it then resigns so that a standby takes over at once.
+// The campaigns run on a registry.Retry: the waits double over the failed
+// terms in a row, and start over after a term that went well, one in
+// which this instance led (it got going) or that lasted at least the
+// longest wait (a standby's long campaign). Otherwise every etcd blip
+// after a few lost terms, however far apart, would cost the longest wait
+// without a leader. A refusal by etcd ends the campaigns: campaigning
+// again cannot help.
 func (l *campaign) run(ctx context.Context) error {
-	retry := registry.NewRetryOf(l.backoff)
-	for {
-		began := time.Now()
-		led, err := l.term(ctx)
-		select {
-		case <-ctx.Done():
-			return nil // a stop, not a failure: term has resigned
-		default:
-		}
-		if registry.Refused(err) {
-			return err // etcd refuses this manager: campaigning again cannot help
-		}
-		// the waits double over the failed terms in a row, and start over
-		// after a healthy term: one in which this instance led, or that
-		// lasted at least retryMax (a standby's long campaign); otherwise
-		// every etcd blip after a few lost terms, however far apart, would
-		// cost the longest wait without a leader
-		delay := retry.Next(led || time.Since(began) >= l.maxWait())
-		if !retry.Sleep(ctx, delay, func(delay time.Duration) {
-			l.logger.Warn("election: starting over", "role", l.what, "retryIn", delay, "err", err)
-		}) {
-			return nil
-		}
-	}
+	err := registry.Retry{Delays: l.backoff, Failed: func(err error, delay time.Duration) {
+		l.logger.Warn("election: starting over", "role", l.what, "retryIn", delay, "err", err)
+	}}.Do(ctx, func() (bool, error) { return l.term(ctx) })
+	return registry.UnlessStopped(ctx, err) // a stop, not a failure: term has resigned
 }
 
 // backoff is the waits between campaigns as they are before a failure.

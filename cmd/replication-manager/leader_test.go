@@ -127,34 +127,31 @@ func TestLeaderCampaignsAgainAtOnceAfterEveryTermItLed(t *testing.T) {
 	}
 }
 
-func TestCampaignWaitsDoubleOverFailuresInARowAndStartOverAfterAHealthyTerm(t *testing.T) {
-	type term struct {
-		healthy bool
-		want    time.Duration
-	}
+// The waits between campaigns: retryStart doubling up to retryMax over the
+// failed terms in a row. When they start over is registry.Retry's rule
+// (registry/retry_test.go; a led term: the test above).
+func TestCampaignWaitsDoubleFromTheStartUpToTheMax(t *testing.T) {
 	for _, tt := range []struct {
-		name   string
-		l      *campaign
-		events []term
+		name  string
+		l     *campaign
+		waits []time.Duration
 	}{
-		{"the defaults, 1s to 30s", &campaign{}, []term{
-			{false, time.Second}, {false, 2 * time.Second}, {false, 4 * time.Second}, {false, 8 * time.Second},
-			{false, 16 * time.Second}, {false, 30 * time.Second}, {false, 30 * time.Second},
-			{true, time.Second}, {false, 2 * time.Second},
+		{"the defaults, 1s to 30s", &campaign{}, []time.Duration{
+			time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second,
 		}},
-		{"a first healthy term", &campaign{}, []term{{true, time.Second}, {true, time.Second}}},
-		{"short bounds", &campaign{retryStart: 10 * time.Millisecond, retryMax: 25 * time.Millisecond}, []term{
-			{false, 10 * time.Millisecond}, {false, 20 * time.Millisecond}, {false, 25 * time.Millisecond},
-			{true, 10 * time.Millisecond}, {false, 20 * time.Millisecond},
+		{"short bounds", &campaign{retryStart: 10 * time.Millisecond, retryMax: 25 * time.Millisecond}, []time.Duration{
+			10 * time.Millisecond, 20 * time.Millisecond, 25 * time.Millisecond, 25 * time.Millisecond,
 		}},
-		{"a start above the max", &campaign{retryStart: time.Minute, retryMax: time.Second}, []term{{false, time.Second}, {true, time.Second}}},
+		{"a start above the max", &campaign{retryStart: time.Minute, retryMax: time.Second}, []time.Duration{time.Second, time.Second}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			retry := registry.NewRetryOf(tt.l.backoff)
-			for i, ev := range tt.events {
-				wait := retry.Next(ev.healthy)
-				if wait != ev.want {
-					t.Errorf("wait %d (healthy %v) = %s, want %s", i+1, ev.healthy, wait, ev.want)
+			backoff := tt.l.backoff()
+			if backoff.Cap != tt.l.maxWait() {
+				t.Errorf("longest wait %s, want the max %s: a term that lasts it went well", backoff.Cap, tt.l.maxWait())
+			}
+			for i, want := range tt.waits {
+				if got := backoff.Step(); got != want {
+					t.Errorf("wait %d = %s, want %s", i+1, got, want)
 				}
 			}
 		})

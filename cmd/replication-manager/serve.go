@@ -130,31 +130,31 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 
 // nodeEngine returns the engine this manager acts for, named --node-name
 // when given. The engine's id and machine come from docker info, which is
-// asked until Docker answers or ctx ends; a --node-reserve that leaves
-// nothing of that machine to tasks is an error.
+// asked on a registry.Retry until Docker answers or ctx ends; a
+// --node-reserve that leaves nothing of that machine to tasks is an error.
 func nodeEngine(ctx context.Context, opts *options, docker taskControl, logger *slog.Logger) (api.Engine, error) {
-	retry := registry.NewRetry()
-	for {
+	var engine api.Engine
+	err := registry.Retry{Failed: func(err error, delay time.Duration) {
+		logger.Warn("docker does not answer; the node registers once it does", "retryIn", delay, "err", err)
+	}}.Do(ctx, func() (bool, error) {
 		infoCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		engine, err := docker.Engine(infoCtx)
-		cancel()
-		if err == nil {
-			if opts.NodeName != "" {
-				engine.Name = opts.NodeName
-			}
-			if verr := api.ValidateNodeName(engine.Name); verr != nil {
-				return api.Engine{}, fmt.Errorf("the engine's name cannot name a node (set --node-name): %w", verr)
-			}
-			reserved, _ := api.ParseNodeReserve(opts.NodeReserve) // Validate checked it
-			if rerr := reserved.CheckReserve(api.NodeCapacity{CPUs: engine.CPUs, Memory: engine.Memory}); rerr != nil {
-				return api.Engine{}, fmt.Errorf("--node-reserve %s: %w", opts.NodeReserve, rerr)
-			}
-			return engine, nil
-		}
-		if !retry.Wait(ctx, func(delay time.Duration) {
-			logger.Warn("docker does not answer; the node registers once it does", "retryIn", delay, "err", err)
-		}) {
-			return api.Engine{}, ctx.Err()
-		}
+		defer cancel()
+		var err error
+		engine, err = docker.Engine(infoCtx)
+		return false, err
+	})
+	if err != nil {
+		return api.Engine{}, err
 	}
+	if opts.NodeName != "" {
+		engine.Name = opts.NodeName
+	}
+	if verr := api.ValidateNodeName(engine.Name); verr != nil {
+		return api.Engine{}, fmt.Errorf("the engine's name cannot name a node (set --node-name): %w", verr)
+	}
+	reserved, _ := api.ParseNodeReserve(opts.NodeReserve) // Validate checked it
+	if rerr := reserved.CheckReserve(api.NodeCapacity{CPUs: engine.CPUs, Memory: engine.Memory}); rerr != nil {
+		return api.Engine{}, fmt.Errorf("--node-reserve %s: %w", opts.NodeReserve, rerr)
+	}
+	return engine, nil
 }

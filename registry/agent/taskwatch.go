@@ -25,26 +25,16 @@ import (
 	"github.com/replication-manager/replication-manager/registry"
 )
 
-// watchTasks follows Docker until ctx ends, retrying with backoff while
-// Docker is away.
+// watchTasks follows Docker until ctx ends, on a registry.Retry while
+// Docker is away. A stream's try never says it got going: one that Docker
+// ends right after its list (a socket proxy that refuses events) would
+// list again at the first delay for ever. One that ran for the longest
+// delay went well.
 func (rm *Agent) watchTasks(ctx context.Context) {
-	retry := registry.NewRetry()
-	for ctx.Err() == nil {
-		start := time.Now()
-		err := rm.followTasks(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if time.Since(start) > time.Minute {
-			retry.WentWell() // it worked for a while: start over
-		}
+	_ = registry.Retry{Failed: func(err error, delay time.Duration) {
 		rm.metrics.dockerWatchRestarts.Inc()
-		if !retry.Wait(ctx, func(delay time.Duration) {
-			rm.logger.Warn("docker event stream lost; listing again", "retryIn", delay, "err", err)
-		}) {
-			return
-		}
-	}
+		rm.logger.Warn("docker event stream lost; listing again", "retryIn", delay, "err", err)
+	}}.Do(ctx, func() (bool, error) { return false, rm.followTasks(ctx) })
 }
 
 // followTasks subscribes, lists, then applies events until the stream
