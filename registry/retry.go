@@ -33,7 +33,7 @@ func UnlessStopped(ctx context.Context, err error) error {
 // back off, say so, stop and recover alike.
 //
 // Do calls try until try returns nil, an error that ends the trying
-// (Refused, or one marked Permanent), or ctx ends. After each other
+// (Refused: etcd refusing this manager for good), or ctx ends. After each other
 // error it tells Failed and waits the next delay of Delays.
 //
 // The one rule for when the delays start over: after a try that went well.
@@ -76,9 +76,6 @@ func (r Retry) Do(ctx context.Context, try func() (up bool, err error)) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if p, ok := errors.AsType[permanentError](err); ok {
-			return p.err
-		}
 		if Refused(err) {
 			return err
 		}
@@ -94,15 +91,6 @@ func (r Retry) Do(ctx context.Context, try func() (up bool, err error)) error {
 		}
 	}
 }
-
-// Permanent marks err as one that ends Retry.Do's trying: Do returns err
-// itself.
-func Permanent(err error) error { return permanentError{err} }
-
-type permanentError struct{ err error }
-
-func (p permanentError) Error() string { return p.err.Error() }
-func (p permanentError) Unwrap() error { return p.err }
 
 // sleep waits delay, and returns false when ctx ends before it is over.
 func sleep(ctx context.Context, delay time.Duration) bool {

@@ -29,7 +29,7 @@ import (
 // Docker is away. A stream's try never says it got going: one that Docker
 // ends right after its list (a socket proxy that refuses events) would
 // list again at the first delay for ever. One that ran for the longest
-// delay went well.
+// delay (RetryBackoff's 5s) went well.
 func (rm *Agent) watchTasks(ctx context.Context) {
 	_ = registry.Retry{Failed: func(err error, delay time.Duration) {
 		rm.metrics.dockerWatchRestarts.Inc()
