@@ -41,8 +41,8 @@ func replacedWithin(t *testing.T, id, name, victim string, start time.Time) time
 }
 
 // A container removed behind the manager's back is replaced from its
-// destroy event, within a second on a quiet machine; the test allows for
-// a loaded one, and still far less than the hour of the periodic pass.
+// destroy event (within a second on a quiet machine: make bench), not by
+// a periodic pass, an hour away here.
 func TestAContainerRemovedBehindTheManagersBackIsReplacedFromItsEvent(t *testing.T) {
 	t.Parallel() // a daemon, ids and labels of its own
 	cli := dockertest.Client(t)
@@ -57,11 +57,10 @@ func TestAContainerRemovedBehindTheManagersBackIsReplacedFromItsEvent(t *testing
 	if err := cli.ContainerRemove(t.Context(), victim.ID, container.RemoveOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
+	// replacedWithin's minute is far from the hour of either period: only
+	// the event can have done it (how fast is make bench's replacement row)
 	took := replacedWithin(t, id, id+"-1", victim.ID, start)
 	t.Logf("replaced %s-1 %s after its removal", id, took)
-	if took > 10*time.Second {
-		t.Errorf("replaced %s after the removal, want within a second (10s on a loaded machine)", took)
-	}
 	waitForReplicas(t, cli, id, 2)
 }
 

@@ -134,7 +134,10 @@ func TestTwoManagersNeverExceedTheDesiredCount(t *testing.T) {
 	a.rcctl(t, controllerJSON(t, id, image, 6, labels), "apply", "-f", "-")
 	waitForHealthy(t, cli, id, 6)
 	a.rcctl(t, "", "scale", id, "--replicas", "3")
-	waitForReplicas(t, cli, id, 3)
+	// which 3 stay is not the point: the two managers share one node
+	// name, so each report overwrites the other's, and the slots one of
+	// them does not report rank as not running in the scale-down
+	waitForRunning(t, cli, id, 3)
 	limit.Store(8)
 	a.rcctl(t, "", "scale", id, "--replicas", "8")
 	waitForReplicas(t, cli, id, 8)
