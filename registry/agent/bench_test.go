@@ -51,7 +51,7 @@ func BenchmarkSyncReplicationController(b *testing.B) {
 			b.Run("leader", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					if err := h.sched.Sync(ctx, "web"); err != nil {
+					if err := h.lead(ctx); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -65,7 +65,7 @@ func BenchmarkSyncReplicationController(b *testing.B) {
 
 // syncB is sync for a benchmark.
 func (h *harness) syncB(ctx context.Context, id string) error {
-	if err := h.lead(ctx, id); err != nil {
+	if err := h.lead(ctx); err != nil {
 		return err
 	}
 	if err := h.follow(ctx, h.store.AssignmentsPrefix(), h.rm.slots); err != nil {
@@ -77,7 +77,7 @@ func (h *harness) syncB(ctx context.Context, id string) error {
 	if err := h.rm.syncSlots(ctx, id); err != nil {
 		return err
 	}
-	return h.lead(ctx, id)
+	return h.lead(ctx)
 }
 
 // BenchmarkDecide is the leader's decision for one settled controller of
