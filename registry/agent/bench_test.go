@@ -22,8 +22,11 @@ import (
 
 // BenchmarkSyncReplicationController is one sync of a controller whose
 // replicas all run, on the node and on the leader: the decision finds
-// nothing to do and the status is unchanged, so neither makes a call to
-// Docker or etcd. A resync costs this once per controller.
+// nothing to do and the status is unchanged, so neither writes to Docker
+// or etcd. A resync costs this once per controller. The leader's is its
+// running loop's periodic decision, waited for with CaughtUp, which reads
+// etcd's revision and waits for the watches' progress: a round trip
+// through the loop, not the decision alone (BenchmarkDecide).
 func BenchmarkSyncReplicationController(b *testing.B) {
 	for _, replicas := range []int{10, 100} {
 		b.Run(fmt.Sprintf("steady/replicas=%d", replicas), func(b *testing.B) {

@@ -415,7 +415,8 @@ func (s *ReplicationManager) watchConfigs(ctx context.Context, prefix string, ta
 }
 
 // Synchronize queues every controller for a decision in the periodic
-// lane, behind every change: the safety net Run runs each SyncPeriod.
+// lane, behind every change: the safety net Run runs each SyncPeriod. It
+// waits for Run to start the loop, and does nothing once it has ended.
 func (s *ReplicationManager) Synchronize() { s.onLoop(s.synchronize) }
 
 func (s *ReplicationManager) synchronize() {
