@@ -114,18 +114,20 @@ func (c *testClock) Now() time.Time {
 }
 
 func (c *testClock) AfterFunc(d time.Duration, f func()) {
-	c.add(&testTimer{at: c.Now().Add(d), f: f})
+	c.add(d, &testTimer{f: f})
 }
 
 func (c *testClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
-	t := &testTimer{at: c.Now().Add(d), every: d, ticks: make(chan time.Time, 1)}
-	c.add(t)
+	t := &testTimer{every: d, ticks: make(chan time.Time, 1)}
+	c.add(d, t)
 	return t.ticks, func() { t.stopped.Store(true) }
 }
 
-func (c *testClock) add(t *testTimer) {
+// add sets t to fire d from now.
+func (c *testClock) add(d time.Duration, t *testTimer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	t.at = c.now.Add(d)
 	c.timers = append(c.timers, t)
 }
 

@@ -10,7 +10,8 @@ import "time"
 // Clock is the time a ReplicationManager runs on.
 type Clock interface {
 	Now() time.Time
-	// AfterFunc calls f in a goroutine of its own once d has passed.
+	// AfterFunc calls f once d has passed, from a goroutine other than
+	// the caller's; f must not block.
 	AfterFunc(d time.Duration, f func())
 	// NewTicker ticks every d until stop is called; like time.Ticker's, a
 	// tick nobody took is dropped.
