@@ -35,6 +35,13 @@ const (
 	ReasonRolloutComplete          = "RolloutComplete"
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 	ReasonBlocked                  = "Blocked"
+	// ReasonRolledBack: the rollout of the spec's template failed and the
+	// leader returns (or has returned) every slot to the last template
+	// whose rollout completed, leaving the spec as written; the message
+	// names both revisions. ReasonRollbackFailed: that rollback failed in
+	// turn, and holds where it is.
+	ReasonRolledBack     = "RolledBack"
+	ReasonRollbackFailed = "RollbackFailed"
 
 	ReasonCreateFailed = "CreateFailed"
 	ReasonDeleteFailed = "DeleteFailed"
@@ -87,6 +94,48 @@ type ReplicationControllerStatus struct {
 	// how many containers run it (docs/CONTRACT.md, Images). The leader
 	// writes it; a node's own report leaves it empty.
 	Images []RunningImage `json:"images,omitempty"`
+
+	// Rollout is the leader's record of the controller's rollouts: the
+	// last one that completed, the failures of the one under way and a
+	// rollback. The leader keeps it here so that the next leader carries
+	// it on; a node's own report leaves it empty.
+	Rollout *RolloutRecord `json:"rollout,omitempty"`
+}
+
+// RolloutRecord is what the leader remembers of a controller's rollouts
+// (docs/CONTRACT.md, Updates). Revisions are the etcd revisions that
+// assignments name, numbers those of rcctl rollout history (0: unknown).
+type RolloutRecord struct {
+	// Completed names the last template whose rollout completed: every
+	// replica ran it, available.
+	CompletedRevision int64  `json:"completedRevision,omitempty"`
+	CompletedNumber   int64  `json:"completedNumber,omitempty"`
+	CompletedHash     string `json:"completedHash,omitempty"`
+	// Failures counts the containers of the template TargetHash (the one
+	// being rolled to) that exited, or turned unhealthy, within their
+	// monitor window.
+	TargetHash string `json:"targetHash,omitempty"`
+	Failures   int    `json:"failures,omitempty"`
+	// Failed names the template whose rollout failed and that the leader
+	// rolled back from, and Reason why it failed; while the spec names
+	// that template the leader runs Completed instead. RollbackSince is
+	// when the rollback began.
+	FailedRevision int64     `json:"failedRevision,omitempty"`
+	FailedNumber   int64     `json:"failedNumber,omitempty"`
+	FailedHash     string    `json:"failedHash,omitempty"`
+	Reason         string    `json:"reason,omitempty"`
+	RollbackSince  time.Time `json:"rollbackSince,omitzero"`
+	// RolledBack: every replica runs Completed again, available.
+	// RollbackFailed: the rollback failed in turn; the leader holds the
+	// slots where they are and never rolls back again.
+	RolledBack     bool `json:"rolledBack,omitempty"`
+	RollbackFailed bool `json:"rollbackFailed,omitempty"`
+}
+
+// RollingBack reports whether r holds the slots to the completed template
+// instead of the template hash the spec names.
+func (r *RolloutRecord) RollingBack(hash string) bool {
+	return r != nil && r.FailedHash != "" && r.FailedHash == hash
 }
 
 // Condition is one observation about a controller, in the Kubernetes style.

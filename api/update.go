@@ -29,6 +29,16 @@ const (
 	DefaultMonitorSeconds          = 5
 )
 
+// Failure actions: what the leader does once a rollout has failed
+// (updateStrategy.failureAction).
+const (
+	// FailurePause holds the rollout where it is (the default).
+	FailurePause = "pause"
+	// FailureRollback returns every slot to the last template whose
+	// rollout completed, without writing the spec.
+	FailureRollback = "rollback"
+)
+
 // Upper bounds of the fields counted in seconds, so that each converts to
 // a time.Duration without overflow and means something a person could wait
 // for.
@@ -72,6 +82,24 @@ type UpdateStrategy struct {
 	// (Swarm's update monitor); the step waits for the longer of it and
 	// minReadySeconds (AvailableAfter). Default 5.
 	MonitorSeconds *int `json:"monitorSeconds,omitempty"`
+	// FailureAction is what a failed rollout does: FailurePause (the
+	// default) or FailureRollback.
+	FailureAction string `json:"failureAction,omitempty"`
+	// MaxFailureRatio is the share of replicas whose new containers may
+	// fail (exit, or turn unhealthy, within their monitor window) before
+	// the rollout has failed: 0 to 1, default 0 (the first failure).
+	MaxFailureRatio *float64 `json:"maxFailureRatio,omitempty"`
+}
+
+// Rollback reports whether a failed rollout rolls back.
+func (s UpdateStrategy) Rollback() bool { return s.FailureAction == FailureRollback }
+
+// FailureRatio is maxFailureRatio, 0 when not given.
+func (s UpdateStrategy) FailureRatio() float64 {
+	if s.MaxFailureRatio == nil {
+		return 0
+	}
+	return *s.MaxFailureRatio
 }
 
 // Strategy returns the controller's update strategy with its defaults
@@ -169,6 +197,14 @@ func (v *validator) updateStrategy(ds *ReplicationControllerState) {
 			v.add(path+".monitorSeconds", "must be at most %d (one day), got %d", MaxMonitorSeconds, *m)
 			monitorOK = false
 		}
+	}
+	switch s.FailureAction {
+	case "", FailurePause, FailureRollback:
+	default:
+		v.add(path+".failureAction", "must be %s or %s, got %q", FailurePause, FailureRollback, shorten(s.FailureAction))
+	}
+	if r := s.MaxFailureRatio; r != nil && !(*r >= 0 && *r <= 1) {
+		v.add(path+".maxFailureRatio", "must be between 0 and 1, got %v", *r)
 	}
 	minReadyOK := ds.MinReadySeconds >= 0 && ds.MinReadySeconds <= MaxMinReadySeconds // Validate reports it otherwise
 	v.progressDeadline(path+".progressDeadlineSeconds", ds, s, minReadyOK && monitorOK)

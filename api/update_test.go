@@ -62,6 +62,11 @@ func TestValidateUpdateStrategy(t *testing.T) {
 		{"over 100%", `{"maxUnavailable": "150%"}`, "desiredState.updateStrategy.maxUnavailable: must be an integer or a percentage"},
 		{"deadline", `{"progressDeadlineSeconds": 0}`, "desiredState.updateStrategy.progressDeadlineSeconds: must be at least 1, got 0"},
 		{"deadline within minReadySeconds", `{"progressDeadlineSeconds": 5}`, "must be more than desiredState.minReadySeconds (10), got 5"},
+		{"rollback", `{"failureAction": "rollback", "maxFailureRatio": 0.5}`, ""},
+		{"pause", `{"failureAction": "pause", "maxFailureRatio": 1}`, ""},
+		{"unknown failure action", `{"failureAction": "retry"}`, `desiredState.updateStrategy.failureAction: must be pause or rollback, got "retry"`},
+		{"failure ratio over 1", `{"maxFailureRatio": 1.5}`, "desiredState.updateStrategy.maxFailureRatio: must be between 0 and 1, got 1.5"},
+		{"negative failure ratio", `{"maxFailureRatio": -0.1}`, "desiredState.updateStrategy.maxFailureRatio: must be between 0 and 1, got -0.1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

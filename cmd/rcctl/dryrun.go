@@ -74,6 +74,14 @@ func readDryRunInput(ctx context.Context, cn *conn, rc *api.ReplicationControlle
 	if err != nil {
 		return leader.DryRunInput{}, err
 	}
+	st, err := cn.getStatus(ctx, rc.ID)
+	if err != nil {
+		return leader.DryRunInput{}, err
+	}
+	var rollout *api.RolloutRecord
+	if st != nil {
+		rollout = st.Rollout
+	}
 	// the revision the spec would have: its own when the write changes
 	// nothing, the next one otherwise
 	revision := l.rev + 1
@@ -87,7 +95,7 @@ func readDryRunInput(ctx context.Context, cn *conn, rc *api.ReplicationControlle
 		}
 	}
 	return leader.DryRunInput{Spec: rc, Revision: revision, Controllers: l.specs, Assignments: assignments,
-		Reports: reports, Nodes: nodes, Configs: configs}, nil
+		Reports: reports, Nodes: nodes, Configs: configs, Rollout: rollout}, nil
 }
 
 // readRegistryID reads this registry's id without creating it: "" when no
@@ -134,6 +142,9 @@ func printDryRun(w io.Writer, plan leader.DryRunPlan, stops []string) {
 	}
 	if plan.Stall != "" {
 		fmt.Fprintf(w, "rollout would stall: %s\n", plan.Stall)
+	}
+	if plan.Restores != "" {
+		fmt.Fprintf(w, "rollback: %s\n", plan.Restores)
 	}
 	for _, im := range plan.Images {
 		fmt.Fprintf(w, "image %s on %s: %s\n", im.Image, im.Node, im.Pull)

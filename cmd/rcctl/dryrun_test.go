@@ -340,3 +340,31 @@ func TestApplyDryRunSaysWhenARolloutWouldStallAndWhy(t *testing.T) {
 		"dry run: 1 unschedulable, 4 to replace once it is unblocked (nothing written)\n")
 	assertNothingWritten(t, e, before)
 }
+
+func TestDryRunOfARolledBackTemplateShowsWhatItRestoresAndNoRollForward(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	leases := twoNodes(t, e)
+	old := newController("web", 4)
+	oldRev := e.create(old)
+	runsOn(t, e, leases, old, "a", "b", "a", "b")
+	failed := withImage(newController("web", 4), "demo-task:2")
+	e.putRaw("web", encode(t, failed))
+	failedRev := e.get("web").ModRevision
+	oldHash, failedHash := api.TemplateHash(&old.DesiredState.TaskTemplate), api.TemplateHash(&failed.DesiredState.TaskTemplate)
+	e.putStatus(&api.ReplicationControllerStatus{ID: "web", ObservedRevision: failedRev, Rollout: &api.RolloutRecord{
+		CompletedRevision: oldRev, CompletedNumber: 1, CompletedHash: oldHash,
+		FailedRevision: failedRev, FailedNumber: 2, FailedHash: failedHash, Reason: "1 new container(s) failed", RollbackSince: e.now}})
+	before := e.revision()
+
+	r := e.runDryRun("scale", "web", "--replicas", "5", "--dry-run")
+
+	assertStdout(t, r, ""+
+		"controller \"web\" scaled to 5 (dry run)\n"+
+		"web-5: would be created on a\n"+
+		"rollback: rolled back from revision 2 to revision 1 (template "+oldHash+"); the spec's template is not rolled forward\n"+
+		"dry run: 1 to create (nothing written)\n")
+	if after := e.revision(); after != before {
+		t.Errorf("etcd revision moved from %d to %d: the dry run wrote", before, after)
+	}
+}

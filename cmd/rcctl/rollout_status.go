@@ -143,6 +143,10 @@ func rolloutProgress(id string, s snapshot) rolloutState {
 			return rolloutState{err: fmt.Errorf("rollout of %s is blocked (it cannot progress without a change): %s", id, prog.Message)}
 		case api.ReasonProgressDeadlineExceeded:
 			return rolloutState{err: fmt.Errorf("rollout of %s exceeded its progress deadline: %s", id, prog.Message)}
+		case api.ReasonRolledBack:
+			return rolloutState{err: fmt.Errorf("rollout of %s failed and was rolled back (the spec still names the failed template): %s", id, prog.Message)}
+		case api.ReasonRollbackFailed:
+			return rolloutState{err: fmt.Errorf("rollout of %s failed, and so did its rollback: %s", id, prog.Message)}
 		}
 		return rolloutState{err: fmt.Errorf("rollout of %s failed (%s): %s", id, prog.Reason, prog.Message)}
 	case prog.Reason == api.ReasonRolloutComplete:

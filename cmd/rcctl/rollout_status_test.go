@@ -265,3 +265,17 @@ func TestRolloutStatusWhenEtcdDoesNotAnswerFailsWithinTheDialTimeout(t *testing.
 		t.Errorf("took %s, want about the 1s dial timeout, not the rollout's --timeout", elapsed)
 	}
 }
+
+func TestRolloutStatusFailsWhenTheRolloutWasRolledBack(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	rev := e.create(newController("web", 3))
+	e.putStatus(rolling(rev, "False", api.ReasonRolledBack, "rollout of revision 2 failed (1 new container(s) failed); rolled back to revision 1"))
+
+	r := e.run("", "rollout", "status", "web", "--timeout", "20s")
+
+	assertFails(t, r, "rollout of web failed and was rolled back (the spec still names the failed template): rollout of revision 2 failed")
+	if got := exitCode(r.err); got != 1 {
+		t.Errorf("exit code %d, want 1", got)
+	}
+}

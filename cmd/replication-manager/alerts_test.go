@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"maps"
 	"os"
 	"regexp"
@@ -11,6 +12,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.yaml.in/yaml/v2"
+
+	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
+	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
 // TestTheExampleAlertRulesNameOnlyExportedMetrics reads the rules of
@@ -45,10 +50,12 @@ func TestTheExampleAlertRulesNameOnlyExportedMetrics(t *testing.T) {
 
 	exported := map[string]bool{}
 	isLeader, isActing, nodes := roleMetrics()
-	descs := make(chan *prometheus.Desc, 100)
+	descs := make(chan *prometheus.Desc, 1000)
 	for _, c := range []prometheus.Collector{isLeader, isActing, nodes, &controllerCollector{}} {
 		c.Describe(descs)
 	}
+	// and the node's own, which its agent registers
+	agent.New(registry.NewStore(nil, ""), &taskcontrol.Fake{}, slog.New(slog.DiscardHandler), agent.Options{Registerer: describer(descs)})
 	close(descs)
 	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
 	for d := range descs {
@@ -82,3 +89,20 @@ func TestTheExampleAlertRulesNameOnlyExportedMetrics(t *testing.T) {
 		t.Error("no rules")
 	}
 }
+
+// describer is a Registerer that only sends the descriptions of what is
+// registered to its channel.
+type describer chan *prometheus.Desc
+
+func (d describer) Register(c prometheus.Collector) error {
+	c.Describe(d)
+	return nil
+}
+
+func (d describer) MustRegister(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		c.Describe(d)
+	}
+}
+
+func (d describer) Unregister(prometheus.Collector) bool { return false }

@@ -39,6 +39,7 @@ const (
 	PartConvergence  = "convergence"
 	PartTasks        = "tasks"
 	PartHealth       = "health"
+	PartPull         = "pull"
 	PartReplacement  = "replacement"
 	PartEndToEnd     = "e2e"
 	PartRollout      = "rollout"
@@ -46,7 +47,7 @@ const (
 )
 
 // Parts are the parts of a run in the order it measures them.
-var Parts = []string{PartConvergence, PartTasks, PartHealth, PartReplacement, PartEndToEnd, PartRollout, PartMissingImage}
+var Parts = []string{PartConvergence, PartTasks, PartHealth, PartPull, PartReplacement, PartEndToEnd, PartRollout, PartMissingImage}
 
 // runs reports whether the run measures part: --only names it (or is
 // empty) and no skip flag leaves it out.
@@ -97,7 +98,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.Swarm, "swarm", c.Swarm, "also measure Swarm mode (docker swarm init on loopback when the engine is not in a swarm)")
 	fs.IntVar(&c.RolloutReplicas, "rollout-replicas", c.RolloutReplicas, "replicas of the rolling updates (manager and Swarm)")
 	fs.IntVar(&c.RolloutRounds, "rollout-rounds", c.RolloutRounds, "rounds of the rolling updates; each round rolls every strategy once on each system, the next system first, so an even number gives each the same positions")
-	fs.BoolVar(&c.SkipDocker, "skip-docker", c.SkipDocker, "skip the parts that need Docker (convergence, tasks, health-checked image, replacement, end to end, rolling updates, missing image, Swarm)")
+	fs.BoolVar(&c.SkipDocker, "skip-docker", c.SkipDocker, "skip the parts that need Docker (convergence, tasks, health-checked image, pulled image, replacement, end to end, rolling updates, missing image, Swarm)")
 	fs.BoolVar(&c.SkipRollout, "skip-rollout", c.SkipRollout, "skip the rolling updates")
 	fs.StringSliceVar(&c.Only, "only", c.Only, "measure only these parts ("+strings.Join(Parts, ", ")+"); the skip flags still apply")
 }

@@ -42,6 +42,7 @@ func TestOnlyAndTheSkipFlagsTogether(t *testing.T) {
 		{"only the rolling updates", []string{PartRollout}, func(*Config) {}, []string{PartRollout}, true},
 		{"only the tasks", []string{PartTasks}, func(*Config) {}, []string{PartTasks}, true},
 		{"only the health-checked image", []string{PartHealth}, func(*Config) {}, []string{PartHealth}, true},
+		{"only the pulled image", []string{PartPull}, func(*Config) {}, []string{PartPull}, true},
 		{"a skip flag still applies", []string{PartRollout, PartTasks}, func(c *Config) { c.SkipRollout = true }, []string{PartTasks}, true},
 		{"--skip-docker skips every part", nil, func(c *Config) { c.SkipDocker = true }, nil, false},
 	}

@@ -26,6 +26,9 @@ type system struct {
 	// match returns what accepts the events of this system's containers
 	// in round.
 	match func(round int) func(dockerEvent) bool
+	// before, when not nil, runs before the round's 0→N is timed: the
+	// removal of the image the pull part's systems must pull.
+	before func(ctx context.Context, round int) error
 	// after, when not nil, runs once the round's N→0 has settled: the
 	// deletion of the manager's controller.
 	after func(ctx context.Context, round, n int) error
@@ -84,9 +87,14 @@ func (e *dockerEnv) convergeRounds(ctx context.Context, systems []*system, round
 
 // convergeRound times one round of system s: its 0→n until containers
 // distinct containers have started (n, or more for tasks of several
-// containers), then its n→0 until as many are destroyed; then it waits for
+// containers), after s.before, then its n→0 until as many are destroyed; then it waits for
 // the system's containers to be gone and runs s.after.
 func (e *dockerEnv) convergeRound(ctx context.Context, s *system, round, rounds, n, containers int) error {
+	if s.before != nil {
+		if err := s.before(ctx, round); err != nil {
+			return fmt.Errorf("convergence round %d: %s: %w", round+1, s.name, err)
+		}
+	}
 	match := s.match(round)
 	actions := []string{"start"}
 	if s.healthyTimes != nil {
@@ -135,7 +143,7 @@ func (e *dockerEnv) dockerCalls(ctx context.Context) (map[string]float64, error)
 func (e *dockerEnv) convergenceSystems(m *managerRounds, res *DockerResults) []*system {
 	systems := []*system{
 		m.system().into(&res.ManagerUp, &res.ManagerDown, &res.ManagerCurves),
-		e.rawSystem("raw", "raw", e.image).into(&res.RawUp, &res.RawDown, &res.RawCurves),
+		e.rawSystem("raw", "raw", e.image, runContainer).into(&res.RawUp, &res.RawDown, &res.RawCurves),
 	}
 
 	if e.swarmUnavailable == "" {
@@ -163,9 +171,10 @@ func (e *dockerEnv) convergenceSystems(m *managerRounds, res *DockerResults) []*
 }
 
 // rawSystem is the engine driven directly: n parallel docker run -d of
-// image (create+start, rmbench-<run>-<label>-<k>) with the system label
-// label, and n parallel rm -f. Its samples go where into says.
-func (e *dockerEnv) rawSystem(name, label, image string) *system {
+// image (run: create+start, or runPulling; rmbench-<run>-<label>-<k>) with
+// the system label label, and n parallel rm -f. Its samples go where into
+// says.
+func (e *dockerEnv) rawSystem(name, label, image string, run runFunc) *system {
 	var ids []string
 	return &system{
 		name: name,
@@ -175,7 +184,7 @@ func (e *dockerEnv) rawSystem(name, label, image string) *system {
 			var wg sync.WaitGroup
 			for i := range n {
 				wg.Go(func() {
-					ids[i], errs[i] = runContainer(ctx, e.cli, image, fmt.Sprintf("rmbench-%s-%s-%d", e.runID, label, i+1), e.runLabels(label))
+					ids[i], errs[i] = run(ctx, e.cli, image, fmt.Sprintf("rmbench-%s-%s-%d", e.runID, label, i+1), e.runLabels(label))
 				})
 			}
 			wg.Wait()

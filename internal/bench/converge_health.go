@@ -58,7 +58,7 @@ func (e *dockerEnv) measureHealthConvergence(ctx context.Context, cfg Config, re
 	manager := e.newControllerRounds("health/manager", healthManagerSystem, "health", e.healthImage).system().
 		into(&hr.ManagerUp, &hr.ManagerDown, &hr.ManagerCurves)
 	manager.healthyTimes = &hr.ManagerHealthy
-	raw := e.rawSystem("health/raw", healthRawSystem, e.healthImage).into(&hr.RawUp, &hr.RawDown, &hr.RawCurves)
+	raw := e.rawSystem("health/raw", healthRawSystem, e.healthImage, runContainer).into(&hr.RawUp, &hr.RawDown, &hr.RawCurves)
 	raw.healthyTimes = &hr.RawHealthy
 	fmt.Fprintf(e.progress, "health: 0→%d of a health-checked image, manager and raw Docker, %d rounds\n", n, cfg.Rounds)
 	calls, err := e.convergeRounds(ctx, []*system{manager, raw}, cfg.Rounds, n, n)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/docker/docker/client"
 
+	"github.com/replication-manager/replication-manager/internal/registrytest"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
 )
 
@@ -34,9 +35,14 @@ type dockerEnv struct {
 	// healthImage is the demo task built with a HEALTHCHECK (part
 	// health); teardown removes it once it is set.
 	healthImage string
-	tempDir     string
-	daemon      *daemon
-	progress    io.Writer
+	// registry serves the pull part's image, pushed as pullRef from the
+	// local build pullLocal; teardown stops it and removes both names
+	// once they are set.
+	registry           *registrytest.Registry
+	pullLocal, pullRef string
+	tempDir            string
+	daemon             *daemon
+	progress           io.Writer
 
 	swarm *swarmMode
 	// swarmUnavailable says why Swarm is not measured; empty when it is.
@@ -157,8 +163,10 @@ func (e *dockerEnv) settle(ctx context.Context, labels map[string]string) error 
 
 // teardown removes everything the run started: Swarm services (and the
 // swarm, if the run made it), the daemon, every container with the run's
-// label, every volume of the run (removeRunVolumes), the image, its second
-// name and the health-checked image, and the temporary directory. It then
+// label, every volume of the run (removeRunVolumes), the pull part's
+// image (its pushed reference and digest, its local build) and registry,
+// the image, its second name and the health-checked image, and the
+// temporary directory with the registry's storage. It then
 // checks that no container of the run is left.
 func (e *dockerEnv) teardown(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
@@ -183,7 +191,17 @@ func (e *dockerEnv) teardown(ctx context.Context) error {
 	if err := removeRunVolumes(ctx, e.cli, e.runID); err != nil {
 		errs = append(errs, err)
 	}
-	for _, img := range []string{e.rolloutImage, e.image, e.healthImage} {
+	if e.pullRef != "" {
+		if err := registrytest.RemoveRef(ctx, e.pullRef); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if e.registry != nil {
+		if err := e.registry.Stop(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, img := range []string{e.rolloutImage, e.pullLocal, e.image, e.healthImage} {
 		if img == "" {
 			continue
 		}

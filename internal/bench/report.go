@@ -125,6 +125,9 @@ func BuildRows(r *Results) []Row {
 		if cfg.runs(PartHealth) {
 			rows = append(rows, healthConvergenceRows(d.Health)...)
 		}
+		if cfg.runs(PartPull) {
+			rows = append(rows, pullConvergenceRows(d.Pull)...)
+		}
 		if cfg.runs(PartReplacement) {
 			rows = append(rows, replacementRows(d)...)
 		}

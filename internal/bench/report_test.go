@@ -46,6 +46,7 @@ var targetRows = []string{
 	"ratio manager (new controller)/raw", "replacement beyond", "ratio manager/plain of the p50s", "ratio manager/plain of the p99s",
 	"create calls", "start-first: ratio manager/Swarm", "stop-first: ratio manager/Swarm",
 	"running: ratio manager (new controller)/raw", "healthy: ratio manager (new controller)/raw",
+	"pulled: ratio manager (new controller)/raw",
 }
 
 // repeat returns n samples of v ms.
@@ -72,6 +73,7 @@ func goodResults() *Results {
 				{Strategy: "stop-first", Manager: ms(3000), Swarm: ms(3000)},
 			},
 			Health: goodHealth(),
+			Pull:   goodPull(),
 		},
 	}
 }
@@ -92,6 +94,7 @@ func TestBuildRowsJudgesEveryTarget(t *testing.T) {
 	bad.Docker.Rollouts[1].Manager = ms(3001)
 	bad.Docker.Health.ManagerUp = ms(1051)
 	bad.Docker.Health.ManagerHealthy = ms(2101)
+	bad.Docker.Pull.ManagerUp = ms(2101)
 	wantVerdicts(t, BuildRows(bad), Missed, targetRows...)
 }
 

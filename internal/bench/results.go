@@ -52,6 +52,9 @@ type DockerResults struct {
 	// Health is the convergence of a health-checked image; nil when not
 	// measured.
 	Health *HealthConvergenceResult `json:"health,omitempty"`
+	// Pull is the convergence of an image pulled from a registry each
+	// round; nil when not measured.
+	Pull *PullConvergenceResult `json:"pull,omitempty"`
 
 	// DockerStart is one plain create+start of the image, until it runs.
 	DockerStart Durations `json:"dockerStartMs"`

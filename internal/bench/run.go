@@ -96,6 +96,11 @@ func (e *dockerEnv) measure(ctx context.Context, cfg Config, res *DockerResults)
 			return err
 		}
 	}
+	if cfg.runs(PartPull) {
+		if err := e.measurePullConvergence(ctx, cfg, res); err != nil {
+			return err
+		}
+	}
 	if cfg.runs(PartReplacement) {
 		if err := e.measureDockerStart(ctx, cfg.ReplaceTries, res); err != nil {
 			return err

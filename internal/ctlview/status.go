@@ -42,6 +42,8 @@ const (
 //
 //   - InvalidSpec: the spec does not decode, or InvalidSpec is True;
 //   - Pending: no status yet;
+//   - RolledBack or RollbackFailed: the leader rolled the spec's template
+//     back (a crash loop of the failed template is why, not news);
 //   - CrashLoop: CrashLoop is True;
 //   - the ReplicaFailure's reason when it is True (CreateFailed,
 //     Unschedulable, SlotConflict, DeleteFailed), ImageNotFound for a
@@ -61,6 +63,10 @@ func Status(rc *api.ReplicationController, st *api.ReplicationControllerStatus, 
 	}
 	if c := st.FindCondition(api.ConditionInvalidSpec); c != nil && c.Status == "True" {
 		return StatusInvalidSpec
+	}
+	if c := st.FindCondition(api.ConditionProgressing); c != nil && c.Status == "False" &&
+		(c.Reason == api.ReasonRolledBack || c.Reason == api.ReasonRollbackFailed) {
+		return c.Reason
 	}
 	if c := st.FindCondition(api.ConditionCrashLoop); c != nil && c.Status == "True" {
 		return StatusCrashLoop

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -54,31 +55,51 @@ func (r *Registry) Push(tb testing.TB, local, repoTag, dockerConfig string) stri
 		dockerConfig = r.DockerConfig(tb, "", "")
 	}
 	tb.Cleanup(func() { RemoveLocal(tb, ref) })
-	if err := docker(tb.Context(), "", "tag", local, ref); err != nil {
+	if err := PushRef(tb.Context(), local, ref, dockerConfig); err != nil {
 		tb.Fatal(err)
 	}
-	if err := docker(tb.Context(), dockerConfig, "push", "--quiet", ref); err != nil {
-		tb.Fatal(err)
-	}
-	RemoveLocal(tb, ref)
 	return ref
 }
 
+// PushRef is Push for a program: it tags the local image as ref, pushes it
+// with the docker CLI reading dockerConfig (empty: the CLI's own, as
+// `docker push` finds it) and removes ref from the engine again
+// (RemoveRef). The local image keeps its other tags.
+func PushRef(ctx context.Context, local, ref, dockerConfig string) error {
+	if err := docker(ctx, "", "tag", local, ref); err != nil {
+		return err
+	}
+	if err := docker(ctx, dockerConfig, "push", "--quiet", ref); err != nil {
+		return errors.Join(err, RemoveRef(ctx, ref))
+	}
+	return RemoveRef(ctx, ref)
+}
+
 // RemoveLocal removes an image reference from the engine, and every
-// digest reference of its repository that pulls left (a pulled image keeps
-// repo@sha256:... after its tag goes, which would keep the image); the
-// image itself goes once no other tag holds it. One that is gone is not an
-// error.
+// digest reference of its repository that pulls left (RemoveRef), within
+// a minute; a failure fails the test.
 func RemoveLocal(tb testing.TB, ref string) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(tb.Context()), time.Minute) // also in a cleanup, after tb.Context() ended
 	defer cancel()
+	if err := RemoveRef(ctx, ref); err != nil {
+		tb.Error(err)
+	}
+}
+
+// RemoveRef removes an image reference from the engine, and every digest
+// reference of its repository that pulls left (a pulled image keeps
+// repo@sha256:... after its tag goes, which would keep the image); the
+// image itself goes once no other tag holds it. One that is gone is not an
+// error.
+func RemoveRef(ctx context.Context, ref string) error {
+	var errs []error
 	refs := []string{ref}
 	if named, err := reference.ParseNormalizedNamed(ref); err == nil {
 		out, err := exec.CommandContext(ctx, "docker", "image", "ls", "--digests", "--filter", "reference="+named.Name(),
 			"--format", "{{.Repository}}@{{.Digest}}").Output()
 		if err != nil {
-			tb.Errorf("list the digests of %s: %v", named.Name(), err)
+			errs = append(errs, fmt.Errorf("list the digests of %s: %w", named.Name(), err))
 		}
 		for _, line := range strings.Fields(string(out)) {
 			if !strings.HasSuffix(line, "@<none>") && !slices.Contains(refs, line) {
@@ -88,9 +109,10 @@ func RemoveLocal(tb testing.TB, ref string) {
 	}
 	for _, r := range refs {
 		if err := docker(ctx, "", "image", "rm", r); err != nil && !strings.Contains(err.Error(), "No such image") {
-			tb.Errorf("remove %s: %v", r, err)
+			errs = append(errs, fmt.Errorf("remove %s: %w", r, err))
 		}
 	}
+	return errors.Join(errs...)
 }
 
 // docker runs the docker CLI, with --config when configDir is set.

@@ -102,12 +102,7 @@ func Start(tb testing.TB, opts Options) *Registry {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(tb.Context()), 10*time.Minute)
 	defer cancel()
-	bin, err := Binary(ctx)
-	if err != nil {
-		tb.Fatalf("registry: %v", err)
-	}
-	dir := tb.TempDir()
-	r, err := start(bin, dir, opts)
+	r, err := Serve(ctx, tb.TempDir(), opts)
 	if err != nil {
 		tb.Fatalf("registry: %v", err)
 	}
@@ -117,6 +112,21 @@ func Start(tb testing.TB, opts Options) *Registry {
 		}
 	})
 	return r
+}
+
+// Serve is Start for a program (the side-by-side of `make bench-docker`):
+// it builds the registry if needed and starts it on a free port of
+// 127.0.0.1 with its storage under dir (made if need be). The caller stops it, and removing
+// dir removes every blob pushed to it.
+func Serve(ctx context.Context, dir string, opts Options) (*Registry, error) {
+	bin, err := Binary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("registry dir: %w", err)
+	}
+	return start(bin, dir, opts)
 }
 
 func start(bin, dir string, opts Options) (*Registry, error) {

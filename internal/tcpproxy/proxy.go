@@ -1,6 +1,7 @@
 // Package tcpproxy is a TCP proxy for partition tests: a client talks to a
-// server through it, and the test cuts the link (every open connection at
-// once, and new ones refused) and restores it on the same address.
+// server (on TCP, or on a Unix socket such as a Docker Engine's) through
+// it, and the test cuts the link (every open connection at once, and new
+// ones refused) and restores it on the same address.
 package tcpproxy
 
 import (
@@ -8,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,9 +24,11 @@ const (
 
 // Proxy forwards the connections it accepts on Addr to its target.
 type Proxy struct {
-	tb     testing.TB
-	target string
-	addr   string
+	tb testing.TB
+	// network and target are where the proxy dials: "tcp" and host:port,
+	// or "unix" and a socket's path
+	network, target string
+	addr            string
 
 	mu     sync.Mutex
 	ln     net.Listener // nil while cut or closed
@@ -34,15 +38,19 @@ type Proxy struct {
 	wg     sync.WaitGroup // the accept loop and the connections' goroutines
 }
 
-// New starts a proxy to target (host:port) on a loopback address, closed
-// when the test ends.
+// New starts a proxy to target on a loopback address, closed when the
+// test ends. target is host:port, or unix:///path for a Unix socket.
 func New(tb testing.TB, target string) *Proxy {
 	tb.Helper()
+	network := "tcp"
+	if path, ok := strings.CutPrefix(target, "unix://"); ok {
+		network, target = "unix", path
+	}
 	ln, err := listenLoopback()
 	if err != nil {
 		tb.Fatalf("tcpproxy: %v", err)
 	}
-	p := &Proxy{tb: tb, target: target, addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
+	p := &Proxy{tb: tb, network: network, target: target, addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
 	p.serve(ln)
 	tb.Cleanup(p.close)
 	return p
@@ -125,7 +133,7 @@ func (p *Proxy) serve(ln net.Listener) {
 // forward connects c to the target and copies both ways until either side
 // ends or the proxy is cut.
 func (p *Proxy) forward(c net.Conn, gen int) {
-	up, err := net.DialTimeout("tcp", p.target, dialTimeout)
+	up, err := net.DialTimeout(p.network, p.target, dialTimeout)
 	if err != nil {
 		_ = c.Close()
 		return
@@ -156,8 +164,8 @@ func (p *Proxy) forward(c net.Conn, gen int) {
 // src ended cleanly, a full close of both otherwise.
 func pipe(dst, src net.Conn) {
 	_, err := io.Copy(dst, src)
-	if tcp, ok := dst.(*net.TCPConn); ok && err == nil {
-		_ = tcp.CloseWrite()
+	if half, ok := dst.(interface{ CloseWrite() error }); ok && err == nil {
+		_ = half.CloseWrite() // TCP and Unix sockets alike
 		return
 	}
 	_ = dst.Close()

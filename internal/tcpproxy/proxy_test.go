@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -26,7 +27,12 @@ type echoServer struct {
 
 func startEcho(t *testing.T) *echoServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return startEchoOn(t, "tcp", "127.0.0.1:0")
+}
+
+func startEchoOn(t *testing.T, network, addr string) *echoServer {
+	t.Helper()
+	ln, err := net.Listen(network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +129,24 @@ func TestProxyForwardsCutsAndRestores(t *testing.T) {
 	mustEcho(t, dial(t, addr), "after the restore")
 	p.Restore() // restoring a restored proxy does nothing
 	mustEcho(t, dial(t, addr), "still")
+}
+
+// A Unix socket's server (a Docker Engine's) is reached over TCP through
+// the proxy, and cut like any other.
+func TestProxyForwardsToAUnixSocket(t *testing.T) {
+	srv := startEchoOn(t, "unix", filepath.Join(t.TempDir(), "echo.sock"))
+	p := tcpproxy.New(t, "unix://"+srv.ln.Addr().String())
+	open := dial(t, p.Addr())
+	mustEcho(t, open, "over a unix socket")
+
+	p.Cut()
+	_ = open.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := open.Read(make([]byte, 1)); err == nil || isTimeout(err) {
+		t.Fatalf("read on a connection open across the cut: %d bytes, %v; want it closed at once", n, err)
+	}
+	testpoll.Until(t, 5*time.Second, "the server's connections to close", func() bool { return srv.open.Load() == 0 })
+	p.Restore()
+	mustEcho(t, dial(t, p.Addr()), "after the restore")
 }
 
 func TestProxyPassesAHalfClose(t *testing.T) {

@@ -196,8 +196,8 @@ func BenchmarkTaskCacheReplace(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if changed := c.replace(listed, c.startList(), now); len(changed) != 0 {
-			b.Fatalf("%d controllers changed, want none", len(changed))
+		if drift := c.replace(listed, c.startList(), now); drift.containers != 0 {
+			b.Fatalf("%d containers changed, want none", drift.containers)
 		}
 	}
 }

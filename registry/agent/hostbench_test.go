@@ -11,7 +11,9 @@ package agent
 // The scale is RM_BENCH_CONTROLLERS × RM_BENCH_REPLICAS (default 10,000 ×
 // 10, the targets' scale; e.g. RM_BENCH_CONTROLLERS=100 for a quick try),
 // the mass rollout's RM_BENCH_ROLLOUT_CONTROLLERS (default 1,000), and
-// the steady period RM_BENCH_PERIOD (default the daemon's sync period).
+// the steady period RM_BENCH_PERIOD (default the daemon's sync period),
+// and the node's --relist-period RM_BENCH_RELIST_PERIOD (default the
+// daemon's; 0 lists the containers at every pass, as before issue 30).
 
 import (
 	"context"
@@ -61,6 +63,20 @@ func envInt(tb testing.TB, name string, def int) int {
 		tb.Fatalf("%s: a positive integer, got %q", name, v)
 	}
 	return n
+}
+
+// envDuration reads a duration from the environment, def when unset.
+func envDuration(tb testing.TB, name string, def time.Duration) time.Duration {
+	tb.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		tb.Fatalf("%s: a duration of 0 or more, got %q", name, v)
+	}
+	return d
 }
 
 // scaleHost is one converged host of controllers × replicas, with what the
@@ -165,7 +181,7 @@ func startScaleHost(tb testing.TB, s *scaleHost) {
 	tb.Helper()
 	s.reg = prometheus.NewRegistry()
 	h, err := startHost(s.ctx, s.client, s.store, s.tc, slog.New(slog.DiscardHandler),
-		Options{SyncPeriod: time.Hour, RelistPeriod: DefaultRelistPeriod, Registerer: s.reg})
+		Options{SyncPeriod: time.Hour, RelistPeriod: envDuration(tb, "RM_BENCH_RELIST_PERIOD", DefaultRelistPeriod), Registerer: s.reg})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -307,6 +323,30 @@ func (s *scaleHost) countSyncs() (uint64, error) {
 	return n, nil
 }
 
+// dockerLists is how many container lists the node has asked of its task
+// control (replication_manager_docker_calls_total{operation="list"}).
+func (s *scaleHost) dockerLists(tb testing.TB) float64 {
+	tb.Helper()
+	families, err := s.reg.Gather()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "replication_manager_docker_calls_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "operation" && l.GetValue() == "list" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
+}
+
 // revision is etcd's current revision, which every write moves; the
 // benchmark's prefix has no other writer, and the package's tests do not
 // run meanwhile.
@@ -429,12 +469,20 @@ func BenchmarkHost(b *testing.B) {
 		b.ReportMetric(containers.Seconds()/float64(b.N), "containers-sec/op")
 		b.ReportMetric(statuses.Seconds()/float64(b.N), "statuses-sec/op")
 	})
-	// a full resync with nothing to change: target ≤ 1 s at 10,000 × 10
+	// a full resync of the node alone with nothing to change: target ≤ 1 s
+	// at 10,000 × 10; its CPU, and its container lists (none within
+	// --relist-period)
 	b.Run(name+"/resync", func(b *testing.B) {
 		s := converged(b)
+		var cpu time.Duration
+		var lists float64
 		for b.Loop() {
+			used, listed := selfCPU(b), s.dockerLists(b)
 			s.resync(b)
+			cpu, lists = cpu+selfCPU(b)-used, lists+s.dockerLists(b)-listed
 		}
+		b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-sec/op")
+		b.ReportMetric(lists/float64(b.N), "docker-lists/op")
 		s.waitQuiet(b)
 	})
 	// a new controller's spec write until its first create: target p99 ≤
@@ -480,7 +528,8 @@ func BenchmarkHost(b *testing.B) {
 	})
 	// one sync period of a host with nothing to change, started as the
 	// roles' tickers start one: target ≤ 10 etcd writes, ≤ 0.2 s of CPU
-	// (the process's: the host's, the fake's, the embedded etcd's)
+	// (the process's: the host's, the fake's, the embedded etcd's), and no
+	// container list within --relist-period
 	b.Run(name+"/steady-period", func(b *testing.B) {
 		s := converged(b)
 		period := registry.DefaultSyncPeriod
@@ -492,17 +541,19 @@ func BenchmarkHost(b *testing.B) {
 		}
 		var writes int64
 		var cpu time.Duration
+		var lists float64
 		for b.Loop() {
-			rev, used, start := s.revision(b), selfCPU(b), time.Now()
+			rev, used, listed, start := s.revision(b), selfCPU(b), s.dockerLists(b), time.Now()
 			s.h.sched.Synchronize()
 			if err := s.h.rm.Resync(s.ctx); err != nil {
 				b.Fatal(err)
 			}
 			time.Sleep(time.Until(start.Add(period)))
-			writes, cpu = writes+s.revision(b)-rev, cpu+selfCPU(b)-used
+			writes, cpu, lists = writes+s.revision(b)-rev, cpu+selfCPU(b)-used, lists+s.dockerLists(b)-listed
 		}
 		b.ReportMetric(float64(writes)/float64(b.N), "etcd-writes/op")
 		b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-sec/op")
+		b.ReportMetric(lists/float64(b.N), "docker-lists/op")
 	})
 	// a restart of both roles with every status deleted: the node lists,
 	// syncs and reports every controller, the leader writes every status

@@ -1,12 +1,19 @@
 package agent
 
 import (
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/syncbuf"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
+	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
 // Issue 30: the periodic pass syncs every controller from the cache and
@@ -41,4 +48,125 @@ func TestThePeriodicPassListsTheContainersOnlyEveryRelistPeriod(t *testing.T) {
 	if got := testutil.ToFloat64(h.rm.metrics.cacheDrift); got != 1 {
 		t.Errorf("cache drift counted %v, want 1: the list found web's container stopped", got)
 	}
+}
+
+// A relist that finds the cache wrong fixes it, says once what differed,
+// and the controller's next sync acts on the truth: web's container,
+// stopped behind an event that never came, is replaced.
+func TestARelistThatFindsDriftFixesTheCacheAndSaysWhatDiffered(t *testing.T) {
+	h := newHarness(t, Options{RelistPeriod: time.Minute})
+	var logs syncbuf.Buffer
+	h.rm.logger = slog.New(slog.NewTextHandler(&logs, nil))
+	h.setSpec(newController("web", 1))
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	web1 := h.fake.Tasks()[0]
+	h.fake.SetState(web1.ID, api.StateExited, 0) // its die event is lost: no watch reads it
+
+	if err := h.step(t.Context(), "web"); err != nil {
+		t.Fatal(err)
+	}
+	validateSyncReplication(t, h.fake, 1, 0) // the cache says running: nothing to do
+
+	h.clock.Advance(time.Minute)
+	if err := h.rm.Resync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(h.rm.metrics.cacheDrift); got != 1 {
+		t.Errorf("cache drift counted %v, want 1", got)
+	}
+	if got := h.cached("web"); len(got) != 1 || got[0].State != api.StateExited {
+		t.Errorf("cache after the relist = %+v, want web-1 exited", got)
+	}
+	logged := logs.String()
+	if n := strings.Count(logged, "the container list found the cache wrong"); n != 1 {
+		t.Errorf("drift logged %d times, want once:\n%s", n, logged)
+	}
+	if want := "web-1: state running → exited"; !strings.Contains(logged, want) {
+		t.Errorf("the drift log does not say %q:\n%s", want, logged)
+	}
+
+	if err := h.step(t.Context(), "web"); err != nil {
+		t.Fatal(err)
+	}
+	running := 0
+	for _, task := range h.fake.Tasks() {
+		if task.State == api.StateRunning {
+			running++
+		}
+	}
+	if running != 1 {
+		t.Errorf("%d containers of web running after its sync, want 1: %+v", running, h.fake.Tasks())
+	}
+}
+
+// On a converged host, the node's periodic pass syncs every controller
+// from its caches: no container list within --relist-period, no other
+// call to Docker, and no write to etcd, since no report changed.
+func TestTheSteadyPeriodicPassCallsNoDockerAndWritesNothing(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h := newHarness(t, Options{SyncPeriod: 20 * time.Millisecond, RelistPeriod: time.Hour, Registerer: reg})
+	h.run(t)
+	h.create(t, newController("web", 2))
+	h.create(t, newController("db", 1))
+	for _, id := range []string{"web", "db"} {
+		testpoll.Until(t, waitTimeout, id+" ready", func() bool {
+			st := h.status(t, id)
+			return st != nil && st.ReadyReplicas == st.Replicas && st.Replicas > 0
+		})
+	}
+	// let the last creates and their reports land
+	testpoll.Until(t, waitTimeout, "no more creates", func() bool {
+		before := h.fake.Counts()
+		time.Sleep(100 * time.Millisecond)
+		after := h.fake.Counts()
+		return after.Create == before.Create && after.Delete == before.Delete
+	})
+
+	watch := h.client.Watch(t.Context(), h.store.Prefix()+"/", clientv3.WithPrefix(), clientv3.WithCreatedNotify())
+	if resp := <-watch; !resp.Created {
+		t.Fatalf("watch the host's keys: %v", resp.Err())
+	}
+	h.fake.Reset()
+	syncs := syncCount(t, reg)
+	testpoll.Until(t, waitTimeout, "ten periodic syncs of each controller", func() bool {
+		return syncCount(t, reg) >= syncs+20
+	})
+
+	if got := h.fake.Counts(); got != (taskcontrol.FakeCounts{}) {
+		t.Errorf("Docker calls during periodic passes = %+v (%v), want none", got, h.fake.Calls())
+	}
+	// a marker's put comes after every write the passes made
+	marker := h.store.Prefix() + "/marker"
+	if _, err := h.client.Put(t.Context(), marker, ""); err != nil {
+		t.Fatal(err)
+	}
+	for resp := range watch {
+		for _, ev := range resp.Events {
+			if string(ev.Kv.Key) == marker {
+				return
+			}
+			t.Errorf("etcd write during periodic passes: %s %s", ev.Type, ev.Kv.Key)
+		}
+	}
+	t.Fatal("the watch ended before the marker")
+}
+
+// syncCount is how many syncs the node has finished.
+func syncCount(t *testing.T, reg *prometheus.Registry) uint64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, f := range families {
+		if f.GetName() == "replication_manager_sync_duration_seconds" {
+			for _, m := range f.GetMetric() {
+				n += m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return n
 }

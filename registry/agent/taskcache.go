@@ -3,7 +3,8 @@ package agent
 // This file is the manager's view of the containers: one list plus the
 // Docker events stream, so that a sync reads memory instead of calling
 // Docker. Events are hints (the daemon drops them under load): the cache is
-// relisted when the stream breaks and at every resync.
+// relisted when the stream breaks and every --relist-period; a list that
+// finds it wrong says how (drift.go).
 //
 // The manager's own creates and deletes are written through to the cache
 // at once (the expectations of the modern controllers): a sync never acts
@@ -105,24 +106,26 @@ func (c *taskCache) startList() uint64 {
 }
 
 // replace installs a full list that was started at sequence number since,
-// keeping what the cache learned after it started, and returns the
-// controllers whose containers changed. A list older than the one
-// installed is dropped. It updates the cache in place, a chunk at a time,
-// so an unchanged container costs a lookup, not a copy, and readers wait
-// for a chunk, not for the list. Callers run one replace at a time.
-func (c *taskCache) replace(listed []api.Task, since uint64, now time.Time) []string {
+// keeping what the cache learned after it started, and returns how the
+// list differed from the cache: the controllers whose containers changed,
+// and the containers. A list older than the one installed is dropped. It
+// updates the cache in place, a chunk at a time, so an unchanged container
+// costs a lookup, not a copy, and readers wait for a chunk, not for the
+// list. Callers run one replace at a time.
+func (c *taskCache) replace(listed []api.Task, since uint64, now time.Time) listDrift {
 	c.mu.Lock()
 	stale := c.synced && since < c.listed
 	c.mu.Unlock()
 	if stale {
-		return nil
+		return listDrift{}
 	}
+	var drift listDrift
 	changed := make(map[string]struct{})
 	seen := make(map[string]struct{}, len(listed))
 	for start := 0; start < len(listed); start += replaceChunk {
 		c.mu.Lock()
 		for _, t := range listed[start:min(start+replaceChunk, len(listed))] {
-			c.applyListedLocked(t, since, seen, changed)
+			c.applyListedLocked(t, since, seen, changed, &drift)
 		}
 		c.mu.Unlock()
 	}
@@ -145,6 +148,8 @@ func (c *taskCache) replace(listed []api.Task, since uint64, now time.Time) []st
 					continue // listed, or created after the list started
 				}
 				changed[rc] = struct{}{}
+				t := c.tasks[id]
+				drift.add(func() string { return driftGone(t) })
 				c.removeLocked(id)
 			}
 		}
@@ -165,16 +170,16 @@ func (c *taskCache) replace(listed []api.Task, since uint64, now time.Time) []st
 	}
 	c.listed = since
 	c.synced = true
-	out := make([]string, 0, len(changed))
+	drift.controllers = make([]string, 0, len(changed))
 	for id := range changed {
-		out = append(out, id)
+		drift.controllers = append(drift.controllers, id)
 	}
-	return out
+	return drift
 }
 
 // applyListedLocked installs one listed container unless the cache knows
 // better.
-func (c *taskCache) applyListedLocked(t api.Task, since uint64, seen, changed map[string]struct{}) {
+func (c *taskCache) applyListedLocked(t api.Task, since uint64, seen, changed map[string]struct{}, drift *listDrift) {
 	if _, ok := t.Labels[api.LabelController]; !ok {
 		return
 	}
@@ -191,8 +196,11 @@ func (c *taskCache) applyListedLocked(t api.Task, since uint64, seen, changed ma
 			return
 		}
 		changed[o.Labels[api.LabelController]] = struct{}{}
+		drift.add(func() string { return driftChanged(o, t) })
 	} else if c.touched[t.ID] > since {
 		return
+	} else {
+		drift.add(func() string { return driftListed(t) })
 	}
 	changed[t.Labels[api.LabelController]] = struct{}{}
 	c.insertLocked(t)

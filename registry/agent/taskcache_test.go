@@ -2,6 +2,7 @@ package agent
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,14 +23,25 @@ func TestTaskCacheReplaceReportsOnlyControllersThatChanged(t *testing.T) {
 		{ID: "x", Name: "not-ours", Labels: map[string]string{"name": "x"}},
 	}, c.startList(), now)
 
-	changed := c.replace([]api.Task{
+	drift := c.replace([]api.Task{
 		owned("a", "web", api.StateExited), // web: state changed
 		owned("c", "quiet", api.StateRunning),
 		owned("d", "db", api.StateRunning), // db: new; api: b is gone
 	}, c.startList(), now)
+	changed := drift.controllers
 	slices.Sort(changed)
 	if want := []string{"api", "db", "web"}; !slices.Equal(changed, want) {
 		t.Errorf("changed = %v, want %v", changed, want)
+	}
+	// the log names each container that differed, and how
+	got := drift.String()
+	for _, want := range []string{"a: state running → exited", "d: unknown to the cache, listed running", "b: running in the cache, gone from the list"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("drift %q does not say %q", got, want)
+		}
+	}
+	if drift.containers != 3 {
+		t.Errorf("drift counted %d containers, want 3", drift.containers)
 	}
 	if tasks, _ := c.list("api"); len(tasks) != 0 {
 		t.Errorf("api still has %v", tasks)

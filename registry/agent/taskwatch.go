@@ -3,7 +3,8 @@ package agent
 // This file keeps the container cache in step with Docker: subscribe to the
 // events of containers carrying the ownership label, list, then apply the
 // events and queue the controller concerned. When the stream breaks, it
-// starts over; the periodic resync lists again anyway.
+// starts over, and so lists again; the periodic pass (manager.go) lists
+// again every --relist-period besides.
 //
 // An event updates the cache from what it tells (the action, its time, a
 // die's exit code, a health_status's health, a rename's name), not from an
@@ -82,18 +83,20 @@ func (rm *Agent) relistTasks(ctx context.Context) error {
 		return err
 	}
 	rm.listedAt = rm.now()
-	changed := rm.tasks.replace(tasks, since, rm.listedAt)
+	drift := rm.tasks.replace(tasks, since, rm.listedAt)
 	rm.digests.retain(tasks)
 	switch {
 	case first:
 		rm.later(rm.specs.ids()...) // every controller, now that they can sync
-	case len(changed) > 0:
+	case drift.containers > 0:
 		// the events did not tell everything: an operator learns from the
-		// metric whether they can be trusted
-		rm.metrics.cacheDrift.Add(float64(len(changed)))
-		rm.logger.Info("the container list found the cache wrong; syncing what differs", "controllers", len(changed))
+		// metric whether they can be trusted, and from the log what they
+		// missed
+		rm.metrics.cacheDrift.Add(float64(len(drift.controllers)))
+		rm.logger.Warn("the container list found the cache wrong: Docker events were lost; syncing what differs",
+			"controllers", len(drift.controllers), "containers", drift.containers, "drift", drift.String())
 	}
-	for _, id := range changed {
+	for _, id := range drift.controllers {
 		rm.queueController(id)
 	}
 	return nil

@@ -39,6 +39,7 @@ func Decide(in Input) Result {
 			r.Changes = append(r.Changes, Change{Slot: slot, Old: in.Assigned[slot]})
 		}
 	case c.Frozen:
+		r.Rollout, r.Watched = in.Rollout, in.Watched
 	default:
 		d := newDecision(in, &r)
 		d.run()
@@ -225,6 +226,7 @@ func (d *decision) expired(node string) bool {
 }
 
 func (d *decision) run() {
+	d.rollout()
 	lost := d.dropLostNodes()
 	d.scaleDown()
 	avail := d.availableCount()

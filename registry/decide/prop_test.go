@@ -8,7 +8,11 @@ package decide
 // every step: no slot is live on two nodes, nothing is created above
 // replicas + maxSurge, and once the controller has been available (as its
 // status says: from the reports) it stays at replicas - maxUnavailable or
-// more unless the history itself killed something. At the end, with every fault healed, everything converges.
+// more unless the history itself killed something. Templates may crash,
+// and a controller may roll a failed rollout back (rollback.go): the
+// rollback keeps the same bounds. At the end, with every fault healed,
+// everything converges: on the spec's template, or on the one a rollback
+// restored.
 
 import (
 	"fmt"
@@ -61,7 +65,7 @@ type world struct {
 	rev   int64
 	nodes []*simNode
 	ctl   Controller
-	// bad templates exit at once.
+	// bad templates exit soon after they start.
 	bad      map[string]bool
 	assigned map[int]Assignment
 	// the leader's: what it took off nodes, and its mirror of the reports
@@ -87,6 +91,14 @@ type world struct {
 	// numbers the containers.
 	health map[int]Health
 	ids    int
+	// rollout is the leader's record of the rollouts (kept in the status:
+	// a new leader has it), watched its memory of new containers
+	// (rollback.go).
+	rollout api.RolloutRecord
+	watched map[string]Watched
+	// deadline: a node reports the rollout of the spec's template past its
+	// progress deadline.
+	deadline bool
 }
 
 const simGrace = 30 * time.Second
@@ -97,8 +109,14 @@ func newWorld(t *rapid.T) *world {
 	for _, n := range []string{"a", "b", "c"} {
 		w.nodes = append(w.nodes, &simNode{name: n, zone: n, alive: true, applied: map[int]Assignment{}})
 	}
-	w.ctl = Controller{ID: "web", Replicas: 3, Revision: 1, Hash: "t1", Unavailable: 1, AvailableAfter: 5 * time.Second, ReplaceUnhealthy: true}
+	w.ctl = Controller{ID: "web", Replicas: 3, Revision: 1, Hash: "t1", Unavailable: 1, AvailableAfter: 5 * time.Second, ReplaceUnhealthy: true,
+		ProgressDeadline: time.Minute, Rollback: rapid.Bool().Draw(t, "rollback")}
 	w.bound = w.ctl.Replicas + w.ctl.Surge
+	if rapid.Bool().Draw(t, "rolling from t0") {
+		// t0 completed before the history: t1 rolls out, and may crash
+		w.rollout = api.RolloutRecord{CompletedRevision: 0, CompletedHash: "t0"}
+		w.bad["t1"] = rapid.Bool().Draw(t, "t1 crashes")
+	}
 	return w
 }
 
@@ -181,18 +199,24 @@ func (w *world) changeSpec(t *rapid.T) {
 	c := w.ctl
 	c.Revision = w.rev + 1
 	w.rev++
-	switch rapid.IntRange(0, 3).Draw(t, "change") {
+	switch rapid.IntRange(0, 4).Draw(t, "change") {
 	case 0:
 		c.Replicas = rapid.IntRange(0, 6).Draw(t, "replicas")
 	case 1:
 		c.Hash = fmt.Sprintf("t%d", w.rev)
-		w.bad[c.Hash] = rapid.IntRange(0, 3).Draw(t, "badness") == 0
+		w.bad[c.Hash] = rapid.IntRange(0, 2).Draw(t, "badness") == 0
+		w.deadline = false
 	case 2:
 		c.Surge = rapid.IntRange(0, 2).Draw(t, "surge")
 		c.Unavailable = rapid.IntRange(0, 2).Draw(t, "unavailable")
 		if c.Surge == 0 && c.Unavailable == 0 {
 			c.Unavailable = 1
 		}
+	case 4:
+		// what a failed rollout does
+		c.Rollback = rapid.Bool().Draw(t, "rollback")
+		c.MaxFailureRatio = rapid.SampledFrom([]float64{0, 0.34, 1}).Draw(t, "maxFailureRatio")
+		c.ProgressDeadline = rapid.SampledFrom([]time.Duration{20 * time.Second, time.Minute, 10 * time.Minute}).Draw(t, "progressDeadline")
 	case 3:
 		switch rapid.IntRange(0, 2).Draw(t, "selector") {
 		case 0:
@@ -217,7 +241,8 @@ func (w *world) changeSpec(t *rapid.T) {
 // input is what the leader decides from.
 func (w *world) input() Input {
 	in := Input{Controller: w.ctl, Assigned: maps.Clone(w.assigned), Reports: map[string]Report{},
-		ReportsRevision: w.mirrorRev, Released: maps.Clone(w.released), Now: w.now, Grace: simGrace, Health: w.health}
+		ReportsRevision: w.mirrorRev, Released: maps.Clone(w.released), Now: w.now, Grace: simGrace, Health: w.health,
+		Rollout: w.rollout, Watched: w.watched, DeadlineExceeded: w.deadline}
 	for _, n := range w.nodes {
 		in.Nodes = append(in.Nodes, Node{Name: n.name, Labels: map[string]string{"zone": n.zone}, Alive: n.alive, GoneSince: n.goneSince,
 			Availability: n.availability})
@@ -249,6 +274,7 @@ func (w *world) catchUp() {
 func (w *world) lead() {
 	r := Decide(w.input())
 	w.health = r.Health
+	w.rollout, w.watched = r.Rollout, r.Watched
 	if len(r.Changes) == 0 {
 		return
 	}
@@ -344,12 +370,12 @@ func (w *world) finishStops(n *simNode) {
 	n.containers = slices.DeleteFunc(n.containers, func(c *simContainer) bool { return c.stopping })
 }
 
-// tick moves the clock: started containers of good templates become
-// ready, those of bad ones exit.
+// tick moves the clock: started containers become ready, and those of
+// bad templates exit once they have run 2 s, within their monitor window.
 func (w *world) tick(d time.Duration) {
 	w.now = w.now.Add(d)
 	for _, n := range w.nodes {
-		n.containers = slices.DeleteFunc(n.containers, func(c *simContainer) bool { return w.bad[c.hash] })
+		n.containers = slices.DeleteFunc(n.containers, func(c *simContainer) bool { return w.bad[c.hash] && w.now.Sub(c.started) >= 2*time.Second })
 		for _, c := range n.containers {
 			c.ready = !c.sick
 		}
@@ -480,16 +506,25 @@ func TestDecideKeepsTheBoundsOverRandomHistories(t *testing.T) {
 			"catch up":    func(*rapid.T) { w.catchUp() },
 			"new leader": func(*rapid.T) {
 				// it remembers nothing, and lists the reports first
-				w.released, w.health = map[int]Release{}, nil
+				w.released, w.health, w.watched = map[int]Release{}, nil, nil
 				w.catchUp()
 			},
 			"see": func(t *rapid.T) { w.see(w.pickNode(t)) },
+			"deadline": func(*rapid.T) {
+				// a node reports the rollout stalled past its deadline
+				w.deadline = w.ctl.Hash != w.rollout.CompletedHash
+			},
 			"act": func(t *rapid.T) {
 				if n := w.pickNode(t); n.alive {
 					w.act(n)
 				}
 			},
 			"stop": func(t *rapid.T) { w.finishStops(w.pickNode(t)) },
+			"crash": func(t *rapid.T) {
+				// a node's containers of bad templates exit, however young
+				n := w.pickNode(t)
+				n.containers = slices.DeleteFunc(n.containers, func(c *simContainer) bool { return w.bad[c.hash] })
+			},
 			"tick": func(t *rapid.T) { w.tick(time.Duration(rapid.IntRange(1, 12).Draw(t, "seconds")) * time.Second) },
 			"report": func(t *rapid.T) {
 				if n := w.pickNode(t); n.alive {
@@ -572,9 +607,15 @@ func (w *world) converge() {
 	if got := len(w.assigned); got != w.ctl.Replicas {
 		w.t.Fatalf("%d slots assigned after the history, want %d", got, w.ctl.Replicas)
 	}
+	want := map[string]bool{w.ctl.Hash: true}
+	if rec := w.rollout; rec.RollingBack(w.ctl.Hash) {
+		// rolled back: on the restored template; a rollback that failed
+		// holds where it is, on any
+		want = map[string]bool{rec.CompletedHash: true, w.ctl.Hash: rec.RollbackFailed}
+	}
 	for slot, a := range w.assigned {
-		if a.Hash != w.ctl.Hash {
-			w.t.Fatalf("slot %d runs template %s after the history, want %s", slot, a.Hash, w.ctl.Hash)
+		if !want[a.Hash] && !w.rollout.RollbackFailed {
+			w.t.Fatalf("slot %d runs template %s after the history, want one of %v (rollout record %+v)", slot, a.Hash, want, w.rollout)
 		}
 		if !w.keeps(w.node(a.Node)) {
 			w.t.Fatalf("slot %d on node %s, which does not match %v; %s", slot, a.Node, w.ctl.Selector, w)

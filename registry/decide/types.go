@@ -126,6 +126,14 @@ type Controller struct {
 	// ReplaceUnhealthy: the template's health check says onUnhealthy:
 	// replace (health.go).
 	ReplaceUnhealthy bool
+	// Number is the template's number in the history (0: unknown).
+	Number int64
+	// Rollback: a failed rollout rolls back (updateStrategy.failureAction);
+	// MaxFailureRatio is updateStrategy.maxFailureRatio, and
+	// ProgressDeadline the progress deadline (rollback.go).
+	Rollback         bool
+	MaxFailureRatio  float64
+	ProgressDeadline time.Duration
 }
 
 // Report is what one node last reported of the controller, besides its
@@ -191,6 +199,14 @@ type Input struct {
 	// Health is the leader's record of the slots' ill health, by slot
 	// (health.go).
 	Health map[int]Health
+	// Rollout is the leader's record of the controller's rollouts, kept
+	// in the status; Watched the new containers it watches through their
+	// monitor window, by id, kept in its memory; DeadlineExceeded: a node
+	// reports the spec's rollout past its progress deadline
+	// (rollback.go).
+	Rollout          api.RolloutRecord
+	Watched          map[string]Watched
+	DeadlineExceeded bool
 }
 
 // Change is one assignment write: slot gets New, or loses its assignment
@@ -224,6 +240,12 @@ type Result struct {
 	Unhealthy []int
 	Replaced  []Replacement
 	Health    map[int]Health
+	// Rollout and Watched are the records as the decision leaves them,
+	// for the leader to keep, and Rollback what this decision did of a
+	// rollback ("": nothing; rollback.go).
+	Rollout  api.RolloutRecord
+	Watched  map[string]Watched
+	Rollback RollbackStep
 }
 
 // Move is a slot taken off a live node that can no longer run it, the

@@ -53,6 +53,10 @@ type DryRunInput struct {
 	// api.DefaultMaxReplicas).
 	MaxReplicas int
 	Now         time.Time
+	// Rollout is the leader's record of the controller's rollouts, from
+	// its stored status (nil: none): a rollback under way goes on in the
+	// dry run as it would in the leader.
+	Rollout *api.RolloutRecord
 }
 
 // DryRunStep is one thing a node would do to a container.
@@ -94,6 +98,10 @@ type DryRunPlan struct {
 	// Images say, per node that would make a container, whether it would
 	// pull each image of the template, as far as its report knows.
 	Images []DryRunImage
+	// Restores says, when the leader rolls the spec's template back (a
+	// rollback under way or done), which template the slots return to
+	// and from which; "" otherwise.
+	Restores string
 }
 
 // dryRunRounds bounds the decisions of a dry run: a change converges in
@@ -134,6 +142,9 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 		nodes: map[string]*nodeState{}, configs: in.Configs, others: map[string]*nodeLoad{},
 		why: map[int]leaving{}, moving: map[int]int{}, order: map[int]int{},
 	}
+	if in.Rollout != nil {
+		d.rollout = *in.Rollout
+	}
 	if cs := rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers; len(cs) > 0 {
 		d.image = cs[0].Image
 	}
@@ -173,6 +184,7 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 		acted := d.nodesAct()
 		din := d.input()
 		res = decide.Decide(din)
+		d.rollout = res.Rollout
 		if len(res.Changes) > 0 {
 			d.apply(din, res.Changes)
 			continue
@@ -194,7 +206,12 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 	}
 	plan.Reason = res.Reason
 	plan.Stall, plan.Waiting = d.stall(res)
-	plan.Images = dryRunImages(rc, in.Reports, plan.Steps)
+	plan.Restores = dryRunRestores(d.rollout, d.sp.hash)
+	if plan.Restores == "" {
+		// (a rollback creates containers of the restored template, whose
+		// images the spec does not name)
+		plan.Images = dryRunImages(rc, in.Reports, plan.Steps)
+	}
 	return plan, nil
 }
 
@@ -263,6 +280,8 @@ type dryRun struct {
 	// order is each slot's place in the last decision's changes, which
 	// orders the nodes' steps that follow it.
 	order map[int]int
+	// rollout is the rollout record as the last decision left it.
+	rollout api.RolloutRecord
 }
 
 // leaving is why a slot left node.
@@ -298,6 +317,7 @@ func (d *dryRun) input() decide.Input {
 	}
 	in, _ := decisionInput(decisionSource{id: d.id, spec: d.sp, assignments: d.assigned, reports: reports, now: d.now, grace: DefaultNodeGrace})
 	in.Nodes = view.forController(nil, d.sp, in.Assigned, loads)
+	in.Rollout = d.rollout
 	return in
 }
 

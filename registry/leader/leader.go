@@ -264,6 +264,12 @@ type leaderRecord struct {
 	// health is the record of the slots' ill health (decide/health.go):
 	// this leader's only, a new one starts without.
 	health map[int]decide.Health
+	// rollout is the record of the controller's rollouts
+	// (decide/rollback.go), kept in the status and read from it at start;
+	// watched the new containers watched through their monitor window,
+	// this leader's only.
+	rollout api.RolloutRecord
+	watched map[string]decide.Watched
 }
 
 // NewReplicationManager returns a ReplicationManager; Run starts it.
@@ -471,7 +477,11 @@ func (s *ReplicationManager) loadRegistry(read registryRead) {
 	s.goneOff = read.goneOff
 	s.loadGoneNodes(read.gone)
 	for id, st := range read.statuses {
-		s.record(id).status = st
+		rec := s.record(id)
+		rec.status = st
+		if st.Rollout != nil {
+			rec.rollout = *st.Rollout
+		}
 	}
 	for id, r := range read.newest {
 		rec := s.record(id)

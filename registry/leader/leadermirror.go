@@ -263,6 +263,8 @@ func (s *ReplicationManager) decodeSpec(k registry.KV) *schedSpec {
 		Surge: surge, Unavailable: unavailable, AvailableAfter: ds.AvailableAfter(),
 		MinReady:         time.Duration(ds.MinReadySeconds) * time.Second,
 		ReplaceUnhealthy: ds.TaskTemplate.ReplacesUnhealthy(),
+		Rollback:         strategy.Rollback(), MaxFailureRatio: strategy.FailureRatio(),
+		ProgressDeadline: time.Duration(*strategy.ProgressDeadlineSeconds) * time.Second,
 	}
 	return sp
 }

@@ -168,15 +168,23 @@ func (s *ReplicationManager) decideController(id string) *inflightWrite {
 		// history, not a later one of the same template (a scale, a
 		// change of the update strategy), which the history has no
 		// record of once the spec moves on
-		in.Controller.Revision = rec.recordedRev
+		in.Controller.Revision, in.Controller.Number = rec.recordedRev, rec.recordedNumber
+	} else if sp != nil {
+		in.Controller.Number = rec.recordedNumber + 1 // the number this decision records it under
 	}
 	s.viewBuf = s.view.forController(s.viewBuf, sp, in.Assigned, s.loads)
 	in.Nodes = s.viewBuf
 	in.Health = rec.health
+	in.Rollout, in.Watched = rec.rollout, rec.watched
 	res := decide.Decide(in)
 	// kept at once, whether the write goes in or not: a write that fails
-	// costs a slot one step of its backoff, never a replacement too many
+	// costs a slot one step of its backoff, never a replacement too many,
+	// and a failure is counted once
 	rec.health = res.Health
+	if sp != nil {
+		rec.rollout, rec.watched = res.Rollout, res.Watched
+		s.recordRollback(id, res)
+	}
 	for _, r := range res.Replaced {
 		s.logger.Info("ordering an unhealthy task replaced", "controller", id, "slot", r.Slot, "node", r.Node, "container", r.Container)
 	}
@@ -201,6 +209,9 @@ func (s *ReplicationManager) decideController(id string) *inflightWrite {
 			TaskTemplate: sp.spec.Controller.DesiredState.TaskTemplate}
 		op.prune = rec.recorded != ""
 		op.named = namedTemplates(in.Assigned, op.w.Changes)
+		// the template a rollback would restore stays in the history,
+		// which the nodes read it from
+		op.named[rec.rollout.CompletedHash] = true
 	}
 	op.w.Status = s.status(id, sp, reports, in, res, rec.status)
 	if len(op.w.Changes) == 0 && op.w.Status == nil && op.w.Revision == nil {
@@ -535,6 +546,9 @@ func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 		}
 	}
 	addGoneNodes(&in, src.gone)
+	if sp != nil {
+		in.DeadlineExceeded = deadlineExceeded(reports, sp.spec.ModRevision)
+	}
 	for slot, a := range src.assignments {
 		in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: a.Revision, Hash: a.TemplateHash,
 			OnDelete: a.OnDelete, StartFirst: a.StartFirst, StartedFirst: a.StartedFirst, ModRev: a.Rev, Replace: a.Replace}
@@ -626,6 +640,11 @@ func (s *ReplicationManager) status(id string, sp *schedSpec, reports []*api.Nod
 		m.rolling = olderTemplate(in)
 	}
 	m.unhealthy = res.Unhealthy
+	if sp.invalid == nil {
+		m.hash = sp.hash
+		m.rollout = statusRollout(res.Rollout)
+		m.restored = restoredCount(in, res.Rollout)
+	}
 	if len(res.Unschedulable) > 0 {
 		m.unschedulable = &unschedulable{slots: res.Unschedulable, reason: res.Reason, noNode: !anyAlive(in.Nodes)}
 	}

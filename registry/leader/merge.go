@@ -45,8 +45,14 @@ type mergeInput struct {
 	// unhealthy are the slots reported unhealthy, of a controller that
 	// replaces them.
 	unhealthy []int
-	last      *api.ReplicationControllerStatus
-	now       time.Time
+	// hash is the spec's template hash, rollout the leader's record of
+	// the rollouts, and restored how many live containers run the
+	// template a rollback restores (rollback.go).
+	hash     string
+	rollout  *api.RolloutRecord
+	restored int
+	last     *api.ReplicationControllerStatus
+	now      time.Time
 	// images are the nodes' containers grouped by template and image
 	// ID, in node order (images.go).
 	images []imageGroup
@@ -60,6 +66,7 @@ func mergeStatus(in mergeInput) api.ReplicationControllerStatus {
 	if in.last != nil {
 		st.CreationTimestamp = in.last.CreationTimestamp
 		conds = in.last.Conditions
+		st.Rollout = in.last.Rollout // an invalid spec keeps it as it was
 	}
 	st.ObservedRevision = in.revision
 	st.Images = runningImages(in.images)
@@ -81,6 +88,7 @@ func mergeStatus(in mergeInput) api.ReplicationControllerStatus {
 		return st
 	}
 	conds = api.ClearCondition(conds, api.ConditionInvalidSpec)
+	st.Rollout = in.rollout
 
 	var failures, crashes []string
 	failureReason, crashReason := "", ""
@@ -144,6 +152,9 @@ func mergedProgress(in mergeInput, st api.ReplicationControllerStatus, failed bo
 	message := fmt.Sprintf("%d of %d updated, %d available", st.UpdatedReplicas, ds.Replicas, st.AvailableReplicas)
 	if c, ok := blockedProgress(in.id, in.unschedulable, message); ok {
 		return c
+	}
+	if in.rollout.RollingBack(in.hash) {
+		return rollbackProgress(in)
 	}
 	switch {
 	case failed:

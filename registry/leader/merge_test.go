@@ -97,3 +97,49 @@ func TestMergeStatus(t *testing.T) {
 		}
 	})
 }
+
+func TestMergeStatusOfARollback(t *testing.T) {
+	spec := demospec.Controller("web", "demo-task:latest", 3, nil)
+	rec := &api.RolloutRecord{CompletedRevision: 10, CompletedNumber: 1, CompletedHash: "old",
+		FailedRevision: 20, FailedNumber: 2, FailedHash: "new", Reason: "1 new container(s) failed"}
+	in := mergeInput{id: "web", spec: spec, revision: 30, hash: "new", rollout: rec, restored: 2,
+		now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
+		reports: []*api.NodeReport{share("a", 3, 2, 2, 0, 30,
+			api.Condition{Type: api.ConditionProgressing, Status: "False", Reason: api.ReasonProgressDeadlineExceeded})}}
+	st := mergeStatus(in)
+	c := st.FindCondition(api.ConditionProgressing)
+	if c == nil || c.Status != "False" || c.Reason != api.ReasonRolledBack ||
+		c.Message != "rollout of revision 2 failed (1 new container(s) failed); rolling back to revision 1: 2 of 3 replicas on it" {
+		t.Errorf("Progressing %+v, want False RolledBack, rolling back from revision 2 to 1", c)
+	}
+	if st.Rollout != rec {
+		t.Errorf("status carries rollout %+v, want the record", st.Rollout)
+	}
+
+	done := *rec
+	done.RolledBack = true
+	in.rollout = &done
+	st2 := mergeStatus(in)
+	if c := st2.FindCondition(api.ConditionProgressing); c == nil || c.Reason != api.ReasonRolledBack || !strings.Contains(c.Message, "rolled back to revision 1") {
+		t.Errorf("Progressing %+v once rolled back, want RolledBack saying so", c)
+	}
+	failed := *rec
+	failed.RollbackFailed = true
+	in.rollout = &failed
+	st3 := mergeStatus(in)
+	if c := st3.FindCondition(api.ConditionProgressing); c == nil || c.Reason != api.ReasonRollbackFailed {
+		t.Errorf("Progressing %+v after the rollback failed, want RollbackFailed", c)
+	}
+
+	// a new template in the spec: the record no longer rolls it back
+	in.hash, in.rollout = "newer", rec
+	st4 := mergeStatus(in)
+	if c := st4.FindCondition(api.ConditionProgressing); c == nil || c.Reason == api.ReasonRolledBack {
+		t.Errorf("Progressing %+v for a new template, want the rollback over", c)
+	}
+	// an invalid spec keeps the record it had
+	in.spec, in.invalid, in.last = nil, errors.New("bad"), &st
+	if got := mergeStatus(in); got.Rollout != rec {
+		t.Errorf("an invalid spec's status carries rollout %+v, want the last one's", got.Rollout)
+	}
+}
