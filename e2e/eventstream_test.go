@@ -99,8 +99,11 @@ func TestADroppedEventStreamStillConverges(t *testing.T) {
 	if got := d.counter(t, "replication_manager_cache_drift_total"); got < 1 {
 		t.Errorf("cache drift %v, want at least 1: the list after the reconnect found %s-1 gone", got, id)
 	}
-	if !strings.Contains(d.logs.String(), id+"-1: running in the cache, gone from the list") {
-		t.Errorf("no drift log names %s-1 gone", id)
+	// the log names the first five that differed: on an engine other
+	// tests share, those may be theirs (drift.go's own test checks that
+	// it names ours)
+	if !strings.Contains(d.logs.String(), "the container list found the cache wrong") {
+		t.Error("no warning that the list found the cache wrong")
 	}
 }
 
