@@ -117,6 +117,14 @@ func TestImageDriftAfterATagMovedIsClearedByARolloutRestart(t *testing.T) {
 
 // wantImages checks the images a status says the containers run.
 func wantImages(st *api.ReplicationControllerStatus, want ...api.RunningImage) error {
+	// the status orders them by reference, then ID; the IDs of the images
+	// a run builds fall either way
+	slices.SortFunc(want, func(a, b api.RunningImage) int {
+		if c := strings.Compare(a.Image, b.Image); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ImageID, b.ImageID)
+	})
 	if !slices.Equal(st.Images, want) {
 		return fmt.Errorf("status images %+v, want %+v", st.Images, want)
 	}
