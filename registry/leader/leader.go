@@ -19,7 +19,6 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -64,9 +63,8 @@ type Options struct {
 	// Guard holds the comparisons every leader write must pass: this
 	// manager still leads. Empty when there is no election.
 	Guard []clientv3.Cmp
-	// Clock is the time the leader runs on: its now, its rechecks and
-	// its periodic pass; nil is the wall clock.
-	Clock Clock
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
 }
 
 func (o Options) withDefaults() Options {
@@ -88,8 +86,8 @@ func (o Options) withDefaults() Options {
 	if o.Workers <= 0 {
 		o.Workers = DefaultLeaderWorkers
 	}
-	if o.Clock == nil {
-		o.Clock = wallClock{}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return o
 }
@@ -97,27 +95,25 @@ func (o Options) withDefaults() Options {
 // ReplicationManager decides every slot of every controller and writes one status
 // per controller. Exactly one runs at a time: the leader's.
 //
-// Its state is its loop's (Run), from the start: the statuses and
-// history read first, then the mirrors, decode in goroutines of their own
-// and send what they decoded to the loop, the writes' answers come back
-// to it, and what is asked from outside (NodeStats, Synchronize,
-// CaughtUp) runs on it. A ReplicationManager runs once: one term of the
-// leader's.
+// Its state is its loop's (Run): the mirrors decode in goroutines of
+// their own and send what they decoded to the loop, the writes' answers
+// come back to it, and what is asked from outside (NodeStats, Synchronize)
+// runs on it. Without Run (Refresh and Sync, one step at a time), the same
+// code runs on the caller's goroutine instead.
 type ReplicationManager struct {
 	store  *registry.Store
 	logger *slog.Logger
 	opts   Options
 	now    func() time.Time
 
-	// mailbox is the loop's, from NewReplicationManager on; ran: Run was
-	// called.
-	mailbox *mailbox
-	ran     atomic.Bool
-	// term is what the loop runs with, set before it starts.
+	// mailbox is the running loop's; nil while none runs. idle is held by
+	// whoever has the state while no loop runs, and by Run while its loop
+	// does.
+	mailbox atomic.Pointer[mailbox]
+	idle    sync.Mutex
+	// term is what the loop runs with; nil without one (the writes go
+	// alone, from the caller's goroutine).
 	term *term
-	// seen are the revisions each mirror has handed to the loop, by
-	// prefix (caughtup.go).
-	seen map[string]*atomic.Int64
 
 	// The rest is the loop's.
 
@@ -156,11 +152,8 @@ type ReplicationManager struct {
 	progressWanted atomic.Int64
 	queue          *laneQueue
 	started        time.Time
-	// waiters are the CaughtUp calls waiting for the loop, and wroteRev
-	// the newest revision a decision's write went in at (written by the
-	// loop, read by CaughtUp too).
-	waiters  []caughtUpWaiter
-	wroteRev atomic.Int64
+	// loaded: Refresh has read the statuses and history.
+	loaded bool
 	// gone are the records of gone nodes, dropped the reports deleted
 	// while their node still looked registered (leadergone.go); goneOff:
 	// the etcd role may not touch the records.
@@ -197,26 +190,58 @@ type term struct {
 }
 
 // send hands an event to the loop without waiting for it to be applied;
-// once the loop has ended it is dropped.
+// without a loop it is applied here, and once the loop has ended it is
+// dropped.
 func (s *ReplicationManager) send(event func()) {
-	select {
-	case s.mailbox.events <- event:
-	case <-s.mailbox.done:
+	for {
+		if mb := s.mailbox.Load(); mb != nil {
+			select {
+			case mb.events <- event:
+			case <-mb.done:
+			}
+			return
+		}
+		if s.direct(event) {
+			return
+		}
+		time.Sleep(time.Millisecond) // a loop is starting, or handing the state back
 	}
 }
 
-// onLoop runs call on the loop and returns once it has run, true; it
-// waits for Run to start the loop, and returns false without running call
-// once the loop has ended.
-func (s *ReplicationManager) onLoop(call func()) bool {
-	ran := make(chan struct{})
-	select {
-	case s.mailbox.calls <- func() { call(); close(ran) }: // unbuffered: the loop has it, and runs it at once
-		<-ran
-		return true
-	case <-s.mailbox.done:
+// onLoop runs call on the loop and returns once it has run; without a
+// loop, or once it has ended, it runs here.
+func (s *ReplicationManager) onLoop(call func()) {
+	for {
+		if mb := s.mailbox.Load(); mb != nil {
+			ran := make(chan struct{})
+			select {
+			case mb.calls <- func() { call(); close(ran) }: // unbuffered: the loop has it, and runs it at once
+				<-ran
+				return
+			case <-mb.done: // once Run hands the state back, it runs here
+			}
+		}
+		if s.direct(call) {
+			return
+		}
+		time.Sleep(time.Millisecond) // a loop is starting, or handing the state back
+	}
+}
+
+// direct runs fn on the caller's goroutine if no loop runs, holding idle
+// so that no loop starts meanwhile and two callers do not run at once
+// (a scrape of /metrics and the first read of Run, say); it reports
+// whether it ran fn.
+func (s *ReplicationManager) direct(fn func()) bool {
+	if !s.idle.TryLock() {
 		return false
 	}
+	defer s.idle.Unlock()
+	if s.mailbox.Load() != nil {
+		return false
+	}
+	fn()
+	return true
 }
 
 // schedSpec is a spec as the scheduler keeps it, validated once.
@@ -275,36 +300,36 @@ type leaderRecord struct {
 // NewReplicationManager returns a ReplicationManager; Run starts it.
 func NewReplicationManager(store *registry.Store, logger *slog.Logger, opts Options) *ReplicationManager {
 	opts = opts.withDefaults()
-	mb := &mailbox{events: make(chan func(), mailboxEvents), calls: make(chan func()), done: make(chan struct{})}
-	seen := map[string]*atomic.Int64{}
-	for _, prefix := range mirrored(store) {
-		seen[prefix] = &atomic.Int64{}
-	}
 	return &ReplicationManager{
-		store: store, logger: logger, opts: opts, now: opts.Clock.Now, started: opts.Clock.Now(), mailbox: mb, seen: seen,
+		store: store, logger: logger, opts: opts, now: opts.Now, started: opts.Now(),
 		specs: map[string]*schedSpec{}, nodes: map[string]*nodeState{}, configs: map[string]api.NodeConfig{},
 		assignments: map[string]map[int]registry.SlotAssignment{}, undecodable: map[string]map[int]int64{}, reports: map[string]map[string]*leaderReport{},
 		loads: map[string]*nodeLoad{}, listed: map[string]bool{}, records: map[string]*leaderRecord{}, wanting: map[string]bool{}, releasing: map[string]bool{},
-		inflight: map[string]*inflightWrite{}, queue: newLaneQueue(opts.Clock),
+		inflight: map[string]*inflightWrite{}, queue: newLaneQueue(),
 		gone: map[string]*goneNode{}, dropped: map[string]*droppedReports{}, events: make(chan api.Event, eventQueue),
 	}
 }
 
-// errRanTwice is Run's answer to a second call.
-var errRanTwice = errors.New("leader: a ReplicationManager runs once; make a new one for a new term")
-
 // Run decides until ctx ends; it returns nil then, ErrNotLeader when a
 // write found that another manager leads, and the error that ended it
 // otherwise (etcd refusing this manager). The goroutine that calls it
-// runs the loop, which owns the leader's state from the start: it reads
-// the statuses and history first, then starts the mirrors. It runs once.
+// runs the loop.
 func (s *ReplicationManager) Run(ctx context.Context) error {
-	if !s.ran.CompareAndSwap(false, true) {
-		return errRanTwice
-	}
 	s.started = s.now()
+	if err := s.readRegistry(ctx); err != nil {
+		return registry.UnlessStopped(ctx, err)
+	}
 	runCtx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
+	mb := &mailbox{events: make(chan func(), mailboxEvents), calls: make(chan func()), done: make(chan struct{})}
+	// from here on the state is the loop's: callers wait for it, and
+	// whoever has the state here finishes first
+	s.mailbox.Store(mb)
+	s.idle.Lock()
+	defer func() {
+		s.mailbox.Store(nil)
+		s.idle.Unlock()
+	}()
 	// the batchers outlive the loop, which waits for their answers: they
 	// stop once it is done
 	t := &term{ctx: runCtx, fail: fail, writes: make(chan *registry.BatchedWrite, s.opts.Workers)}
@@ -315,33 +340,24 @@ func (s *ReplicationManager) Run(ctx context.Context) error {
 	}
 	var mirrors sync.WaitGroup
 	mirrors.Go(func() { s.runEvents(runCtx) })
-	mirrors.Go(func() {
-		// the statuses and history go to the loop before any change: the
-		// mirrors start once they are in the mailbox
-		read, err := s.readRegistry(runCtx)
-		if err != nil {
-			fail(err)
-			return
-		}
-		s.send(func() { s.loadRegistry(read) })
-		for prefix, target := range s.targets() {
-			mirrors.Go(func() {
-				watch := func() error { return s.store.Mirror(runCtx, prefix, target, s.logger.Warn) }
-				switch prefix {
-				case s.store.ControllersPrefix():
-					watch = func() error { return s.WatchControllers(runCtx) }
-				case s.store.NodeConfigPrefix():
-					watch = func() error { return s.watchConfigs(runCtx, prefix, target) }
-				}
-				if err := watch(); err != nil {
-					fail(err)
-				}
-			})
-		}
-	})
+	for prefix, target := range s.targets() {
+		mirrors.Go(func() {
+			watch := func() error { return s.store.Mirror(runCtx, prefix, target, s.logger.Warn) }
+			switch prefix {
+			case s.store.ControllersPrefix():
+				watch = func() error { return s.WatchControllers(runCtx) }
+			case s.store.NodeConfigPrefix():
+				watch = func() error { return s.watchConfigs(runCtx, prefix, target) }
+			}
+			if err := watch(); err != nil {
+				fail(err)
+			}
+		})
+	}
 	s.term = t
-	s.loop(s.mailbox)
-	close(s.mailbox.done)
+	s.loop(mb)
+	s.term = nil // a decision after Run writes alone
+	close(mb.done)
 	t.async.Wait()
 	mirrors.Wait()
 	stopBatches()
@@ -356,8 +372,8 @@ func (s *ReplicationManager) Run(ctx context.Context) error {
 // more, and returns when every write in flight is answered.
 func (s *ReplicationManager) loop(mb *mailbox) {
 	ctx := s.term.ctx
-	ticks, stopTicks := s.opts.Clock.NewTicker(s.opts.SyncPeriod)
-	defer stopTicks()
+	ticker := time.NewTicker(s.opts.SyncPeriod)
+	defer ticker.Stop()
 	for {
 		stopping := ctx.Err() != nil
 		if stopping && len(s.inflight) == 0 {
@@ -374,15 +390,13 @@ func (s *ReplicationManager) loop(mb *mailbox) {
 		}
 		if !stopping && len(s.inflight) < s.opts.Workers {
 			if id, ok := s.queue.take(); ok {
-				s.syncReplicationController(ctx, id) // finish handles what the write answers
+				_ = s.syncReplicationController(ctx, id) // nil on the loop: finish handles what the write answers
 				continue
 			}
 		}
 		done := ctx.Done()
 		if stopping {
 			done = nil
-		} else {
-			s.answerWaiters() // nothing is left to do now
 		}
 		select {
 		case event := <-mb.events:
@@ -390,7 +404,7 @@ func (s *ReplicationManager) loop(mb *mailbox) {
 		case call := <-mb.calls:
 			call()
 		case <-s.queue.wake:
-		case <-ticks:
+		case <-ticker.C:
 			s.synchronize()
 		case <-done:
 		}
@@ -399,7 +413,7 @@ func (s *ReplicationManager) loop(mb *mailbox) {
 
 // WatchControllers follows the specs under /registry/controllers into the
 // leader's mirror until ctx ends (it then returns nil): one list, then a
-// watch, again after each break. Run runs it, with the other mirrors. A spec that changes queues its
+// watch, again after each break. A spec that changes queues its
 // controller. It returns an error only when etcd refuses this manager.
 func (s *ReplicationManager) WatchControllers(ctx context.Context) error {
 	prefix := s.store.ControllersPrefix()
@@ -415,14 +429,12 @@ func (s *ReplicationManager) watchConfigs(ctx context.Context, prefix string, ta
 		return err
 	}
 	s.logger.Warn("the etcd role may not read the node configs: every node is active, with its --node-labels only; grant read on the prefix (docs/SECURITY.md)", "prefix", prefix, "err", err)
-	s.seen[prefix].Store(math.MaxInt64) // nothing of it is ever to wait for
 	s.send(func() { s.setListed(prefix) })
 	return nil
 }
 
 // Synchronize queues every controller for a decision in the periodic
-// lane, behind every change: the safety net Run runs each SyncPeriod. It
-// waits for Run to start the loop, and does nothing once it has ended.
+// lane, behind every change: the safety net Run runs each SyncPeriod.
 func (s *ReplicationManager) Synchronize() { s.onLoop(s.synchronize) }
 
 func (s *ReplicationManager) synchronize() {
@@ -430,24 +442,12 @@ func (s *ReplicationManager) synchronize() {
 	s.expireGoneNodes()
 }
 
-// registryRead is what a new leader reads before anything else: the
-// statuses, the newest recorded template of every controller and the
-// records of gone nodes.
-type registryRead struct {
-	statuses map[string]*api.ReplicationControllerStatus
-	newest   map[string]api.Revision
-	gone     []api.GoneNode
-	// goneOff: the etcd role may not read the gone nodes.
-	goneOff bool
-}
-
 // readRegistry reads the statuses and the newest recorded template of
 // every controller, so that a new leader carries on where the last one
 // stopped: the creation times and the conditions' transition times stay,
-// and only templates that are new are recorded (loadRegistry).
-func (s *ReplicationManager) readRegistry(ctx context.Context) (registryRead, error) {
-	var read registryRead
-	err := registry.RetryEtcd(ctx, s.logger, "reading the statuses and history from etcd failed; retrying", func() error {
+// and only templates that are new are recorded.
+func (s *ReplicationManager) readRegistry(ctx context.Context) error {
+	return registry.RetryEtcd(ctx, s.logger, "reading the statuses and history from etcd failed; retrying", func() error {
 		readCtx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
 		defer cancel()
 		statuses, err := s.store.ListStatuses(readCtx)
@@ -465,28 +465,23 @@ func (s *ReplicationManager) readRegistry(ctx context.Context) (registryRead, er
 		} else if err != nil {
 			return err
 		}
-		read = registryRead{statuses: statuses, newest: newest, gone: gone, goneOff: goneOff}
+		s.onLoop(func() {
+			s.goneOff = goneOff
+			s.loadGoneNodes(gone)
+			for id, st := range statuses {
+				rec := s.record(id)
+				rec.status = st
+				if st.Rollout != nil {
+					rec.rollout = *st.Rollout
+				}
+			}
+			for id, r := range newest {
+				rec := s.record(id)
+				rec.recorded, rec.recordedRev, rec.recordedNumber = r.TemplateHash, r.Revision, r.Number
+			}
+		})
 		return nil
 	})
-	return read, err
-}
-
-// loadRegistry takes what readRegistry read into the records, on the
-// loop.
-func (s *ReplicationManager) loadRegistry(read registryRead) {
-	s.goneOff = read.goneOff
-	s.loadGoneNodes(read.gone)
-	for id, st := range read.statuses {
-		rec := s.record(id)
-		rec.status = st
-		if st.Rollout != nil {
-			rec.rollout = *st.Rollout
-		}
-	}
-	for id, r := range read.newest {
-		rec := s.record(id)
-		rec.recorded, rec.recordedRev, rec.recordedNumber = r.TemplateHash, r.Revision, r.Number
-	}
 }
 
 // record returns id's record, making it.

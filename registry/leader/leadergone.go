@@ -183,6 +183,10 @@ func (s *ReplicationManager) syncGone(node string) {
 			return s.store.PutGoneNode(ctx, s.opts.Guard, want)
 		}
 		t := s.term
+		if t == nil {
+			s.goneWritten(node, want, write(context.Background()))
+			return
+		}
 		t.async.Go(func() {
 			err := write(t.ctx)
 			s.send(func() { s.goneWritten(node, want, err) })
@@ -197,7 +201,9 @@ func (s *ReplicationManager) goneWritten(node string, want *api.GoneNode, err er
 	g.busy = false
 	switch {
 	case errors.Is(err, registry.ErrNotLeader):
-		s.term.fail(err)
+		if s.term != nil {
+			s.term.fail(err)
+		}
 		return
 	case err != nil:
 		// the periodic pass tries again

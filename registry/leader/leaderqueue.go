@@ -47,13 +47,11 @@ type laneQueue struct {
 	again map[string]lane
 	// wake has a value once an id is put in.
 	wake chan struct{}
-	// clock runs the delays of after.
-	clock Clock
 }
 
-func newLaneQueue(clock Clock) *laneQueue {
+func newLaneQueue() *laneQueue {
 	return &laneQueue{queued: map[string]lane{}, processing: map[string]bool{},
-		again: map[string]lane{}, wake: make(chan struct{}, 1), clock: clock}
+		again: map[string]lane{}, wake: make(chan struct{}, 1)}
 }
 
 // add puts ids in the lane of changes.
@@ -89,14 +87,7 @@ func (q *laneQueue) put(l lane, ids []string) {
 
 // after adds id to the lane of changes after d.
 func (q *laneQueue) after(id string, d time.Duration) {
-	q.clock.AfterFunc(d, func() { q.add(id) })
-}
-
-// idle reports whether no id is queued, handed out or marked again.
-func (q *laneQueue) idle() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.queued) == 0 && len(q.processing) == 0 && len(q.again) == 0
+	time.AfterFunc(d, func() { q.add(id) })
 }
 
 // take returns the next id without waiting; false when none is queued
