@@ -73,16 +73,7 @@ func TestAnInitContainerPreparesTheVolumeTheTasksHealthCheckNeeds(t *testing.T) 
 		t.Errorf("status %+v, want 2 replicas and no failure", st)
 	}
 
-	d.rcctl(t, "", "delete", id)
-	testpoll.Eventually(t, 60*time.Second, func() error {
-		if c := containers(t, cli, id); len(c) > 0 {
-			return fmt.Errorf("containers left: %v", names(c))
-		}
-		if v := volumesOf(t, cli, id); len(v) > 0 {
-			return fmt.Errorf("volumes left: %v", v)
-		}
-		return nil
-	})
+	deleteLeavesNothing(t, d, cli, id, 60*time.Second)
 }
 
 func TestAFailingInitContainerIsReportedKeptAndTriedAgain(t *testing.T) {
@@ -147,16 +138,7 @@ func TestAFailingInitContainerIsReportedKeptAndTriedAgain(t *testing.T) {
 
 	// deleted: the kept init container goes with the controller, and
 	// the task's volume with it
-	d.rcctl(t, "", "delete", id)
-	testpoll.Eventually(t, 30*time.Second, func() error {
-		if c := containers(t, cli, id); len(c) > 0 {
-			return fmt.Errorf("containers left: %v", names(c))
-		}
-		if v := volumesOf(t, cli, id); len(v) > 0 {
-			return fmt.Errorf("volumes left: %v", v)
-		}
-		return nil
-	})
+	deleteLeavesNothing(t, d, cli, id, 30*time.Second)
 }
 
 func TestAnInitContainerRunningWhenItsSlotGoesIsStoppedWithItsSignal(t *testing.T) {

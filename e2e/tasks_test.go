@@ -55,6 +55,22 @@ func waitForTasks(t *testing.T, cli *client.Client, id string, n int, healthy bo
 	return got
 }
 
+// deleteLeavesNothing deletes controller id and waits until none of its
+// containers and none of its tasks' volumes are left.
+func deleteLeavesNothing(t *testing.T, d *daemon, cli *client.Client, id string, within time.Duration) {
+	t.Helper()
+	d.rcctl(t, "", "delete", id)
+	testpoll.Eventually(t, within, func() error {
+		if c := containers(t, cli, id); len(c) > 0 {
+			return fmt.Errorf("containers left: %v", names(c))
+		}
+		if v := volumesOf(t, cli, id); len(v) > 0 {
+			return fmt.Errorf("volumes left: %v", v)
+		}
+		return nil
+	})
+}
+
 // volumesOf lists the Docker volumes of controller id.
 func volumesOf(t *testing.T, cli *client.Client, id string) []string {
 	t.Helper()
@@ -111,16 +127,7 @@ func TestATaskOfTwoContainersRunsHealsAndGoesWhole(t *testing.T) {
 	}
 	t.Logf("slot 1 whole again %s after docker rm -f of its sidecar", time.Since(start).Round(time.Millisecond))
 
-	d.rcctl(t, "", "delete", id)
-	testpoll.Eventually(t, 60*time.Second, func() error {
-		if c := containers(t, cli, id); len(c) > 0 {
-			return fmt.Errorf("containers left: %v", names(c))
-		}
-		if v := volumesOf(t, cli, id); len(v) > 0 {
-			return fmt.Errorf("volumes left: %v", v)
-		}
-		return nil
-	})
+	deleteLeavesNothing(t, d, cli, id, 60*time.Second)
 }
 
 func TestRollingUpdateOfATwoContainerTaskKeepsTheBounds(t *testing.T) {
