@@ -15,6 +15,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/metadata"
 )
 
 // KV is one key of a mirrored prefix.
@@ -91,12 +92,30 @@ func (s *Store) MirrorList(ctx context.Context, prefix string, t MirrorTarget) (
 	return rev, nil
 }
 
+// mirrorStream is the context of prefix's watches: they require a leader,
+// and have a gRPC stream of their own (the client puts the watches of
+// contexts with the same metadata on one stream). etcd answers a progress
+// request on a stream only once every watch on it has caught up, and
+// drops it while one starts after the newest revision (a watch from a
+// list's revision + 1, nothing written since), so a mirror listed just
+// now would hold back the answer to another that waits for it.
+func mirrorStream(ctx context.Context, prefix string) context.Context {
+	return metadata.AppendToOutgoingContext(clientv3.WithRequireLeader(ctx), "mirror", prefix)
+}
+
+// RequestProgress asks etcd to tell the watches of prefix's mirrors the
+// revision they have reached (ProgressTarget); it is dropped while one of
+// them has not caught up.
+func (s *Store) RequestProgress(ctx context.Context, prefix string) error {
+	return s.client.RequestProgress(mirrorStream(ctx, prefix))
+}
+
 // MirrorWatch applies the changes from revision rev on until the watch
 // fails; it always returns why it stopped.
 func (s *Store) MirrorWatch(ctx context.Context, prefix string, rev int64, t MirrorTarget) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for resp := range s.client.Watch(clientv3.WithRequireLeader(ctx), prefix, clientv3.WithPrefix(), clientv3.WithRev(rev)) {
+	for resp := range s.client.Watch(mirrorStream(ctx, prefix), prefix, clientv3.WithPrefix(), clientv3.WithRev(rev)) {
 		if resp.CompactRevision != 0 || errors.Is(resp.Err(), rpctypes.ErrCompacted) {
 			return fmt.Errorf("%w: wanted %d, oldest is %d", ErrWatchCompacted, rev, resp.CompactRevision)
 		}

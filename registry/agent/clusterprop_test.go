@@ -1,9 +1,11 @@
 package agent
 
 // A property test of the bounds on the in-process cluster as it ships: the
-// real embedded etcd, the leader's Scheduler and a node ReplicationManager
-// per fake engine, stepped by hand in a random order, so that the leader
-// decides from reports that are as stale as the history makes them.
+// real embedded etcd, the leader's loop running on a clock the test moves,
+// and a node manager per fake engine, stepped by hand in a random order,
+// so that the leader decides from reports that are as stale as the
+// history makes them. After every step the leader catches up with etcd
+// (CaughtUp), so that a history is the same each time it runs.
 // Random histories of spec writes, scales, template and selector changes,
 // containers killed, nodes dying and coming back, and leaders replaced;
 // after every step no slot runs on two engines and the live containers
@@ -17,6 +19,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,9 +42,11 @@ type propCluster struct {
 	store *registry.Store
 	clock *testClock
 	sched *leader.ReplicationManager
-	nodes map[string]*propNode
-	spec  *api.ReplicationController
-	rev   int64
+	// stopLeader stops the running leader and returns its Run's error.
+	stopLeader func() error
+	nodes      map[string]*propNode
+	spec       *api.ReplicationController
+	rev        int64
 	// grown is the live count that may not be exceeded by a create.
 	grown int
 }
@@ -87,10 +92,36 @@ func (c *propCluster) start(n *propNode) {
 }
 
 // newLeader replaces the leader: the new one knows only what etcd holds.
+// It runs until the history ends.
 func (c *propCluster) newLeader() {
-	c.sched = leader.NewReplicationManager(c.store, testLogger(c.tb), leader.Options{NodeGrace: 30 * time.Second, Policy: clusterPolicy, Now: c.clock.Now})
-	if err := c.sched.Refresh(c.ctx); err != nil {
-		c.t.Fatal(err)
+	c.stop()
+	c.sched = leader.NewReplicationManager(c.store, testLogger(c.tb), leader.Options{NodeGrace: 30 * time.Second, Policy: clusterPolicy, Clock: c.clock})
+	ctx, cancel := context.WithCancel(c.ctx)
+	done := make(chan error, 1)
+	go func(s *leader.ReplicationManager) { done <- s.Run(ctx) }(c.sched)
+	c.stopLeader = sync.OnceValue(func() error {
+		cancel()
+		return <-done
+	})
+	c.caughtUp()
+}
+
+// stop stops the running leader, which must end without an error.
+func (c *propCluster) stop() {
+	if c.stopLeader == nil {
+		return
+	}
+	if err := c.stopLeader(); err != nil {
+		c.t.Fatalf("the leader's Run: %v", err)
+	}
+}
+
+// caughtUp waits until the leader has acted on everything etcd holds.
+func (c *propCluster) caughtUp() {
+	ctx, cancel := context.WithTimeout(c.ctx, waitTimeout)
+	defer cancel()
+	if err := c.sched.CaughtUp(ctx); err != nil {
+		c.t.Fatalf("the leader did not catch up: %v", err)
 	}
 }
 
@@ -105,6 +136,7 @@ func (c *propCluster) write() {
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	c.caughtUp()
 	c.grown = max(c.bound(), min(c.grown, c.committed()))
 }
 
@@ -135,14 +167,10 @@ func (c *propCluster) bound() int {
 	return c.spec.DesiredState.Replicas + surge
 }
 
-// lead lists every prefix into the leader's mirrors, then decides.
+// lead has the leader decide again, as its periodic pass does.
 func (c *propCluster) lead() {
-	if err := c.sched.Refresh(c.ctx); err != nil {
-		c.t.Fatal(err)
-	}
-	if err := c.sched.Sync(c.ctx, "web"); err != nil {
-		c.t.Fatal(err)
-	}
+	c.sched.Synchronize()
+	c.caughtUp()
 }
 
 // act is one sync of node n, from what etcd holds now.
@@ -166,6 +194,7 @@ func (c *propCluster) act(n *propNode) {
 	if live := c.live(); live > before && live > c.grown {
 		c.t.Fatalf("node %s created up to %d live, above the bound %d (replicas + maxSurge %d)", n.name, live, c.grown, c.bound())
 	}
+	c.caughtUp() // the leader acts on the node's reports
 }
 
 // live counts the controller's active containers on every engine.
@@ -212,6 +241,7 @@ func TestClusterKeepsTheBoundsOverRandomHistories(t *testing.T) {
 		histories++
 		store := registry.NewStore(testClient(t), fmt.Sprintf("/test/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), harnesses.Add(1)))
 		c := newPropCluster(t, rt, store)
+		defer func() { _ = c.stopLeader() }() // also when the history fails
 		rt.Repeat(map[string]func(*rapid.T){
 			"scale": func(t *rapid.T) {
 				c.spec.DesiredState.Replicas = rapid.IntRange(0, 5).Draw(t, "replicas")
@@ -238,6 +268,7 @@ func TestClusterKeepsTheBoundsOverRandomHistories(t *testing.T) {
 			"act":  func(t *rapid.T) { c.act(c.pick(t)) },
 			"tick": func(t *rapid.T) {
 				c.clock.Advance(time.Duration(rapid.IntRange(1, 10).Draw(t, "seconds")) * time.Second)
+				c.caughtUp() // the rechecks the leader put off until now
 			},
 			"kill container": func(t *rapid.T) {
 				n := c.pick(t)
@@ -263,16 +294,19 @@ func TestClusterKeepsTheBoundsOverRandomHistories(t *testing.T) {
 					t.Fatal(err)
 				}
 				n.alive = false
+				c.caughtUp()
 			},
 			"return node": func(t *rapid.T) {
 				if n := c.pick(t); !n.alive {
 					c.start(n)
+					c.caughtUp()
 				}
 			},
 			"new leader": func(*rapid.T) { c.newLeader() },
 			"":           func(*rapid.T) { c.check() },
 		})
 		c.converge()
+		c.stop()
 	})
 	t.Logf("%d histories", histories)
 }
@@ -284,13 +318,13 @@ func (c *propCluster) converge() {
 			c.start(n)
 		}
 	}
+	c.lead()
 	for range 30 {
-		c.lead()
 		for _, name := range []string{"a", "b"} {
 			c.act(c.nodes[name])
 		}
-		c.lead()
 		c.clock.Advance(6 * time.Second)
+		c.lead()
 		c.check()
 	}
 	want := c.spec.DesiredState.Replicas

@@ -251,7 +251,6 @@ func TestASpecCreatedAgainWhileDownReplacesTheOldContainers(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.stopBackground()
 	h.create(t, newController("web", 2))
-	h.runLeader(t)
 	ctx, stop := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- h.rm.Run(ctx) }()

@@ -61,8 +61,10 @@ func testClient(tb testing.TB) *clientv3.Client {
 
 // harness is one host as the daemon runs it: a leader (Scheduler) and the
 // node's manager in one process, on a fake task control and the real
-// embedded etcd, the node registered under a lease of its own. Tests drive
-// it one step at a time (sync) or let it run (run).
+// embedded etcd, the node registered under a lease of its own. The leader
+// runs from the start, on the harness's clock; tests drive the node one
+// step at a time (sync), waiting for the leader to catch up between the
+// steps, or let it run (run).
 type harness struct {
 	rm     *Agent
 	sched  *leader.ReplicationManager
@@ -73,8 +75,8 @@ type harness struct {
 	// stopBackground stops the event writer and the feeder the harness
 	// runs for syncs called directly; Run has its own.
 	stopBackground func()
-	// leading: the leader runs (runLeader).
-	leading bool
+	// stopLeader stops the running leader and waits for its Run.
+	stopLeader func()
 }
 
 // harnessNode is the node name of a harness.
@@ -87,10 +89,23 @@ var harnesses atomic.Int64
 const testRegistryID = "test-registry"
 
 // testClock is a clock tests move by hand; it starts at the real time.
+// Its timers fire while Advance moves it past them, before it returns.
 type testClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu     sync.Mutex
+	now    time.Time
+	timers []*testTimer
 }
+
+// testTimer is an AfterFunc (every 0) or a ticker of a testClock.
+type testTimer struct {
+	at      time.Time
+	every   time.Duration
+	f       func()
+	ticks   chan time.Time
+	stopped atomic.Bool
+}
+
+var _ leader.Clock = (*testClock)(nil)
 
 func (c *testClock) Now() time.Time {
 	c.mu.Lock()
@@ -98,10 +113,62 @@ func (c *testClock) Now() time.Time {
 	return c.now
 }
 
-func (c *testClock) Advance(d time.Duration) {
+func (c *testClock) AfterFunc(d time.Duration, f func()) {
+	c.add(d, &testTimer{f: f})
+}
+
+func (c *testClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := &testTimer{every: d, ticks: make(chan time.Time, 1)}
+	c.add(d, t)
+	return t.ticks, func() { t.stopped.Store(true) }
+}
+
+// add sets t to fire d from now.
+func (c *testClock) add(d time.Duration, t *testTimer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	t.at = c.now.Add(d)
+	c.timers = append(c.timers, t)
+}
+
+// Advance moves the clock by d, and fires the timers due meanwhile: the
+// functions are called, the tickers tick (once, as time.Ticker drops the
+// ticks nobody took).
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
 	c.now = c.now.Add(d)
+	now := c.now
+	var due []*testTimer
+	kept := c.timers[:0]
+	for _, t := range c.timers {
+		switch {
+		case t.stopped.Load():
+			continue
+		case t.at.After(now):
+		case t.every > 0:
+			due = append(due, t)
+			for !t.at.After(now) {
+				t.at = t.at.Add(t.every)
+			}
+		default:
+			due = append(due, t)
+			continue
+		}
+		kept = append(kept, t)
+	}
+	clear(c.timers[len(kept):])
+	c.timers = kept
+	c.mu.Unlock()
+	for _, t := range due {
+		if t.f != nil {
+			t.f()
+			continue
+		}
+		select {
+		case t.ticks <- now:
+		default:
+		}
+	}
 }
 
 func newHarness(tb testing.TB, opts Options) *harness {
@@ -122,8 +189,6 @@ func newHarness(tb testing.TB, opts Options) *harness {
 	rm := New(store, fake, testLogger(tb), opts)
 	rm.now = clock.Now
 	rm.registryID = testRegistryID
-	sched := leader.NewReplicationManager(store, testLogger(tb), leader.Options{SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
-		Policy: opts.Policy, RevisionHistoryLimit: opts.RevisionHistoryLimit, Now: clock.Now})
 	// Run writes events off the sync's path and feeds the queue's second
 	// lane; for syncs called directly, the harness does both until Run
 	// takes over (stopBackground)
@@ -140,7 +205,32 @@ func newHarness(tb testing.TB, opts Options) *harness {
 		rm.pulls.stop()
 		stopBackground()
 	})
-	return &harness{rm: rm, sched: sched, fake: fake, store: store, client: client, clock: clock, stopBackground: stopBackground}
+	h := &harness{rm: rm, fake: fake, store: store, client: client, clock: clock, stopBackground: stopBackground}
+	h.startLeader(tb, leader.Options{SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
+		Policy: opts.Policy, RevisionHistoryLimit: opts.RevisionHistoryLimit})
+	return h
+}
+
+// startLeader runs a new leader with opts on the harness's clock, in place
+// of the one running: it knows only what etcd holds. It runs until the
+// test ends, and Run must end without an error.
+func (h *harness) startLeader(tb testing.TB, opts leader.Options) {
+	tb.Helper()
+	if h.stopLeader != nil {
+		h.stopLeader()
+	}
+	opts.Clock = h.clock
+	h.sched = leader.NewReplicationManager(h.store, testLogger(tb), opts)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(tb.Context()))
+	done := make(chan error, 1)
+	go func() { done <- h.sched.Run(ctx) }()
+	h.stopLeader = sync.OnceFunc(func() {
+		cancel()
+		if err := <-done; err != nil {
+			tb.Errorf("the leader's Run: %v", err)
+		}
+	})
+	tb.Cleanup(h.stopLeader)
 }
 
 func testLogger(tb testing.TB) *slog.Logger {
@@ -199,7 +289,7 @@ func (h *harness) sync(t *testing.T, id string) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	if err := h.lead(ctx, id); err != nil {
+	if err := h.lead(ctx); err != nil {
 		return err
 	}
 	if err := h.follow(ctx, h.store.AssignmentsPrefix(), h.rm.slots); err != nil {
@@ -210,27 +300,27 @@ func (h *harness) sync(t *testing.T, id string) error {
 		return err
 	}
 	err := h.rm.syncSlots(ctx, id)
-	return errors.Join(err, h.lead(ctx, id))
+	return errors.Join(err, h.lead(ctx))
 }
 
 // step is sync without the resync's list of containers: the leader
 // decides, the node syncs from its cache, the leader writes the status.
 func (h *harness) step(ctx context.Context, id string) error {
-	if err := h.lead(ctx, id); err != nil {
+	if err := h.lead(ctx); err != nil {
 		return err
 	}
 	if err := h.follow(ctx, h.store.AssignmentsPrefix(), h.rm.slots); err != nil {
 		return err
 	}
 	err := h.rm.syncSlots(ctx, id)
-	return errors.Join(err, h.lead(ctx, id))
+	return errors.Join(err, h.lead(ctx))
 }
 
 // assign runs the leader's decision for id and brings its assignments to
 // the node, without a node sync.
 func (h *harness) assign(t *testing.T, id string) {
 	t.Helper()
-	if err := h.lead(t.Context(), id); err != nil {
+	if err := h.lead(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.follow(t.Context(), h.store.AssignmentsPrefix(), h.rm.slots); err != nil {
@@ -246,12 +336,12 @@ func (h *harness) newNodeManager(t *testing.T, opts Options) *Agent {
 	return New(h.store, h.fake, testLogger(t), opts)
 }
 
-// lead brings the leader up to etcd, then decides id.
-func (h *harness) lead(ctx context.Context, id string) error {
-	if err := h.sched.Refresh(ctx); err != nil {
-		return err
-	}
-	return h.sched.Sync(ctx, id)
+// lead has the running leader decide every controller again, as its
+// periodic pass does, and waits until it has caught up with etcd: every
+// change applied, every decision written.
+func (h *harness) lead(ctx context.Context) error {
+	h.sched.Synchronize()
+	return h.sched.CaughtUp(ctx)
 }
 
 // follow lists prefix into t, as a mirror's list does.

@@ -141,7 +141,7 @@ func TestANewLeaderNumbersOnFromHistoryWrittenBeforeNumbers(t *testing.T) {
 		}
 	}
 	// a new leader, which reads the history at its start
-	h.sched = leader.NewReplicationManager(h.store, testLogger(t), leader.Options{RevisionHistoryLimit: 10, Now: h.clock.Now})
+	h.startLeader(t, leader.Options{RevisionHistoryLimit: 10})
 	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = "demo-task:3"
 	rev := h.setSpec(rc)
 	if err := h.sync(t, "web"); err != nil {

@@ -5,7 +5,7 @@ import "testing"
 func TestControllerStatsCarryTheDesiredCountAndTheLastStatus(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.create(t, newController("web", 3))
-	if err := h.lead(t.Context(), "web"); err != nil {
+	if err := h.lead(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	stats := h.sched.ControllerStats()

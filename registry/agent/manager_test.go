@@ -22,12 +22,11 @@ import (
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
-// run starts the host, the leader and the node's manager, until the test
-// ends.
+// run starts the node's manager too (the leader runs already), until the
+// test ends.
 func (h *harness) run(t *testing.T) {
 	t.Helper()
 	h.stopBackground()
-	h.runLeader(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- h.rm.Run(ctx) }()
@@ -35,24 +34,6 @@ func (h *harness) run(t *testing.T) {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Run: %v", err)
-		}
-	})
-}
-
-// runLeader starts the leader alone until the test ends, once.
-func (h *harness) runLeader(t *testing.T) {
-	t.Helper()
-	if h.leading {
-		return
-	}
-	h.leading = true
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- h.sched.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("the leader's Run: %v", err)
 		}
 	})
 }
@@ -128,7 +109,6 @@ func TestManagerInvalidSpecDoesNotStopOthers(t *testing.T) {
 
 func TestManagerRemovesContainersOfControllerDeletedWhileDown(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.runLeader(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- h.rm.Run(ctx) }()

@@ -8,8 +8,11 @@
 // package decide), hands each decision's write (assignments and one status
 // per controller) to the batchers without waiting, applies the answer
 // when it comes back, and runs Synchronize every period as the safety
-// net. What is asked from outside (NodeStats, Sync) runs on the loop, or
-// on the caller's goroutine when no loop runs. The dry run plans with the
+// net. It runs only as that loop (Run), from the first read of etcd on,
+// on the clock of Options.Clock: what is asked from outside (NodeStats,
+// Synchronize, CaughtUp, which tells a caller that the leader has acted on
+// everything etcd held) runs on it, and tests drive the same Run with a
+// clock they move. The dry run plans with the
 // same code. Besides the decisions, the leader records each node it sees
 // go, with the containers its last reports listed (leadergone.go), and
 // the moves of a gone node's slots as events (leaderevents.go).

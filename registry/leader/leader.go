@@ -19,6 +19,7 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -63,8 +64,9 @@ type Options struct {
 	// Guard holds the comparisons every leader write must pass: this
 	// manager still leads. Empty when there is no election.
 	Guard []clientv3.Cmp
-	// Now is the clock; nil is time.Now.
-	Now func() time.Time
+	// Clock is the time the leader runs on: its now, its rechecks and
+	// its periodic pass; nil is the wall clock.
+	Clock Clock
 }
 
 func (o Options) withDefaults() Options {
@@ -86,8 +88,8 @@ func (o Options) withDefaults() Options {
 	if o.Workers <= 0 {
 		o.Workers = DefaultLeaderWorkers
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = wallClock{}
 	}
 	return o
 }
@@ -95,25 +97,27 @@ func (o Options) withDefaults() Options {
 // ReplicationManager decides every slot of every controller and writes one status
 // per controller. Exactly one runs at a time: the leader's.
 //
-// Its state is its loop's (Run): the mirrors decode in goroutines of
-// their own and send what they decoded to the loop, the writes' answers
-// come back to it, and what is asked from outside (NodeStats, Synchronize)
-// runs on it. Without Run (Refresh and Sync, one step at a time), the same
-// code runs on the caller's goroutine instead.
+// Its state is its loop's (Run), from the start: the statuses and
+// history read first, then the mirrors, decode in goroutines of their own
+// and send what they decoded to the loop, the writes' answers come back
+// to it, and what is asked from outside (NodeStats, Synchronize,
+// CaughtUp) runs on it. A ReplicationManager runs once: one term of the
+// leader's.
 type ReplicationManager struct {
 	store  *registry.Store
 	logger *slog.Logger
 	opts   Options
 	now    func() time.Time
 
-	// mailbox is the running loop's; nil while none runs. idle is held by
-	// whoever has the state while no loop runs, and by Run while its loop
-	// does.
-	mailbox atomic.Pointer[mailbox]
-	idle    sync.Mutex
-	// term is what the loop runs with; nil without one (the writes go
-	// alone, from the caller's goroutine).
+	// mailbox is the loop's, from NewReplicationManager on; ran: Run was
+	// called.
+	mailbox *mailbox
+	ran     atomic.Bool
+	// term is what the loop runs with, set before it starts.
 	term *term
+	// seen are the revisions each mirror has handed to the loop, by
+	// prefix (caughtup.go).
+	seen map[string]*atomic.Int64
 
 	// The rest is the loop's.
 
@@ -152,8 +156,11 @@ type ReplicationManager struct {
 	progressWanted atomic.Int64
 	queue          *laneQueue
 	started        time.Time
-	// loaded: Refresh has read the statuses and history.
-	loaded bool
+	// waiters are the CaughtUp calls waiting for the loop, and wroteRev
+	// the newest revision a decision's write went in at (written by the
+	// loop, read by CaughtUp too).
+	waiters  []caughtUpWaiter
+	wroteRev atomic.Int64
 	// gone are the records of gone nodes, dropped the reports deleted
 	// while their node still looked registered (leadergone.go); goneOff:
 	// the etcd role may not touch the records.
@@ -190,58 +197,26 @@ type term struct {
 }
 
 // send hands an event to the loop without waiting for it to be applied;
-// without a loop it is applied here, and once the loop has ended it is
-// dropped.
+// once the loop has ended it is dropped.
 func (s *ReplicationManager) send(event func()) {
-	for {
-		if mb := s.mailbox.Load(); mb != nil {
-			select {
-			case mb.events <- event:
-			case <-mb.done:
-			}
-			return
-		}
-		if s.direct(event) {
-			return
-		}
-		time.Sleep(time.Millisecond) // a loop is starting, or handing the state back
+	select {
+	case s.mailbox.events <- event:
+	case <-s.mailbox.done:
 	}
 }
 
-// onLoop runs call on the loop and returns once it has run; without a
-// loop, or once it has ended, it runs here.
-func (s *ReplicationManager) onLoop(call func()) {
-	for {
-		if mb := s.mailbox.Load(); mb != nil {
-			ran := make(chan struct{})
-			select {
-			case mb.calls <- func() { call(); close(ran) }: // unbuffered: the loop has it, and runs it at once
-				<-ran
-				return
-			case <-mb.done: // once Run hands the state back, it runs here
-			}
-		}
-		if s.direct(call) {
-			return
-		}
-		time.Sleep(time.Millisecond) // a loop is starting, or handing the state back
-	}
-}
-
-// direct runs fn on the caller's goroutine if no loop runs, holding idle
-// so that no loop starts meanwhile and two callers do not run at once
-// (a scrape of /metrics and the first read of Run, say); it reports
-// whether it ran fn.
-func (s *ReplicationManager) direct(fn func()) bool {
-	if !s.idle.TryLock() {
+// onLoop runs call on the loop and returns once it has run, true; it
+// waits for Run to start the loop, and returns false without running call
+// once the loop has ended.
+func (s *ReplicationManager) onLoop(call func()) bool {
+	ran := make(chan struct{})
+	select {
+	case s.mailbox.calls <- func() { call(); close(ran) }: // unbuffered: the loop has it, and runs it at once
+		<-ran
+		return true
+	case <-s.mailbox.done:
 		return false
 	}
-	defer s.idle.Unlock()
-	if s.mailbox.Load() != nil {
-		return false
-	}
-	fn()
-	return true
 }
 
 // schedSpec is a spec as the scheduler keeps it, validated once.
@@ -300,36 +275,36 @@ type leaderRecord struct {
 // NewReplicationManager returns a ReplicationManager; Run starts it.
 func NewReplicationManager(store *registry.Store, logger *slog.Logger, opts Options) *ReplicationManager {
 	opts = opts.withDefaults()
+	mb := &mailbox{events: make(chan func(), mailboxEvents), calls: make(chan func()), done: make(chan struct{})}
+	seen := map[string]*atomic.Int64{}
+	for _, prefix := range mirrored(store) {
+		seen[prefix] = &atomic.Int64{}
+	}
 	return &ReplicationManager{
-		store: store, logger: logger, opts: opts, now: opts.Now, started: opts.Now(),
+		store: store, logger: logger, opts: opts, now: opts.Clock.Now, started: opts.Clock.Now(), mailbox: mb, seen: seen,
 		specs: map[string]*schedSpec{}, nodes: map[string]*nodeState{}, configs: map[string]api.NodeConfig{},
 		assignments: map[string]map[int]registry.SlotAssignment{}, undecodable: map[string]map[int]int64{}, reports: map[string]map[string]*leaderReport{},
 		loads: map[string]*nodeLoad{}, listed: map[string]bool{}, records: map[string]*leaderRecord{}, wanting: map[string]bool{}, releasing: map[string]bool{},
-		inflight: map[string]*inflightWrite{}, queue: newLaneQueue(),
+		inflight: map[string]*inflightWrite{}, queue: newLaneQueue(opts.Clock),
 		gone: map[string]*goneNode{}, dropped: map[string]*droppedReports{}, events: make(chan api.Event, eventQueue),
 	}
 }
 
+// errRanTwice is Run's answer to a second call.
+var errRanTwice = errors.New("leader: a ReplicationManager runs once; make a new one for a new term")
+
 // Run decides until ctx ends; it returns nil then, ErrNotLeader when a
 // write found that another manager leads, and the error that ended it
 // otherwise (etcd refusing this manager). The goroutine that calls it
-// runs the loop.
+// runs the loop, which owns the leader's state from the start: it reads
+// the statuses and history first, then starts the mirrors. It runs once.
 func (s *ReplicationManager) Run(ctx context.Context) error {
-	s.started = s.now()
-	if err := s.readRegistry(ctx); err != nil {
-		return registry.UnlessStopped(ctx, err)
+	if !s.ran.CompareAndSwap(false, true) {
+		return errRanTwice
 	}
+	s.started = s.now()
 	runCtx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
-	mb := &mailbox{events: make(chan func(), mailboxEvents), calls: make(chan func()), done: make(chan struct{})}
-	// from here on the state is the loop's: callers wait for it, and
-	// whoever has the state here finishes first
-	s.mailbox.Store(mb)
-	s.idle.Lock()
-	defer func() {
-		s.mailbox.Store(nil)
-		s.idle.Unlock()
-	}()
 	// the batchers outlive the loop, which waits for their answers: they
 	// stop once it is done
 	t := &term{ctx: runCtx, fail: fail, writes: make(chan *registry.BatchedWrite, s.opts.Workers)}
@@ -340,24 +315,33 @@ func (s *ReplicationManager) Run(ctx context.Context) error {
 	}
 	var mirrors sync.WaitGroup
 	mirrors.Go(func() { s.runEvents(runCtx) })
-	for prefix, target := range s.targets() {
-		mirrors.Go(func() {
-			watch := func() error { return s.store.Mirror(runCtx, prefix, target, s.logger.Warn) }
-			switch prefix {
-			case s.store.ControllersPrefix():
-				watch = func() error { return s.WatchControllers(runCtx) }
-			case s.store.NodeConfigPrefix():
-				watch = func() error { return s.watchConfigs(runCtx, prefix, target) }
-			}
-			if err := watch(); err != nil {
-				fail(err)
-			}
-		})
-	}
+	mirrors.Go(func() {
+		// the statuses and history go to the loop before any change: the
+		// mirrors start once they are in the mailbox
+		read, err := s.readRegistry(runCtx)
+		if err != nil {
+			fail(err)
+			return
+		}
+		s.send(func() { s.loadRegistry(read) })
+		for prefix, target := range s.targets() {
+			mirrors.Go(func() {
+				watch := func() error { return s.store.Mirror(runCtx, prefix, target, s.logger.Warn) }
+				switch prefix {
+				case s.store.ControllersPrefix():
+					watch = func() error { return s.WatchControllers(runCtx) }
+				case s.store.NodeConfigPrefix():
+					watch = func() error { return s.watchConfigs(runCtx, prefix, target) }
+				}
+				if err := watch(); err != nil {
+					fail(err)
+				}
+			})
+		}
+	})
 	s.term = t
-	s.loop(mb)
-	s.term = nil // a decision after Run writes alone
-	close(mb.done)
+	s.loop(s.mailbox)
+	close(s.mailbox.done)
 	t.async.Wait()
 	mirrors.Wait()
 	stopBatches()
@@ -372,8 +356,8 @@ func (s *ReplicationManager) Run(ctx context.Context) error {
 // more, and returns when every write in flight is answered.
 func (s *ReplicationManager) loop(mb *mailbox) {
 	ctx := s.term.ctx
-	ticker := time.NewTicker(s.opts.SyncPeriod)
-	defer ticker.Stop()
+	ticks, stopTicks := s.opts.Clock.NewTicker(s.opts.SyncPeriod)
+	defer stopTicks()
 	for {
 		stopping := ctx.Err() != nil
 		if stopping && len(s.inflight) == 0 {
@@ -390,13 +374,15 @@ func (s *ReplicationManager) loop(mb *mailbox) {
 		}
 		if !stopping && len(s.inflight) < s.opts.Workers {
 			if id, ok := s.queue.take(); ok {
-				_ = s.syncReplicationController(ctx, id) // nil on the loop: finish handles what the write answers
+				s.syncReplicationController(ctx, id) // finish handles what the write answers
 				continue
 			}
 		}
 		done := ctx.Done()
 		if stopping {
 			done = nil
+		} else {
+			s.answerWaiters() // nothing is left to do now
 		}
 		select {
 		case event := <-mb.events:
@@ -404,7 +390,7 @@ func (s *ReplicationManager) loop(mb *mailbox) {
 		case call := <-mb.calls:
 			call()
 		case <-s.queue.wake:
-		case <-ticker.C:
+		case <-ticks:
 			s.synchronize()
 		case <-done:
 		}
@@ -413,7 +399,7 @@ func (s *ReplicationManager) loop(mb *mailbox) {
 
 // WatchControllers follows the specs under /registry/controllers into the
 // leader's mirror until ctx ends (it then returns nil): one list, then a
-// watch, again after each break. A spec that changes queues its
+// watch, again after each break. Run runs it, with the other mirrors. A spec that changes queues its
 // controller. It returns an error only when etcd refuses this manager.
 func (s *ReplicationManager) WatchControllers(ctx context.Context) error {
 	prefix := s.store.ControllersPrefix()
@@ -429,12 +415,14 @@ func (s *ReplicationManager) watchConfigs(ctx context.Context, prefix string, ta
 		return err
 	}
 	s.logger.Warn("the etcd role may not read the node configs: every node is active, with its --node-labels only; grant read on the prefix (docs/SECURITY.md)", "prefix", prefix, "err", err)
+	s.seen[prefix].Store(math.MaxInt64) // nothing of it is ever to wait for
 	s.send(func() { s.setListed(prefix) })
 	return nil
 }
 
 // Synchronize queues every controller for a decision in the periodic
-// lane, behind every change: the safety net Run runs each SyncPeriod.
+// lane, behind every change: the safety net Run runs each SyncPeriod. It
+// waits for Run to start the loop, and does nothing once it has ended.
 func (s *ReplicationManager) Synchronize() { s.onLoop(s.synchronize) }
 
 func (s *ReplicationManager) synchronize() {
@@ -442,12 +430,24 @@ func (s *ReplicationManager) synchronize() {
 	s.expireGoneNodes()
 }
 
+// registryRead is what a new leader reads before anything else: the
+// statuses, the newest recorded template of every controller and the
+// records of gone nodes.
+type registryRead struct {
+	statuses map[string]*api.ReplicationControllerStatus
+	newest   map[string]api.Revision
+	gone     []api.GoneNode
+	// goneOff: the etcd role may not read the gone nodes.
+	goneOff bool
+}
+
 // readRegistry reads the statuses and the newest recorded template of
 // every controller, so that a new leader carries on where the last one
 // stopped: the creation times and the conditions' transition times stay,
-// and only templates that are new are recorded.
-func (s *ReplicationManager) readRegistry(ctx context.Context) error {
-	return registry.RetryEtcd(ctx, s.logger, "reading the statuses and history from etcd failed; retrying", func() error {
+// and only templates that are new are recorded (loadRegistry).
+func (s *ReplicationManager) readRegistry(ctx context.Context) (registryRead, error) {
+	var read registryRead
+	err := registry.RetryEtcd(ctx, s.logger, "reading the statuses and history from etcd failed; retrying", func() error {
 		readCtx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
 		defer cancel()
 		statuses, err := s.store.ListStatuses(readCtx)
@@ -465,23 +465,28 @@ func (s *ReplicationManager) readRegistry(ctx context.Context) error {
 		} else if err != nil {
 			return err
 		}
-		s.onLoop(func() {
-			s.goneOff = goneOff
-			s.loadGoneNodes(gone)
-			for id, st := range statuses {
-				rec := s.record(id)
-				rec.status = st
-				if st.Rollout != nil {
-					rec.rollout = *st.Rollout
-				}
-			}
-			for id, r := range newest {
-				rec := s.record(id)
-				rec.recorded, rec.recordedRev, rec.recordedNumber = r.TemplateHash, r.Revision, r.Number
-			}
-		})
+		read = registryRead{statuses: statuses, newest: newest, gone: gone, goneOff: goneOff}
 		return nil
 	})
+	return read, err
+}
+
+// loadRegistry takes what readRegistry read into the records, on the
+// loop.
+func (s *ReplicationManager) loadRegistry(read registryRead) {
+	s.goneOff = read.goneOff
+	s.loadGoneNodes(read.gone)
+	for id, st := range read.statuses {
+		rec := s.record(id)
+		rec.status = st
+		if st.Rollout != nil {
+			rec.rollout = *st.Rollout
+		}
+	}
+	for id, r := range read.newest {
+		rec := s.record(id)
+		rec.recorded, rec.recordedRev, rec.recordedNumber = r.TemplateHash, r.Revision, r.Number
+	}
 }
 
 // record returns id's record, making it.

@@ -22,6 +22,19 @@ func listedLeader(t *testing.T) *ReplicationManager {
 	return s
 }
 
+// deliver applies what the mirrors' callbacks sent to the mailbox, in
+// order, as the loop does: the test's goroutine is the loop.
+func (s *ReplicationManager) deliver() {
+	for {
+		select {
+		case event := <-s.mailbox.events:
+			event()
+		default:
+			return
+		}
+	}
+}
+
 // queuedIn returns the lane id is queued in, or false.
 func queuedIn(s *ReplicationManager, id string) (lane, bool) {
 	s.queue.mu.Lock()
@@ -58,7 +71,9 @@ func TestTheEchoOfTheLeadersOwnWriteDecidesNothing(t *testing.T) {
 	s.inflight["web"] = own
 
 	s.putAssignment(registry.KV{Key: s.store.AssignmentKey("web", 1), Value: data, ModRev: 10})
+	s.deliver()
 	s.delAssignment(s.store.AssignmentKey("web", 2), 10)
+	s.deliver()
 	if l, ok := queuedIn(s, "web"); ok {
 		t.Fatalf("the echo of its own write queued web in lane %d", l)
 	}
@@ -88,8 +103,9 @@ func TestTheEchoOfTheLeadersOwnWriteDecidesNothing(t *testing.T) {
 		{"a slot the write does not hold", registry.KV{Key: s.store.AssignmentKey("web", 3), Value: data, ModRev: 11}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s.queue = newLaneQueue()
+			s.queue = newLaneQueue(wallClock{})
 			s.putAssignment(tc.kv)
+			s.deliver()
 			if l, ok := queuedIn(s, "web"); !ok || l != laneChange {
 				t.Errorf("web queued %v in lane %d, want the lane of changes", ok, l)
 			}
@@ -97,8 +113,9 @@ func TestTheEchoOfTheLeadersOwnWriteDecidesNothing(t *testing.T) {
 	}
 
 	delete(s.inflight, "web")
-	s.queue = newLaneQueue()
+	s.queue = newLaneQueue(wallClock{})
 	s.putAssignment(registry.KV{Key: s.store.AssignmentKey("web", 4), Value: data, ModRev: 12})
+	s.deliver()
 	if _, ok := queuedIn(s, "web"); !ok {
 		t.Error("a put with no write in flight did not queue web")
 	}

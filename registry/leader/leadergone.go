@@ -183,10 +183,6 @@ func (s *ReplicationManager) syncGone(node string) {
 			return s.store.PutGoneNode(ctx, s.opts.Guard, want)
 		}
 		t := s.term
-		if t == nil {
-			s.goneWritten(node, want, write(context.Background()))
-			return
-		}
 		t.async.Go(func() {
 			err := write(t.ctx)
 			s.send(func() { s.goneWritten(node, want, err) })
@@ -201,9 +197,7 @@ func (s *ReplicationManager) goneWritten(node string, want *api.GoneNode, err er
 	g.busy = false
 	switch {
 	case errors.Is(err, registry.ErrNotLeader):
-		if s.term != nil {
-			s.term.fail(err)
-		}
+		s.term.fail(err)
 		return
 	case err != nil:
 		// the periodic pass tries again

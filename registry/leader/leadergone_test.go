@@ -28,6 +28,7 @@ func (s *ReplicationManager) testPutNode(t *testing.T, name string) {
 		t.Fatal(err)
 	}
 	s.putNode(registry.KV{Key: s.store.NodeKey(name), Value: data})
+	s.deliver()
 }
 
 func (s *ReplicationManager) testPutReport(t *testing.T, id, node string, rev int64, tasks ...api.ReportedTask) {
@@ -37,6 +38,7 @@ func (s *ReplicationManager) testPutReport(t *testing.T, id, node string, rev in
 		t.Fatal(err)
 	}
 	s.putReport(registry.KV{Key: s.store.ReportKey(id, node), Value: data, ModRev: rev})
+	s.deliver()
 }
 
 func task(name string, slot int, image string) api.ReportedTask {
@@ -59,15 +61,20 @@ func TestAGoneNodeIsRecordedWithTheContainersItsLastReportsListed(t *testing.T) 
 		s.testPutReport(t, "db", "b", 4, task("db-1", 1, "db:1"))
 		s.testPutReport(t, "old", "b", 5, task("old-1", 1, "old:1"))
 		s.delReport(s.store.ReportKey("old", "b"), 6) // the node removed it itself
+		s.deliver()
 
 		const leaseGone = 9
 		if reportsFirst {
 			s.delReport(s.store.ReportKey("web", "b"), leaseGone)
+			s.deliver()
 		}
 		s.delNode(s.store.NodeKey("b"), leaseGone)
+		s.deliver()
 		s.delReport(s.store.ReportKey("db", "b"), leaseGone)
+		s.deliver()
 		if !reportsFirst {
 			s.delReport(s.store.ReportKey("web", "b"), leaseGone)
+			s.deliver()
 		}
 
 		g := s.gone["b"]
@@ -105,6 +112,7 @@ func TestAGoneNodeIsForgottenADayAfterItWentOnceNothingIsAssignedToIt(t *testing
 	s.testPutNode(t, "b")
 	s.setAssignment("web", 1, &registry.SlotAssignment{Assignment: api.Assignment{Node: "b"}, Rev: 2})
 	s.delNode(s.store.NodeKey("b"), 3)
+	s.deliver()
 
 	now = now.Add(api.GoneNodeRetention + time.Minute)
 	s.expireGoneNodes()
@@ -128,6 +136,7 @@ func TestASlotPlacedOffAGoneNodeIsAMovedEvent(t *testing.T) {
 	s.testPutNode(t, "b")
 	s.testPutNode(t, "c")
 	s.delNode(s.store.NodeKey("b"), 3)
+	s.deliver()
 	before := map[int]decide.Assignment{1: {Node: "b"}, 2: {Node: "c"}, 3: {Node: "a"}}
 	s.recordMoves("web", before, []registry.AssignChange{
 		{ID: "web", Slot: 1, Next: &api.Assignment{Node: "a"}},

@@ -26,6 +26,7 @@ func TestASlotOnANodeWhoseLeaseWentIsHeldForTheGrace(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.putSpec(registry.KV{Key: s.store.ControllerKey("web"), Value: data, ModRev: 2, CreateRev: 2})
+		s.deliver()
 		s.testPutNode(t, "a")
 		s.testPutNode(t, "b")
 		// slot 1 was taken off b; its container still runs there
@@ -34,10 +35,13 @@ func TestASlotOnANodeWhoseLeaseWentIsHeldForTheGrace(t *testing.T) {
 		const leaseGone = 9
 		if reportsFirst {
 			s.delReport(s.store.ReportKey("web", "b"), leaseGone)
+			s.deliver()
 		}
 		s.delNode(s.store.NodeKey("b"), leaseGone)
+		s.deliver()
 		if !reportsFirst {
 			s.delReport(s.store.ReportKey("web", "b"), leaseGone)
+			s.deliver()
 		}
 		went := now
 		if placed := decideWeb(s, now, grace, went); placed != "" {

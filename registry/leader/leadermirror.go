@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -23,34 +24,63 @@ import (
 // mirroredPrefixes is how many prefixes targets returns.
 const mirroredPrefixes = 5
 
-// targets are the prefixes the scheduler mirrors.
+// mirrored are the prefixes the scheduler mirrors.
+func mirrored(store *registry.Store) []string {
+	return []string{store.ControllersPrefix(), store.NodesPrefix(), store.NodeConfigPrefix(), store.AssignmentsPrefix(), store.ReportsPrefix()}
+}
+
+// targets are the mirrors of the prefixes, each telling seen the
+// revision it has handed to the loop.
 func (s *ReplicationManager) targets() map[string]registry.MirrorTarget {
+	p := s.store
 	return map[string]registry.MirrorTarget{
-		s.store.ControllersPrefix(): mirrorFuncs{onReset: s.resetSpecs, onPut: s.putSpec, onDel: s.delSpec},
-		s.store.NodesPrefix():       mirrorFuncs{onReset: s.resetNodes, onPut: s.putNode, onDel: s.delNode},
-		s.store.NodeConfigPrefix():  mirrorFuncs{onReset: s.resetConfigs, onPut: s.putConfig, onDel: s.delConfig},
-		s.store.AssignmentsPrefix(): mirrorFuncs{onReset: s.resetAssignments, onPut: s.putAssignment, onDel: s.delAssignment},
-		s.store.ReportsPrefix():     mirrorFuncs{onReset: s.resetReports, onPut: s.putReport, onDel: s.delReport, onProgress: s.reportsProgress},
+		p.ControllersPrefix(): mirrorFuncs{onReset: s.resetSpecs, onPut: s.putSpec, onDel: s.delSpec, onProgress: s.progressed,
+			seen: s.seen[p.ControllersPrefix()]},
+		p.NodesPrefix(): mirrorFuncs{onReset: s.resetNodes, onPut: s.putNode, onDel: s.delNode, onProgress: s.progressed,
+			seen: s.seen[p.NodesPrefix()]},
+		p.NodeConfigPrefix(): mirrorFuncs{onReset: s.resetConfigs, onPut: s.putConfig, onDel: s.delConfig, onProgress: s.progressed,
+			seen: s.seen[p.NodeConfigPrefix()]},
+		p.AssignmentsPrefix(): mirrorFuncs{onReset: s.resetAssignments, onPut: s.putAssignment, onDel: s.delAssignment, onProgress: s.progressed,
+			seen: s.seen[p.AssignmentsPrefix()]},
+		p.ReportsPrefix(): mirrorFuncs{onReset: s.resetReports, onPut: s.putReport, onDel: s.delReport, onProgress: s.reportsProgress,
+			seen: s.seen[p.ReportsPrefix()]},
 	}
 }
 
-// mirrorFuncs is a mirrorTarget made of functions.
+// mirrorFuncs is a mirrorTarget made of functions. Once each has handed
+// its change to the loop, seen (when set) takes the change's revision:
+// the loop has everything of the prefix up to it once its mailbox is
+// empty. A progress notification, which hands over no change, sets seen
+// first, then tells onProgress, which wakes the loop.
 type mirrorFuncs struct {
 	onReset    func([]registry.KV, int64)
 	onPut      func(registry.KV)
 	onDel      func(string, int64)
 	onProgress func(int64)
+	seen       *atomic.Int64
 }
 
-// The reports' mirror is told the revision its watch has reached.
+// The mirrors are told the revision their watch has reached.
 var _ registry.ProgressTarget = mirrorFuncs{}
 
-func (m mirrorFuncs) Reset(keys []registry.KV, rev int64) { m.onReset(keys, rev) }
-func (m mirrorFuncs) Put(k registry.KV)                   { m.onPut(k) }
-func (m mirrorFuncs) Del(key string, rev int64)           { m.onDel(key, rev) }
+func (m mirrorFuncs) Reset(keys []registry.KV, rev int64) { m.onReset(keys, rev); m.saw(rev) }
+func (m mirrorFuncs) Put(k registry.KV)                   { m.onPut(k); m.saw(k.ModRev) }
+func (m mirrorFuncs) Del(key string, rev int64)           { m.onDel(key, rev); m.saw(rev) }
 func (m mirrorFuncs) Progress(rev int64) {
-	if m.onProgress != nil {
-		m.onProgress(rev)
+	m.saw(rev)
+	m.onProgress(rev)
+}
+
+// saw raises seen to rev.
+func (m mirrorFuncs) saw(rev int64) {
+	if m.seen == nil {
+		return
+	}
+	for {
+		cur := m.seen.Load()
+		if rev <= cur || m.seen.CompareAndSwap(cur, rev) {
+			return
+		}
 	}
 }
 
@@ -115,7 +145,7 @@ func (s *ReplicationManager) markNodeGone(node string) {
 		return
 	}
 	ids := slices.Collect(maps.Keys(s.load(node).ids))
-	time.AfterFunc(s.opts.NodeGrace, func() { s.queue.add(ids...) })
+	s.opts.Clock.AfterFunc(s.opts.NodeGrace, func() { s.queue.add(ids...) })
 }
 
 func (s *ReplicationManager) resetSpecs(keys []registry.KV, _ int64) {

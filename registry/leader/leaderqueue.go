@@ -47,11 +47,13 @@ type laneQueue struct {
 	again map[string]lane
 	// wake has a value once an id is put in.
 	wake chan struct{}
+	// clock runs the delays of after.
+	clock Clock
 }
 
-func newLaneQueue() *laneQueue {
+func newLaneQueue(clock Clock) *laneQueue {
 	return &laneQueue{queued: map[string]lane{}, processing: map[string]bool{},
-		again: map[string]lane{}, wake: make(chan struct{}, 1)}
+		again: map[string]lane{}, wake: make(chan struct{}, 1), clock: clock}
 }
 
 // add puts ids in the lane of changes.
@@ -87,7 +89,14 @@ func (q *laneQueue) put(l lane, ids []string) {
 
 // after adds id to the lane of changes after d.
 func (q *laneQueue) after(id string, d time.Duration) {
-	time.AfterFunc(d, func() { q.add(id) })
+	q.clock.AfterFunc(d, func() { q.add(id) })
+}
+
+// idle reports whether no id is queued, handed out or marked again.
+func (q *laneQueue) idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.queued) == 0 && len(q.processing) == 0 && len(q.again) == 0
 }
 
 // take returns the next id without waiting; false when none is queued

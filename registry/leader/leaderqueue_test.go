@@ -20,7 +20,7 @@ func popAll(t *testing.T, q *laneQueue) []string {
 }
 
 func TestLaneQueueServesChangesThenReportsThenThePeriodicPass(t *testing.T) {
-	q := newLaneQueue()
+	q := newLaneQueue(wallClock{})
 	q.later("p1", "p2")
 	q.report("r1", "r2")
 	q.add("c1")
@@ -34,7 +34,7 @@ func TestLaneQueueServesChangesThenReportsThenThePeriodicPass(t *testing.T) {
 }
 
 func TestLaneQueueHoldsAnIDOnceInItsFirstLane(t *testing.T) {
-	q := newLaneQueue()
+	q := newLaneQueue(wallClock{})
 	q.later("a", "b")
 	q.report("a")
 	q.add("b")
@@ -46,7 +46,7 @@ func TestLaneQueueHoldsAnIDOnceInItsFirstLane(t *testing.T) {
 }
 
 func TestLaneQueueHandsAnIDMarkedWhileTheLoopHasItOutAgainAfter(t *testing.T) {
-	q := newLaneQueue()
+	q := newLaneQueue(wallClock{})
 	q.later("a")
 	id, ok := q.take()
 	if !ok || id != "a" {

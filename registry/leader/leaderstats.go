@@ -33,7 +33,8 @@ type NodeStat struct {
 }
 
 // NodeStats returns every node the leader knows: registered, or still
-// holding assignments, by name. It asks the loop while Run runs.
+// holding assignments, by name. It asks the loop, waiting for Run to
+// start it; nil once it has ended.
 func (s *ReplicationManager) NodeStats() []NodeStat {
 	var out []NodeStat
 	s.onLoop(func() { out = s.nodeStats() })
@@ -69,7 +70,8 @@ type ControllerStat struct {
 
 // ControllerStats returns every controller with a spec, by id. The
 // statuses are shared: never changed once written, they must not be
-// changed by the caller either. It asks the loop while Run runs.
+// changed by the caller either. It asks the loop, waiting for Run to
+// start it; nil once it has ended.
 func (s *ReplicationManager) ControllerStats() []ControllerStat {
 	var out []ControllerStat
 	s.onLoop(func() { out = s.controllerStats() })

@@ -66,22 +66,16 @@ func (l *nodeLoad) add(sp *schedSpec, sign int) {
 }
 
 // syncReplicationController decides controller id once and writes the
-// outcome: the one path of a decision. While Run runs it is the loop's,
-// which took id from the queue: it hands the write to the batchers (or,
-// too large for a batch, to a goroutine of its own) without waiting, and
-// the answer comes back to the loop (finish); it returns nil then.
-// Without Run (Sync), it writes alone and returns the answer's error.
-func (s *ReplicationManager) syncReplicationController(ctx context.Context, id string) error {
+// outcome: the one path of a decision, the loop's, which took id from the
+// queue: it hands the write to the batchers (or, too large for a batch,
+// to a goroutine of its own) without waiting, and the answer comes back
+// to the loop (finish).
+func (s *ReplicationManager) syncReplicationController(ctx context.Context, id string) {
 	op := s.decideController(id)
 	t := s.term
-	switch {
-	case t == nil && op == nil:
-		return nil
-	case t == nil:
-		return s.written(op, s.write(ctx, op, nil))
-	case op == nil:
+	if op == nil {
 		s.finish(ctx, id, nil)
-		return nil
+		return
 	}
 	var writes chan *registry.BatchedWrite
 	if !op.w.Forget {
@@ -93,9 +87,11 @@ func (s *ReplicationManager) syncReplicationController(ctx context.Context, id s
 	s.inflight[id] = op
 	t.async.Go(func() {
 		r := s.write(ctx, op, writes)
-		s.send(func() { s.finish(ctx, id, s.written(op, r)) })
+		s.send(func() {
+			s.wrote(r)
+			s.finish(ctx, id, s.written(op, r))
+		})
 	})
-	return nil
 }
 
 // inflightWrite is one controller's decision whose write is in flight.
@@ -465,7 +461,7 @@ func (s *ReplicationManager) requestProgress() {
 		for {
 			wanted := s.progressWanted.Load()
 			ctx, cancel := context.WithTimeout(context.Background(), s.opts.EtcdTimeout)
-			_ = s.store.Client().RequestProgress(ctx) // best effort: any report moves it too
+			_ = s.store.RequestProgress(ctx, s.store.ReportsPrefix()) // best effort: any report moves it too
 			cancel()
 			if s.progressWanted.CompareAndSwap(wanted, 0) {
 				return

@@ -20,9 +20,12 @@ func TestAnUndecodableAssignmentIsWrittenOverByTheNextDecision(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.putSpec(registry.KV{Key: s.store.ControllerKey("web"), Value: data, ModRev: 2, CreateRev: 2})
+	s.deliver()
 	s.testPutNode(t, "a")
 	s.putAssignment(registry.KV{Key: s.store.AssignmentKey("web", 1), Value: []byte("{not json"), ModRev: 4})
+	s.deliver()
 	s.putAssignment(registry.KV{Key: s.store.AssignmentKey("web", 7), Value: []byte(`"a"x`), ModRev: 5})
+	s.deliver()
 
 	op := s.decideController("web")
 	if op == nil {
@@ -46,7 +49,9 @@ func TestAnUndecodableAssignmentIsWrittenOverByTheNextDecision(t *testing.T) {
 	}
 
 	s.delAssignment(s.store.AssignmentKey("web", 7), 6)
+	s.deliver()
 	s.putAssignment(registry.KV{Key: s.store.AssignmentKey("web", 1), Value: []byte(`{"node":"a"}`), ModRev: 6})
+	s.deliver()
 	if bad := s.undecodable["web"]; len(bad) != 0 {
 		t.Errorf("undecodable after a valid value and a delete: %v, want none", bad)
 	}
