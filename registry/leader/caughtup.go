@@ -49,6 +49,8 @@ func (s *ReplicationManager) CaughtUp(ctx context.Context) error {
 // do, asking etcd meanwhile to tell the watches where they are.
 func (s *ReplicationManager) waitFor(ctx context.Context, rev int64) error {
 	w := caughtUpWaiter{rev: rev, done: make(chan struct{})}
+	s.waiting.Add(1)
+	defer s.waiting.Add(-1)
 	if !s.onLoop(func() { s.waiters = append(s.waiters, w) }) {
 		return ErrStopped
 	}
@@ -81,6 +83,15 @@ func (s *ReplicationManager) askProgress(ctx context.Context, rev int64) {
 		if seen.Load() < rev {
 			_ = s.store.RequestProgress(ctx, prefix) // best effort: the next tick asks again
 		}
+	}
+}
+
+// handed wakes the loop, while a CaughtUp call waits, after a mirror
+// handed it a change: the loop may have found the change applied but
+// seen not raised yet, and gone to wait.
+func (s *ReplicationManager) handed() {
+	if s.waiting.Load() > 0 {
+		s.send(s.answerWaiters)
 	}
 }
 

@@ -161,6 +161,9 @@ type ReplicationManager struct {
 	// loop, read by CaughtUp too).
 	waiters  []caughtUpWaiter
 	wroteRev atomic.Int64
+	// waiting counts the CaughtUp calls under way: while one is, a mirror
+	// that hands over a change wakes the loop to answer it (caughtup.go).
+	waiting atomic.Int32
 	// gone are the records of gone nodes, dropped the reports deleted
 	// while their node still looked registered (leadergone.go); goneOff:
 	// the etcd role may not touch the records.

@@ -35,51 +35,64 @@ func (s *ReplicationManager) targets() map[string]registry.MirrorTarget {
 	p := s.store
 	return map[string]registry.MirrorTarget{
 		p.ControllersPrefix(): mirrorFuncs{onReset: s.resetSpecs, onPut: s.putSpec, onDel: s.delSpec, onProgress: s.progressed,
-			seen: s.seen[p.ControllersPrefix()]},
+			seen: s.seen[p.ControllersPrefix()], handed: s.handed},
 		p.NodesPrefix(): mirrorFuncs{onReset: s.resetNodes, onPut: s.putNode, onDel: s.delNode, onProgress: s.progressed,
-			seen: s.seen[p.NodesPrefix()]},
+			seen: s.seen[p.NodesPrefix()], handed: s.handed},
 		p.NodeConfigPrefix(): mirrorFuncs{onReset: s.resetConfigs, onPut: s.putConfig, onDel: s.delConfig, onProgress: s.progressed,
-			seen: s.seen[p.NodeConfigPrefix()]},
+			seen: s.seen[p.NodeConfigPrefix()], handed: s.handed},
 		p.AssignmentsPrefix(): mirrorFuncs{onReset: s.resetAssignments, onPut: s.putAssignment, onDel: s.delAssignment, onProgress: s.progressed,
-			seen: s.seen[p.AssignmentsPrefix()]},
+			seen: s.seen[p.AssignmentsPrefix()], handed: s.handed},
 		p.ReportsPrefix(): mirrorFuncs{onReset: s.resetReports, onPut: s.putReport, onDel: s.delReport, onProgress: s.reportsProgress,
-			seen: s.seen[p.ReportsPrefix()]},
+			seen: s.seen[p.ReportsPrefix()], handed: s.handed},
 	}
 }
 
 // mirrorFuncs is a mirrorTarget made of functions. Once each has handed
 // its change to the loop, seen (when set) takes the change's revision:
 // the loop has everything of the prefix up to it once its mailbox is
-// empty. A progress notification, which hands over no change, sets seen
-// first, then tells onProgress, which wakes the loop.
+// empty; then handed (when set) is told, as the loop may have looked at
+// seen before it rose. A progress notification, which hands over no
+// change, sets seen first, then tells onProgress, which wakes the loop.
 type mirrorFuncs struct {
 	onReset    func([]registry.KV, int64)
 	onPut      func(registry.KV)
 	onDel      func(string, int64)
 	onProgress func(int64)
 	seen       *atomic.Int64
+	handed     func()
 }
 
 // The mirrors are told the revision their watch has reached.
 var _ registry.ProgressTarget = mirrorFuncs{}
 
-func (m mirrorFuncs) Reset(keys []registry.KV, rev int64) { m.onReset(keys, rev); m.saw(rev) }
-func (m mirrorFuncs) Put(k registry.KV)                   { m.onPut(k); m.saw(k.ModRev) }
-func (m mirrorFuncs) Del(key string, rev int64)           { m.onDel(key, rev); m.saw(rev) }
+func (m mirrorFuncs) Reset(keys []registry.KV, rev int64) { m.onReset(keys, rev); m.handedUpTo(rev) }
+func (m mirrorFuncs) Put(k registry.KV)                   { m.onPut(k); m.handedUpTo(k.ModRev) }
+func (m mirrorFuncs) Del(key string, rev int64)           { m.onDel(key, rev); m.handedUpTo(rev) }
 func (m mirrorFuncs) Progress(rev int64) {
 	m.saw(rev)
 	m.onProgress(rev)
 }
 
-// saw raises seen to rev.
-func (m mirrorFuncs) saw(rev int64) {
+// handedUpTo records that every change up to rev is in the loop's
+// mailbox.
+func (m mirrorFuncs) handedUpTo(rev int64) {
+	if m.saw(rev) && m.handed != nil {
+		m.handed()
+	}
+}
+
+// saw raises seen to rev; false when it was there already.
+func (m mirrorFuncs) saw(rev int64) bool {
 	if m.seen == nil {
-		return
+		return false
 	}
 	for {
 		cur := m.seen.Load()
-		if rev <= cur || m.seen.CompareAndSwap(cur, rev) {
-			return
+		if rev <= cur {
+			return false
+		}
+		if m.seen.CompareAndSwap(cur, rev) {
+			return true
 		}
 	}
 }
