@@ -47,17 +47,21 @@ type BatchedWrite struct {
 	// bytes are the keys and values it puts.
 	bytes int
 	Err   error
-	Done  chan BatchResult
+	// answer is told the outcome by the batcher that wrote it.
+	answer func(BatchResult)
 }
 
+// BatchResult is a batched write's outcome: the revision its batch went
+// in at, or why it did not.
 type BatchResult struct {
 	Rev int64
 	Err error
 }
 
-// Prepare turns w into its operations.
-func (s *Store) Prepare(w LeaderWrite) *BatchedWrite {
-	bw := &BatchedWrite{w: w, Done: make(chan BatchResult, 1)}
+// Prepare turns w into its operations; answer is told the outcome once a
+// batcher has written it, on the batcher's goroutine, which waits for it.
+func (s *Store) Prepare(w LeaderWrite, answer func(BatchResult)) *BatchedWrite {
+	bw := &BatchedWrite{w: w, answer: answer}
 	bw.cas, bw.extra, bw.bytes, bw.Err = s.leaderOps(w)
 	return bw
 }
@@ -110,7 +114,7 @@ func (s *Store) RunBatches(ctx context.Context, guard []clientv3.Cmp, writes <-c
 		results := s.commitBatchOf(wctx, guard, batch)
 		cancel()
 		for i, bw := range batch {
-			bw.Done <- results[i]
+			bw.answer(results[i])
 		}
 	}
 }

@@ -24,9 +24,10 @@ func TestBatchesKeepUnderEtcdsRequestLimit(t *testing.T) {
 	const n = 100
 	message := strings.Repeat("x", 48<<10) // 100 × 48 KiB: about 4.7 MiB
 	var sent []*BatchedWrite
+	answers := make(chan BatchResult, n)
 	for i := range n {
 		st := &api.ReplicationControllerStatus{Conditions: []api.Condition{{Type: "Big", Status: "True", Message: message}}}
-		bw := store.Prepare(LeaderWrite{ID: fmt.Sprintf("c%03d", i), Status: st})
+		bw := store.Prepare(LeaderWrite{ID: fmt.Sprintf("c%03d", i), Status: st}, func(r BatchResult) { answers <- r })
 		if !bw.Batchable() {
 			t.Fatalf("a write of %d bytes is not batchable", bw.bytes)
 		}
@@ -35,10 +36,10 @@ func TestBatchesKeepUnderEtcdsRequestLimit(t *testing.T) {
 	}
 	go store.RunBatches(ctx, nil, writes, 10*time.Second)
 	revs := map[int64]int{}
-	for _, bw := range sent {
-		r := <-bw.Done
+	for range sent {
+		r := <-answers
 		if r.Err != nil {
-			t.Fatalf("write of %s: %v", bw.w.ID, r.Err)
+			t.Fatalf("a write: %v", r.Err)
 		}
 		revs[r.Rev]++
 	}
@@ -60,11 +61,11 @@ func TestAWriteOfManyChangesGoesAlone(t *testing.T) {
 	for slot := 1; slot <= batchChanges+1; slot++ {
 		w.Changes = append(w.Changes, AssignChange{ID: "web", Slot: slot, Next: &api.Assignment{Node: "a"}})
 	}
-	if store.Prepare(w).Batchable() {
+	if store.Prepare(w, nil).Batchable() {
 		t.Errorf("a write of %d changes is batchable; its nested transaction would pass etcd's limit beside a full batch", len(w.Changes))
 	}
 	w.Changes = w.Changes[:batchChanges]
-	if !store.Prepare(w).Batchable() {
+	if !store.Prepare(w, nil).Batchable() {
 		t.Errorf("a write of %d changes is not batchable", len(w.Changes))
 	}
 }

@@ -80,7 +80,7 @@ func (s *Store) CommitLeader(ctx context.Context, guard []clientv3.Cmp, w Leader
 		if start == 0 {
 			part.Status, part.Revision, part.Prune, part.Forget = w.Status, w.Revision, w.Prune, w.Forget
 		}
-		r := s.commitBatchOf(ctx, guard, []*BatchedWrite{s.Prepare(part)})[0]
+		r := s.commitBatchOf(ctx, guard, []*BatchedWrite{s.Prepare(part, nil)})[0]
 		switch {
 		case errors.Is(r.Err, ErrAssignmentConflict):
 			if conflict == nil {

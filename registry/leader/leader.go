@@ -193,9 +193,11 @@ const mailboxEvents = 4096
 type term struct {
 	ctx  context.Context
 	fail context.CancelCauseFunc
-	// writes go to the batchers.
+	// writes go to the batchers, which answer in the mailbox; it holds
+	// Workers, as many as may be in flight.
 	writes chan *registry.BatchedWrite
-	// async are the goroutines of the writes in flight.
+	// async are the goroutines of the etcd calls in flight off the
+	// batchers: a write too large for a batch, what follows a write.
 	async sync.WaitGroup
 }
 

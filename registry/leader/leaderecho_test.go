@@ -56,7 +56,7 @@ func TestTheEchoOfTheLeadersOwnWriteDecidesNothing(t *testing.T) {
 		{ID: "web", Slot: 1, Next: &next},
 		{ID: "web", Slot: 2, OldRev: 3}, // a delete
 	}}
-	if bw := s.store.Prepare(w); bw.Err != nil {
+	if bw := s.store.Prepare(w, nil); bw.Err != nil {
 		t.Fatal(bw.Err)
 	}
 	data, err := json.Marshal(next)

@@ -67,30 +67,31 @@ func (l *nodeLoad) add(sp *schedSpec, sign int) {
 
 // syncReplicationController decides controller id once and writes the
 // outcome: the one path of a decision, the loop's, which took id from the
-// queue: it hands the write to the batchers (or, too large for a batch,
-// to a goroutine of its own) without waiting, and the answer comes back
-// to the loop (finish).
+// queue. It hands the write to the batchers without waiting, and the
+// batcher puts the answer in the loop's mailbox (answered); a write too
+// large for a batch goes from a goroutine of its own.
 func (s *ReplicationManager) syncReplicationController(ctx context.Context, id string) {
 	op := s.decideController(id)
-	t := s.term
 	if op == nil {
 		s.finish(ctx, id, nil)
 		return
 	}
-	var writes chan *registry.BatchedWrite
+	s.inflight[id] = op
 	if !op.w.Forget {
-		if bw := s.store.Prepare(op.w); bw.Batchable() {
-			op.batched, writes = bw, t.writes
+		if bw := s.store.Prepare(op.w, func(br registry.BatchResult) {
+			s.send(func() { s.answered(ctx, op, writeResult{rev: br.Rev, err: br.Err}) })
+		}); bw.Batchable() {
+			op.batched = bw
 			op.changes = op.w.Changes // Prepare set their Data: the echo is known by it
+			// never waits: a write in the channel is in flight, and it
+			// holds as many as may be (Workers)
+			s.term.writes <- bw
+			return
 		}
 	}
-	s.inflight[id] = op
-	t.async.Go(func() {
-		r := s.write(ctx, op, writes)
-		s.send(func() {
-			s.wrote(r)
-			s.finish(ctx, id, s.written(op, r))
-		})
+	s.term.async.Go(func() {
+		r := s.writeAlone(ctx, op)
+		s.send(func() { s.answered(ctx, op, r) })
 	})
 }
 
@@ -132,6 +133,8 @@ type writeResult struct {
 	bound int64
 	// pruneErr is the pruning's, after a write that went in.
 	pruneErr error
+	// followed: what follows the write in etcd is done (followUp).
+	followed bool
 }
 
 // decideController makes the decision of id from the mirrors, and returns
@@ -222,40 +225,63 @@ func (s *ReplicationManager) decideController(id string) *inflightWrite {
 	return op
 }
 
-// write makes op's write, batched when writes is not nil, and prunes the
-// history after it when op asks and it went in. It touches nothing of the
-// loop's: it runs in a goroutine of its own while Run runs.
-func (s *ReplicationManager) write(ctx context.Context, op *inflightWrite, writes chan<- *registry.BatchedWrite) writeResult {
-	var r writeResult
-	if writes != nil {
-		select {
-		case writes <- op.batched:
-		case <-ctx.Done():
-			return writeResult{err: ctx.Err()}
-		}
-		br := <-op.batched.Done // the batcher answers every write it took, within EtcdTimeout
-		r = writeResult{rev: br.Rev, err: br.Err}
-	} else {
-		w := op.w
-		w.Changes = slices.Clone(w.Changes) // CommitLeader sets their Data and Rev
-		wctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
-		r.rev, r.err = s.store.CommitLeader(wctx, s.opts.Guard, w)
-		cancel()
-		r.revs = make([]int64, len(w.Changes))
-		for i, c := range w.Changes {
-			r.revs[i] = c.Rev
-		}
+// writeAlone writes op in a transaction of its own, and what follows.
+func (s *ReplicationManager) writeAlone(ctx context.Context, op *inflightWrite) writeResult {
+	w := op.w
+	w.Changes = slices.Clone(w.Changes) // CommitLeader sets their Data and Rev
+	wctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
+	rev, err := s.store.CommitLeader(wctx, s.opts.Guard, w)
+	cancel()
+	r := writeResult{rev: rev, err: err, revs: make([]int64, len(w.Changes))}
+	for i, c := range w.Changes {
+		r.revs[i] = c.Rev
 	}
-	if r.err != nil && r.rev == 0 && len(op.w.Changes) > 0 && !errors.Is(r.err, registry.ErrNotLeader) {
-		// no answer: the write may have gone in, and what it took off a
-		// node is held until the reports are as of now
+	return s.followUp(ctx, op, r)
+}
+
+// answered takes the answer to op's write on the loop. What must follow
+// it in etcd (needsFollowUp) goes off the loop first, and comes back.
+func (s *ReplicationManager) answered(ctx context.Context, op *inflightWrite, r writeResult) {
+	if !r.followed && s.needsFollowUp(op, r) {
+		s.term.async.Go(func() {
+			r := s.followUp(ctx, op, r)
+			s.send(func() { s.answered(ctx, op, r) })
+		})
+		return
+	}
+	s.wrote(r)
+	s.finish(ctx, op.id, s.written(op, r))
+}
+
+// needsFollowUp reports whether op's write, answered r, needs etcd again:
+// without an answer, to learn the revision it went in by at the latest;
+// when it records a new template, to prune the history.
+func (s *ReplicationManager) needsFollowUp(op *inflightWrite, r writeResult) bool {
+	return noAnswer(op, r) || prunes(op, r)
+}
+
+// noAnswer: the write may have gone in, and what it took off a node is
+// held until the reports are as of now.
+func noAnswer(op *inflightWrite, r writeResult) bool {
+	return r.err != nil && r.rev == 0 && len(op.w.Changes) > 0 && !errors.Is(r.err, registry.ErrNotLeader)
+}
+
+// prunes: the history is pruned after a write that went in, or may have.
+func prunes(op *inflightWrite, r writeResult) bool {
+	return op.prune && !errors.Is(r.err, registry.ErrNotLeader) && !errors.Is(r.err, registry.ErrAssignmentConflict) && (r.rev != 0 || r.err == nil)
+}
+
+// followUp does in etcd what must follow op's write, answered r.
+func (s *ReplicationManager) followUp(ctx context.Context, op *inflightWrite, r writeResult) writeResult {
+	r.followed = true
+	if noAnswer(op, r) {
 		bctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
 		var err error
 		r.bound, err = s.store.CurrentRevision(bctx)
 		cancel()
 		r.err = errors.Join(r.err, err)
 	}
-	if op.prune && !errors.Is(r.err, registry.ErrNotLeader) && !errors.Is(r.err, registry.ErrAssignmentConflict) && (r.rev != 0 || r.err == nil) {
+	if prunes(op, r) {
 		r.pruneErr = s.pruneHistory(ctx, op.id, op.named) // as written goes on to
 	}
 	return r
