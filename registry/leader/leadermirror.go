@@ -3,7 +3,7 @@ package leader
 // This file is what the leader's mirrors do with each change: decode it
 // in the mirror's goroutine (the specs validated once), then, on the
 // loop, keep the specs, the nodes, the assignments and the reports, keep
-// the nodes' loads in step with the assignments, and mark the
+// the nodes' loads (leaderload.go) in step with the assignments, and mark the
 // controllers a change concerns for a decision.
 
 import (
@@ -539,8 +539,7 @@ func (s *ReplicationManager) decodeAssignment(k registry.KV) (id string, slot in
 // keeps the loads in step.
 func (s *ReplicationManager) setAssignment(id string, slot int, a *registry.SlotAssignment) {
 	if cur, ok := s.assignments[id][slot]; ok {
-		s.addLoad(cur.Node, s.specs[id], -1)
-		s.load(cur.Node).hold(id, -1)
+		s.holdSlot(id, cur.Node, -1)
 	}
 	s.setUndecodable(id, slot, 0)
 	if a == nil {
@@ -554,37 +553,7 @@ func (s *ReplicationManager) setAssignment(id string, slot int, a *registry.Slot
 		s.assignments[id] = map[int]registry.SlotAssignment{}
 	}
 	s.assignments[id][slot] = *a
-	s.addLoad(a.Node, s.specs[id], 1)
-	s.load(a.Node).hold(id, 1)
-}
-
-// loadOf adds (sign 1) or takes away (-1) what the slots of id hold on
-// their nodes under its current spec: around a spec change.
-func (s *ReplicationManager) loadOf(id string, sign int) {
-	for _, a := range s.assignments[id] {
-		s.addLoad(a.Node, s.specs[id], sign)
-	}
-}
-
-// addLoad counts one slot of a controller with spec sp on node (sign 1),
-// or one less (-1), in its load and in the view.
-func (s *ReplicationManager) addLoad(node string, sp *schedSpec, sign int) {
-	s.load(node).add(sp, sign)
-	s.syncView(node)
-}
-
-// syncView makes node's entry in the view what the mirrors say.
-func (s *ReplicationManager) syncView(node string) {
-	s.view.set(node, s.nodes[node], s.configs[node], s.loads[node], s.started)
-}
-
-func (s *ReplicationManager) load(node string) *nodeLoad {
-	l := s.loads[node]
-	if l == nil {
-		l = &nodeLoad{}
-		s.loads[node] = l
-	}
-	return l
+	s.holdSlot(id, a.Node, 1)
 }
 
 func (s *ReplicationManager) resetReports(keys []registry.KV, rev int64) {
@@ -604,7 +573,7 @@ func (s *ReplicationManager) resetReports(keys []registry.KV, rev int64) {
 func (s *ReplicationManager) setReports(all map[string]map[string]*leaderReport, rev int64) {
 	for id, byNode := range s.reports {
 		for node := range byNode {
-			s.load(node).containers -= len(byNode[node].containers)
+			s.countReport(node, byNode[node], -1)
 		}
 		if all[id] == nil {
 			s.markReport(id)
@@ -612,7 +581,7 @@ func (s *ReplicationManager) setReports(all map[string]map[string]*leaderReport,
 	}
 	for id, byNode := range all {
 		for node, r := range byNode {
-			s.load(node).containers += len(r.containers)
+			s.countReport(node, r, 1)
 		}
 		s.markReport(id)
 	}
@@ -641,7 +610,7 @@ func (s *ReplicationManager) delReport(key string, rev int64) {
 func (s *ReplicationManager) setReport(id, node string, r *leaderReport, rev int64) {
 	old := s.reports[id][node]
 	if old != nil {
-		s.load(node).containers -= len(old.containers)
+		s.countReport(node, old, -1)
 	}
 	if r == nil {
 		if old != nil {
@@ -656,7 +625,7 @@ func (s *ReplicationManager) setReport(id, node string, r *leaderReport, rev int
 			s.reports[id] = map[string]*leaderReport{}
 		}
 		s.reports[id][node] = r
-		s.load(node).containers += len(r.containers)
+		s.countReport(node, r, 1)
 	}
 	s.reportsRev = max(s.reportsRev, rev)
 	s.markReport(id)

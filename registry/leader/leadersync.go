@@ -23,48 +23,6 @@ import (
 	"github.com/replication-manager/replication-manager/registry/decide"
 )
 
-// nodeLoad is what the assigned slots hold on one node.
-type nodeLoad struct {
-	slots int
-	used  decide.Resources
-	// ports counts the slots publishing each host port.
-	ports map[string]int
-	// containers counts the containers the node reports.
-	containers int
-	// ids counts the slots of each controller assigned to the node.
-	ids map[string]int
-}
-
-// hold counts one slot of controller id on the node (n 1) or one less
-// (-1).
-func (l *nodeLoad) hold(id string, n int) {
-	if l.ids == nil {
-		l.ids = map[string]int{}
-	}
-	l.ids[id] += n
-	if l.ids[id] <= 0 {
-		delete(l.ids, id)
-	}
-}
-
-// add counts one slot (sign 1) of a controller with spec sp, or takes it
-// away (-1); a slot of a controller without a spec holds no room, and one
-// whose spec is invalid what its last valid spec reserved (heldFrom).
-func (l *nodeLoad) add(sp *schedSpec, sign int) {
-	l.slots += sign
-	if sp == nil {
-		return
-	}
-	l.used.Memory += int64(sign) * sp.ctl.Reserve.Memory
-	l.used.CPU += int64(sign) * sp.ctl.Reserve.CPU
-	for _, p := range sp.ctl.Ports {
-		if l.ports == nil {
-			l.ports = map[string]int{}
-		}
-		l.ports[p] += sign
-	}
-}
-
 // syncReplicationController decides controller id once and writes the
 // outcome: the one path of a decision, the loop's, which took id from the
 // queue. It hands the write to the batchers without waiting, and the
@@ -394,20 +352,6 @@ func (s *ReplicationManager) ownEcho(key string, value []byte, rev int64, put bo
 		return true
 	}
 	return false
-}
-
-// assume counts in the loads (sign 1) the slots that changes place on a
-// node, from the decision until its write is applied or has failed (-1
-// takes them back), so that the decisions made meanwhile see them, as the
-// Kubernetes scheduler assumes a pod bound before its binding is written.
-// Without it, the decisions made while hundreds of writes are in flight
-// place their slots on the same least loaded nodes.
-func (s *ReplicationManager) assume(sp *schedSpec, before map[int]decide.Assignment, changes []registry.AssignChange, sign int) {
-	for _, c := range changes {
-		if old, ok := before[c.Slot]; c.Next != nil && (!ok || old.Node != c.Next.Node) {
-			s.addLoad(c.Next.Node, sp, sign)
-		}
-	}
 }
 
 // applied applies written changes to the mirror at once, so that the

@@ -121,3 +121,8 @@ func (v *nodeView) forController(buf []decide.Node, sp *schedSpec, assigned map[
 	}
 	return out
 }
+
+// syncView makes node's entry in the view what the mirrors say.
+func (s *ReplicationManager) syncView(node string) {
+	s.view.set(node, s.nodes[node], s.configs[node], s.loads[node], s.started)
+}
