@@ -34,6 +34,9 @@ import (
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
+// clusterPolicy allows host ports, for the port check of the scheduler.
+var clusterPolicy = api.SecurityPolicy{AllowHostPorts: true}
+
 // propCluster is the cluster one history runs on.
 type propCluster struct {
 	t     *rapid.T

@@ -59,9 +59,6 @@ func managerTerm(store *registry.Store, fake *taskcontrol.Fake, opts agent.Optio
 	}
 }
 
-// waitTimeout bounds every wait of the package's tests.
-const waitTimeout = 20 * time.Second
-
 func TestLeaderElectionOneLeadsAndStandbyTakesOverAfterCrash(t *testing.T) {
 	srv := etcdtest.Start(t)
 	a, _, _ := newTestLeader(t, srv, "a")
