@@ -2,7 +2,6 @@ package roles
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/demospec"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
+	"github.com/replication-manager/replication-manager/internal/testlog"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -46,12 +46,10 @@ func newStore(tb testing.TB, client *clientv3.Client, root string) *registry.Sto
 	return registry.NewStore(client, fmt.Sprintf("/%s/%s-%d", root, strings.ReplaceAll(tb.Name(), "/", "_"), stores.Add(1)))
 }
 
+// testLogger is the package tests' logger (internal/testlog).
 func testLogger(tb testing.TB) *slog.Logger {
 	tb.Helper()
-	if os.Getenv("REGISTRY_TEST_LOG") != "" { // e.g. REGISTRY_TEST_LOG=1 go test -v
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return testlog.Logger()
 }
 
 // newController returns the 2014 example controller with id and replicas,
