@@ -86,8 +86,7 @@ func (c *propCluster) start(n *propNode) {
 		c.t.Fatal(err)
 	}
 	n.lease, n.alive = lease.ID, true
-	n.rm = New(c.store, n.fake, testLogger(c.tb), Options{Policy: clusterPolicy, Node: NodeOptions{Name: n.name, Lease: lease.ID}})
-	n.rm.now = c.clock.Now
+	n.rm = New(c.store, n.fake, testLogger(c.tb), Options{Policy: clusterPolicy, Node: NodeOptions{Name: n.name, Lease: lease.ID}, Now: c.clock.Now})
 	n.rm.registryID = testRegistryID
 	n.rm.specs.mu.Lock()
 	n.rm.specs.listed = true

@@ -186,8 +186,10 @@ func newHarness(tb testing.TB, opts Options) *harness {
 		tb.Fatal(err)
 	}
 	opts.Node = NodeOptions{Name: harnessNode, Lease: lease.ID}
+	if opts.Now == nil {
+		opts.Now = clock.Now
+	}
 	rm := New(store, fake, testLogger(tb), opts)
-	rm.now = clock.Now
 	rm.registryID = testRegistryID
 	// Run writes events off the sync's path and feeds the queue's second
 	// lane; for syncs called directly, the harness does both until Run

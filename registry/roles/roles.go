@@ -73,7 +73,8 @@ type Options struct {
 	// NodeGrace is how long the leader lets a node be gone before it
 	// moves the node's slots.
 	NodeGrace time.Duration
-	// Clock is the leader's time; nil is the wall clock.
+	// Clock is the manager's time, the leader's and the node's; nil is
+	// the wall clock.
 	Clock leader.Clock
 	// Registerer receives the node manager's metrics; nil registers
 	// nowhere.
@@ -133,6 +134,10 @@ func New(opts Options) *Roles {
 
 // agentOptions are the options of the node's manager for node.
 func (o Options) agentOptions(node agent.NodeOptions) agent.Options {
+	var now func() time.Time
+	if o.Clock != nil {
+		now = o.Clock.Now
+	}
 	return agent.Options{
 		SyncPeriod:           o.SyncPeriod,
 		RelistPeriod:         o.RelistPeriod,
@@ -145,6 +150,7 @@ func (o Options) agentOptions(node agent.NodeOptions) agent.Options {
 		MaxStopGrace:         o.MaxStopGrace,
 		Node:                 node,
 		Registerer:           o.Registerer,
+		Now:                  now,
 	}
 }
 
