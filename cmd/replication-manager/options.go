@@ -88,7 +88,7 @@ func newOptions() *options {
 		MetricsBindAddress:       "127.0.0.1:10252",
 		LeaderElect:              true,
 		LeaderElectIdentity:      roles.DefaultIdentity(),
-		LeaderElectLeaseDuration: 15 * time.Second,
+		LeaderElectLeaseDuration: roles.DefaultLeaseDuration,
 		NodeGrace:                leader.DefaultNodeGrace,
 		LogLevel:                 "info",
 		LogFormat:                "text",

@@ -29,9 +29,6 @@ const (
 	// hostNodeName names the node when the task control does not say
 	// which engine it is (bareTasks).
 	hostNodeName = "rm-bench"
-	// hostLeaseTTL is the sessions' TTL, the daemon's default
-	// (--leader-elect-lease-duration).
-	hostLeaseTTL = 15 * time.Second
 	// hostStartTimeout bounds the wait for the roles to start: the
 	// elections won, the node registered, the leader running.
 	hostStartTimeout = time.Minute
@@ -65,7 +62,7 @@ func hostOptions(client *clientv3.Client, store *registry.Store, tc agent.TaskCo
 	node api.Node, set func(*Options)) Options {
 	opts := Options{
 		Client: client, Store: store, Logger: logger, TaskControl: tc, Node: node,
-		Identity: "rm-bench", LeaseDuration: hostLeaseTTL, LeaderElect: true,
+		Identity: "rm-bench", LeaderElect: true,
 		RelistPeriod: agent.DefaultRelistPeriod, NodeGrace: leader.DefaultNodeGrace,
 	}
 	set(&opts)

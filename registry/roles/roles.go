@@ -38,7 +38,8 @@ type Options struct {
 	// Identity names this manager in the elections and the registration.
 	Identity string
 	// LeaseDuration is the sessions' TTL: how long a standby waits after
-	// the holder dies before it takes over. Whole seconds, at least 1.
+	// the holder dies before it takes over, in whole seconds; zero is
+	// DefaultLeaseDuration.
 	LeaseDuration time.Duration
 	// LeaderElect campaigns in the node's and the leader's elections;
 	// without it both roles act at once, on a session each.
@@ -84,6 +85,10 @@ type Options struct {
 	OnLead, OnAct func(bool)
 }
 
+// DefaultLeaseDuration is Options.LeaseDuration's default, the daemon's
+// --leader-elect-lease-duration.
+const DefaultLeaseDuration = 15 * time.Second
+
 // Roles are a manager's two elections and what each term runs.
 type Roles struct {
 	agent *nodeAgent
@@ -96,6 +101,9 @@ type Roles struct {
 // New builds the roles of opts: the node's agent, the leader, their
 // elections and the fence of the node's Docker calls.
 func New(opts Options) *Roles {
+	if opts.LeaseDuration <= 0 {
+		opts.LeaseDuration = DefaultLeaseDuration
+	}
 	r := &Roles{}
 	logger, store := opts.Logger, opts.Store
 	r.agent = &nodeAgent{
