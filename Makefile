@@ -77,7 +77,7 @@ test-lab: ## smoke-test the lab: scale, kill the leading manager, check the coun
 # in-memory fake, the scheduler over 100 simulated nodes, the hot paths) into
 # bench-results/<commit>.txt and summarises them with benchstat; BENCH_BASE=<an
 # earlier results file> compares against it. RM_BENCH_CONTROLLERS=100 (and the
-# other RM_BENCH_* of registry/agent/hostbench_test.go) shrinks the scale, e.g.
+# other RM_BENCH_* of registry/roles/hostbench_test.go) shrinks the scale, e.g.
 # make bench RM_BENCH_CONTROLLERS=100 BENCH=Host BENCH_TIME=1x.
 # `make bench-docker` is the side-by-side against raw Docker and Swarm
 # (cmd/rm-bench); BENCH_FLAGS passes its flags, e.g. BENCH_FLAGS=--help.

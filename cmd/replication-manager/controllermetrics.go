@@ -8,7 +8,6 @@ package main
 
 import (
 	"strings"
-	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/replication-manager/replication-manager/registry/leader"
@@ -48,7 +47,8 @@ var conditionStatuses = []string{"true", "false", "unknown"}
 // controllerCollector collects the controller metrics of the scheduler
 // of the term in progress, if this manager leads.
 type controllerCollector struct {
-	current *atomic.Pointer[leader.ReplicationManager]
+	// current returns the leader of the term in progress, nil if none.
+	current func() *leader.ReplicationManager
 }
 
 func (c *controllerCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -59,7 +59,10 @@ func (c *controllerCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *controllerCollector) Collect(ch chan<- prometheus.Metric) {
-	if s := c.current.Load(); s != nil {
+	if c.current == nil {
+		return
+	}
+	if s := c.current(); s != nil {
 		collectControllers(s.ControllerStats(), ch)
 	}
 }

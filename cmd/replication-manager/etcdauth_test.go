@@ -71,10 +71,9 @@ func TestManagerDoesItsWorkWithTheLeastPrivilegeRoleAndCannotWriteSpecs(t *testi
 	opts.LeaderElectIdentity, opts.LeaderElectLeaseDuration, opts.SyncPeriod = "rm-1", 2*time.Second, time.Second
 	engine, _ := fake.Engine(ctx)
 	r := newRoles(client, store, opts, fake, logger, engine, prometheus.NewRegistry())
-	l := r.lead
 	runCtx, stop := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- r.run(runCtx) }()
+	go func() { done <- r.Run(runCtx) }()
 	defer func() {
 		stop()
 		if err := <-done; err != nil {
@@ -83,7 +82,7 @@ func TestManagerDoesItsWorkWithTheLeastPrivilegeRoleAndCannotWriteSpecs(t *testi
 	}()
 
 	// campaign and lead: the election keys and the session's lease
-	testpoll.Until(t, waitTimeout, "the manager to lead", l.leading.Load)
+	testpoll.Until(t, waitTimeout, "the manager to lead", r.Leads)
 	// publish its policy as its term starts
 	testpoll.Until(t, waitTimeout, "the leader's policy", func() bool {
 		p, err := users.GetPolicy(ctx)

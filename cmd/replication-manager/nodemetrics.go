@@ -7,8 +7,6 @@ package main
 // it. A standby exports none.
 
 import (
-	"sync/atomic"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -32,7 +30,8 @@ var nodeAvailabilities = []api.NodeAvailability{api.NodeActive, api.NodePause, a
 // nodeCollector collects the node metrics of the scheduler of the term in
 // progress, if this manager leads.
 type nodeCollector struct {
-	current atomic.Pointer[leader.ReplicationManager]
+	// current returns the leader of the term in progress, nil if none.
+	current func() *leader.ReplicationManager
 }
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -49,7 +48,10 @@ func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
-	s := c.current.Load()
+	if c.current == nil {
+		return
+	}
+	s := c.current()
 	if s == nil {
 		return
 	}

@@ -6,12 +6,12 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
@@ -57,19 +57,21 @@ func TestTheNodeRegistersItsReserve(t *testing.T) {
 	fake := &taskcontrol.Fake{EngineName: "a"}
 	engine, _ := fake.Engine(t.Context())
 	r := newRoles(client, store, opts, fake, slog.New(slog.NewTextHandler(io.Discard, nil)), engine, prometheus.NewRegistry())
-	lease, err := store.GrantLease(t.Context(), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.agent.register(t.Context(), lease); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	n, err := store.GetNode(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("the roles stopped with %v", err)
+		}
+	}()
+	var n *api.Node
+	testpoll.Until(t, waitTimeout, "the node's registration", func() bool {
+		var err error
+		n, err = store.GetNode(ctx, "a")
+		return err == nil
+	})
 	if want := (api.NodeReserved{CPUs: 0.5, Memory: 1 << 30}); n.Reserved != want || n.Capacity.Memory != 4<<30 {
 		t.Errorf("registered %+v, capacity %+v; want reserved %+v of 4GiB", n.Reserved, n.Capacity, want)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/registry/agent"
 	"github.com/replication-manager/replication-manager/registry/leader"
+	"github.com/replication-manager/replication-manager/registry/roles"
 )
 
 // options are the daemon's flags (docs/CONTRACT.md, Programs). The etcd
@@ -86,8 +87,8 @@ func newOptions() *options {
 		ShutdownGracePeriod:      agent.DefaultDrainTimeout,
 		MetricsBindAddress:       "127.0.0.1:10252",
 		LeaderElect:              true,
-		LeaderElectIdentity:      defaultIdentity(),
-		LeaderElectLeaseDuration: 15 * time.Second,
+		LeaderElectIdentity:      roles.DefaultIdentity(),
+		LeaderElectLeaseDuration: roles.DefaultLeaseDuration,
 		NodeGrace:                leader.DefaultNodeGrace,
 		LogLevel:                 "info",
 		LogFormat:                "text",

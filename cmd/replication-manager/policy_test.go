@@ -13,6 +13,7 @@ import (
 	"github.com/replication-manager/replication-manager/internal/syncbuf"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/roles"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -27,7 +28,7 @@ func TestEachLeaderPublishesThePolicyOfItsFlagsWhenItsTermStarts(t *testing.T) {
 	store := registry.NewStore(client, registry.DefaultPrefix)
 	ctx := t.Context()
 
-	start := func(identity string, set func(*options)) (r *roles, stop func()) {
+	start := func(identity string, set func(*options)) (r *roles.Roles, stop func()) {
 		opts := newOptions()
 		opts.LeaderElectIdentity, opts.LeaderElectLeaseDuration, opts.SyncPeriod = identity, 2*time.Second, time.Second
 		set(opts)
@@ -42,7 +43,7 @@ func TestEachLeaderPublishesThePolicyOfItsFlagsWhenItsTermStarts(t *testing.T) {
 		r = newRoles(client, store, opts, fake, logger, engine, prometheus.NewRegistry())
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
-		go func() { done <- r.run(runCtx) }()
+		go func() { done <- r.Run(runCtx) }()
 		stopped := false
 		stop = func() {
 			if stopped {
@@ -64,7 +65,7 @@ func TestEachLeaderPublishesThePolicyOfItsFlagsWhenItsTermStarts(t *testing.T) {
 	first, stopFirst := start("rm-1", func(o *options) {
 		o.AllowHostPorts, o.AllowPrivileged, o.MaxReplicas = true, true, 50
 	})
-	testpoll.Until(t, waitTimeout, "rm-1 to lead", first.lead.leading.Load)
+	testpoll.Until(t, waitTimeout, "rm-1 to lead", first.Leads)
 	want := registry.NewPolicy(api.SecurityPolicy{AllowHostPorts: true, AllowPrivileged: true}, 50, "rm-1")
 	testpoll.Until(t, waitTimeout, "rm-1's policy", func() bool {
 		p, err := store.GetPolicy(ctx)
@@ -77,7 +78,7 @@ func TestEachLeaderPublishesThePolicyOfItsFlagsWhenItsTermStarts(t *testing.T) {
 	}
 
 	stopFirst() // resigns: rm-2 leads at once
-	testpoll.Until(t, waitTimeout, "rm-2 to lead", second.lead.leading.Load)
+	testpoll.Until(t, waitTimeout, "rm-2 to lead", second.Leads)
 	want = registry.NewPolicy(api.SecurityPolicy{AllowHostNetwork: true}, api.DefaultMaxReplicas, "rm-2")
 	testpoll.Until(t, waitTimeout, "rm-2's policy", func() bool {
 		p, err := store.GetPolicy(ctx)

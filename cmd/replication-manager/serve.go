@@ -106,11 +106,10 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 		return wait(registry.UnlessStopped(ctx, err))
 	}
 	r := newRoles(client, store, opts, docker, logger, engine, reg)
-	r.agent.stopWait = drainTimeout(opts.ShutdownGracePeriod) + managerStopSlack
 	state.roles.Store(r)
 
 	running++
-	go func() { errc <- r.run(runCtx) }()
+	go func() { errc <- r.Run(runCtx) }()
 	logger.Info("replication manager started", "etcd", endpoints, "prefix", opts.RegistryPrefix, "node", engine.Name,
 		"syncPeriod", opts.SyncPeriod, "workers", opts.Workers, "burstReplicas", opts.BurstReplicas,
 		"leaderElect", opts.LeaderElect)

@@ -130,6 +130,9 @@ func freeLoopbackAddr(t *testing.T) string {
 
 var httpClient = &http.Client{Timeout: 5 * time.Second}
 
+// waitTimeout bounds every wait of the package's tests.
+const waitTimeout = 20 * time.Second
+
 // getHTTP returns the status and body of a GET.
 func getHTTP(url string) (int, string, error) {
 	resp, err := httpClient.Get(url)

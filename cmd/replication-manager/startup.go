@@ -24,6 +24,7 @@ import (
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/registry/agent"
 	"github.com/replication-manager/replication-manager/registry/leader"
+	"github.com/replication-manager/replication-manager/registry/roles"
 )
 
 // etcdParts are the etcd client and the store on it, once connected.
@@ -36,7 +37,7 @@ type etcdParts struct {
 // each one is.
 type startup struct {
 	etcd  atomic.Pointer[etcdParts]
-	roles atomic.Pointer[roles]
+	roles atomic.Pointer[roles.Roles]
 }
 
 // leaderOfTerm returns the leader of the term in progress, nil when
@@ -46,7 +47,7 @@ func (s *startup) leaderOfTerm() *leader.ReplicationManager {
 	if r == nil {
 		return nil
 	}
-	return r.nodes.current.Load()
+	return r.Leader()
 }
 
 // dockerAddress is where the daemon reaches Docker, as a check names it:
@@ -88,10 +89,10 @@ func readinessChecks(s *startup, opts *options, endpoints []string, docker taskC
 			if r == nil {
 				return errors.New("the manager has not started: it waits for Docker to answer docker info")
 			}
-			if rm := r.agent.current.Load(); rm != nil && rm.Synced() {
+			if rm := r.Agent(); rm != nil && rm.Synced() {
 				return nil
 			}
-			if r.node.standsBy(ctx) {
+			if r.StandsBy(ctx) {
 				return nil // another manager acts for this node: ready to take over
 			}
 			// starting: campaigning, or acting for the node before its
@@ -125,7 +126,7 @@ func (s startingSource) current() (viewSource, error) {
 	if r == nil {
 		return daemonSource{current: func() *agent.Agent { return nil }, store: parts.store}, nil
 	}
-	return daemonSource{current: r.agent.current.Load, store: parts.store, leaderElect: s.leaderElect}, nil
+	return daemonSource{current: r.Agent, store: parts.store, leaderElect: s.leaderElect}, nil
 }
 
 func (s startingSource) Origin() origin {

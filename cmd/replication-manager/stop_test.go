@@ -22,6 +22,7 @@ import (
 	"github.com/replication-manager/replication-manager/internal/tcpproxy"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/roles"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -209,7 +210,7 @@ func TestStopDeadlinesStayUnderTenSeconds(t *testing.T) {
 	if opts.ShutdownGracePeriod != defaultShutdownGracePeriod {
 		t.Fatalf("the daemon's --shutdown-grace-period defaults to %s, want %s", opts.ShutdownGracePeriod, defaultShutdownGracePeriod)
 	}
-	longest := drainTimeout(opts.ShutdownGracePeriod) + managerStopSlack + handoverTimeout + embeddedCloseTimeout
+	longest := roles.StopWait(opts.ShutdownGracePeriod) + roles.HandoverTimeout + embeddedCloseTimeout
 	if longest != stopBudget || stopBudget >= 10*time.Second {
 		t.Errorf("the stop's deadlines sum to %s (stopBudget %s), want under 10s", longest, stopBudget)
 	}

@@ -3,7 +3,7 @@ package main
 // This file holds the cap --stop-when-isolated puts on the grace period
 // of every container the node stops (docs/CONTRACT.md, Stopping). An
 // isolated node counts itself isolated after half its lease without a
-// renewal (nodeAgent.isolationAfter) and promises to have removed its
+// renewal (registry/roles, nodeAgent.isolationAfter) and promises to have removed its
 // containers before the other half runs out, when the leader may start
 // its slots elsewhere; a container's stop must fit in that half.
 

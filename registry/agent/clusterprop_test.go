@@ -34,6 +34,9 @@ import (
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
+// clusterPolicy allows host ports, for the port check of the scheduler.
+var clusterPolicy = api.SecurityPolicy{AllowHostPorts: true}
+
 // propCluster is the cluster one history runs on.
 type propCluster struct {
 	t     *rapid.T
@@ -83,8 +86,7 @@ func (c *propCluster) start(n *propNode) {
 		c.t.Fatal(err)
 	}
 	n.lease, n.alive = lease.ID, true
-	n.rm = New(c.store, n.fake, testLogger(c.tb), Options{Policy: clusterPolicy, Node: NodeOptions{Name: n.name, Lease: lease.ID}})
-	n.rm.now = c.clock.Now
+	n.rm = New(c.store, n.fake, testLogger(c.tb), Options{Policy: clusterPolicy, Node: NodeOptions{Name: n.name, Lease: lease.ID}, Now: c.clock.Now})
 	n.rm.registryID = testRegistryID
 	n.rm.specs.mu.Lock()
 	n.rm.specs.listed = true

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/demospec"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
+	"github.com/replication-manager/replication-manager/internal/testlog"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/registry/leader"
 	"github.com/replication-manager/replication-manager/taskcontrol"
@@ -186,8 +186,10 @@ func newHarness(tb testing.TB, opts Options) *harness {
 		tb.Fatal(err)
 	}
 	opts.Node = NodeOptions{Name: harnessNode, Lease: lease.ID}
+	if opts.Now == nil {
+		opts.Now = clock.Now
+	}
 	rm := New(store, fake, testLogger(tb), opts)
-	rm.now = clock.Now
 	rm.registryID = testRegistryID
 	// Run writes events off the sync's path and feeds the queue's second
 	// lane; for syncs called directly, the harness does both until Run
@@ -233,12 +235,10 @@ func (h *harness) startLeader(tb testing.TB, opts leader.Options) {
 	tb.Cleanup(h.stopLeader)
 }
 
+// testLogger is the package tests' logger (internal/testlog).
 func testLogger(tb testing.TB) *slog.Logger {
 	tb.Helper()
-	if os.Getenv("REGISTRY_TEST_LOG") != "" { // e.g. REGISTRY_TEST_LOG=1 go test -v
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return testlog.Logger()
 }
 
 // newController returns the 2014 example controller with id and replicas,

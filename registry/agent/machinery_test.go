@@ -350,8 +350,7 @@ func TestSyncRecordsEventsInEtcd(t *testing.T) {
 }
 
 func TestDeadContainerIsReplacedFromItsEventWithoutResync(t *testing.T) {
-	h := newHarness(t, Options{SyncPeriod: time.Hour}) // no resync in this test
-	h.rm.now = time.Now
+	h := newHarness(t, Options{SyncPeriod: time.Hour, Now: time.Now}) // no resync in this test
 	h.fake.Now = time.Now
 	h.run(t)
 	h.create(t, newController("web", 2))

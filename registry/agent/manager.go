@@ -53,6 +53,9 @@ type Options struct {
 	Node NodeOptions
 	// Registerer receives the manager's metrics; nil registers nowhere.
 	Registerer prometheus.Registerer
+	// Now is the manager's clock; nil is the wall clock. Tests give a
+	// clock they move.
+	Now func() time.Time
 }
 
 // Defaults for Options.
@@ -86,6 +89,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = DefaultDrainTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return o
 }
@@ -146,7 +152,7 @@ type Agent struct {
 	// were waiting for a pull ([]api.PullingSlot), for the status page.
 	pulling sync.Map
 
-	// now is the clock; tests replace it.
+	// now is the clock (Options.Now).
 	now func() time.Time
 }
 
@@ -173,7 +179,7 @@ func New(store *registry.Store, taskControl TaskControlInterface, logger *slog.L
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "controllers", MetricsProvider: m.queue}),
 		drained:    make(chan struct{}, 1),
 		background: newFeeder(),
-		now:        time.Now,
+		now:        opts.Now,
 	}
 	rm.slots = newNodeSlots(store, opts.Node.Name, rm.queue.Add, func(id string) { rm.later(id) }, logger.Warn)
 	rm.events = newEventRecorder(store, func() time.Time { return rm.now() }, opts.EtcdTimeout, m.eventsDropped, logger)

@@ -1,15 +1,10 @@
 package agent
 
 import (
-	"context"
-	"fmt"
 	"slices"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/replication-manager/replication-manager/api"
-	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/registry/leader"
 )
@@ -84,123 +79,5 @@ func TestDryRunShowsUnhealthyTasksReplaced(t *testing.T) {
 	}
 	if got := dryRunLines(plan); !slices.Equal(got, want) {
 		t.Errorf("dry run:\n got %q\nwant %q", got, want)
-	}
-}
-
-// A cluster of two fake engines and a leader: the tasks of a controller
-// that asks are replaced once unhealthy, never more than one slot down at
-// once, with Unhealthy in the status and an event each; a controller that
-// does not ask keeps its unhealthy tasks.
-func TestClusterReplacesUnhealthyTasksOneSlotAtATime(t *testing.T) {
-	c := newCluster(t, time.Minute, zones("a", "b"))
-	sickly := func(id string, replicas int, onUnhealthy string) *api.ReplicationController {
-		rc := newController(id, replicas)
-		rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].HealthCheck = &api.HealthCheck{
-			Test: api.Command{"/task", "healthcheck"}, OnUnhealthy: onUnhealthy}
-		return rc
-	}
-	c.apply(t, sickly("web", 3, api.OnUnhealthyReplace))
-	c.apply(t, sickly("db", 1, ""))
-
-	tasksOf := func(id string) map[string]api.Task { // by name, the live ones
-		out := map[string]api.Task{}
-		for _, n := range c.nodes {
-			for _, task := range n.fake.Tasks() {
-				if task.Labels[api.LabelController] == id && task.Active() {
-					out[task.Name] = task
-				}
-			}
-		}
-		return out
-	}
-	setHealth := func(id, health string) {
-		for _, n := range c.nodes {
-			for _, task := range n.fake.Tasks() {
-				if task.Labels[api.LabelController] == id {
-					n.fake.SetHealth(task.ID, health)
-				}
-			}
-		}
-	}
-	testpoll.Eventually(t, waitTimeout, func() error {
-		if web, db := len(tasksOf("web")), len(tasksOf("db")); web != 3 || db != 1 {
-			return fmt.Errorf("web runs %d, db %d; want 3 and 1", web, db)
-		}
-		return nil
-	})
-	setHealth("web", api.HealthHealthy)
-	setHealth("db", api.HealthHealthy)
-	c.waitStatus(t, "web", func(st *api.ReplicationControllerStatus) error {
-		if st.ReadyReplicas != 3 {
-			return fmt.Errorf("%d ready, want 3", st.ReadyReplicas)
-		}
-		return nil
-	})
-	first := tasksOf("web")
-	kept := tasksOf("db")
-
-	// sampled: how many slots at once have no live task (the fakes stop
-	// and start at once, so this catches only a gross excess: the bound
-	// itself is the property tests'), and whether the status said Unhealthy
-	var mu sync.Mutex
-	worst, sawUnhealthy := 0, false
-	stop := runInBackground(t, func(ctx context.Context) error {
-		for ctx.Err() == nil {
-			down := 3 - len(tasksOf("web"))
-			st, err := c.store.GetStatus(ctx, "web")
-			mu.Lock()
-			worst = max(worst, down)
-			if err == nil && st.FindCondition(api.ConditionUnhealthy) != nil {
-				sawUnhealthy = true
-			}
-			mu.Unlock()
-			time.Sleep(time.Millisecond)
-		}
-		return nil
-	})
-	setHealth("web", api.HealthUnhealthy)
-	setHealth("db", api.HealthUnhealthy)
-	testpoll.Eventually(t, waitTimeout, func() error {
-		now := tasksOf("web")
-		for name, task := range first {
-			if got, ok := now[name]; !ok || got.ID == task.ID {
-				return fmt.Errorf("%s not replaced yet", name)
-			}
-		}
-		return nil
-	})
-	stop()
-	if worst > 1 {
-		t.Errorf("%d slots at once without a live task, want at most 1", worst)
-	}
-	if !sawUnhealthy {
-		t.Error("the status never said Unhealthy")
-	}
-	c.waitStatus(t, "web", func(st *api.ReplicationControllerStatus) error {
-		if cond := st.FindCondition(api.ConditionUnhealthy); cond != nil {
-			return fmt.Errorf("Unhealthy %+v after every slot was replaced, want none", cond)
-		}
-		return nil
-	})
-	testpoll.Eventually(t, waitTimeout, func() error {
-		events, err := c.store.ListEvents(t.Context(), "web")
-		if err != nil {
-			return err
-		}
-		n := 0
-		for _, ev := range events {
-			if ev.Reason == api.ReasonUnhealthyReplaced {
-				n++
-			}
-		}
-		if n != 3 {
-			return fmt.Errorf("%d %s events, want 3", n, api.ReasonUnhealthyReplaced)
-		}
-		return nil
-	})
-	for name, task := range tasksOf("db") {
-		if task.ID != kept[name].ID {
-			t.Errorf("%s of a controller without onUnhealthy was replaced", name)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package roles
 
 import (
 	"context"
@@ -58,9 +58,6 @@ func managerTerm(store *registry.Store, fake *taskcontrol.Fake, opts agent.Optio
 		return agent.New(store, tc, logger, opts).Run(ctx)
 	}
 }
-
-// waitTimeout bounds every wait of the package's tests.
-const waitTimeout = 20 * time.Second
 
 func TestLeaderElectionOneLeadsAndStandbyTakesOverAfterCrash(t *testing.T) {
 	srv := etcdtest.Start(t)
@@ -224,11 +221,11 @@ func TestFencedTasksRefuseChangesOnceSessionIsLost(t *testing.T) {
 	if err := session.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fenced.CreateTask(t.Context(), api.TaskSpec{Name: "web-2"}); !errors.Is(err, errNotLeader) {
-		t.Errorf("create after the session ended = %v, want errNotLeader", err)
+	if _, err := fenced.CreateTask(t.Context(), api.TaskSpec{Name: "web-2"}); !errors.Is(err, ErrNotLeader) {
+		t.Errorf("create after the session ended = %v, want ErrNotLeader", err)
 	}
-	if err := fenced.DeleteTask(t.Context(), "x"); !errors.Is(err, errNotLeader) {
-		t.Errorf("delete after the session ended = %v, want errNotLeader", err)
+	if err := fenced.DeleteTask(t.Context(), "x"); !errors.Is(err, ErrNotLeader) {
+		t.Errorf("delete after the session ended = %v, want ErrNotLeader", err)
 	}
 	if got := fake.Creates(); len(got) != 1 {
 		t.Errorf("creates reaching Docker = %v, want only web-1", got)

@@ -1,16 +1,11 @@
-package main
+package roles
 
 // This file runs work only while this instance holds an election: several
 // managers can share one etcd, exactly one acts, and a standby takes over
 // within the session TTL after the holder dies. There are two elections:
-// the leader's, whose term runs the scheduler (scheduler.go), and one per
-// node, whose term runs the node's manager (node.go). The Docker side is
-// fenced by the node's session: every create, rename and delete first
-// checks that the session is alive. That check and the call are two steps,
-// so a call that passed the check just before the session ended still
-// reaches Docker; the fence bounds the overlap with the next holder to
-// calls already under way, and the slot names (one container per name,
-// refused by Docker itself) keep even those from doubling a replica.
+// the leader's, whose term runs the leader (roles.go), and one per node,
+// whose term runs the node's manager (node.go). The Docker side is fenced
+// by the node's session (fence.go).
 
 import (
 	"context"
@@ -27,13 +22,8 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
-	"github.com/replication-manager/replication-manager/registry/agent"
 )
-
-// errNotLeader is returned by fenced Docker calls after leadership is lost.
-var errNotLeader = errors.New("election: not leader")
 
 // campaign runs work once per term it wins in the election at key.
 type campaign struct {
@@ -64,8 +54,14 @@ const (
 	defaultRetryMax   = 30 * time.Second
 )
 
-// defaultIdentity names this instance in the election: host and pid.
-func defaultIdentity() string {
+// HandoverTimeout bounds the end of a term: the resign and the revoke of
+// the session's lease together. With etcd answering each takes a round
+// trip; with etcd away neither can succeed, waiting longer does not help,
+// and the lease runs out by itself within the TTL.
+const HandoverTimeout = 2 * time.Second
+
+// DefaultIdentity names this instance in the elections: host and pid.
+func DefaultIdentity() string {
 	host, err := os.Hostname()
 	if err != nil {
 		host = "unknown"
@@ -228,7 +224,7 @@ func electionClient(ctx context.Context, client *clientv3.Client) *clientv3.Clie
 // elected, so that a standby takes over at once instead of after the TTL;
 // last it revokes the lease, which takes the node's registration and
 // reports (or a campaign's key) with it. The resign and the revoke share
-// one deadline, handoverTimeout, derived from ctx without its cancel: on a
+// one deadline, HandoverTimeout, derived from ctx without its cancel: on a
 // stop ctx has ended already. With etcd away both fail, and the lease runs
 // out by itself within the TTL. concurrency.Session.Close is not used: it
 // revokes with a timeout of the whole TTL (15s by default), from the
@@ -236,7 +232,7 @@ func electionClient(ctx context.Context, client *clientv3.Client) *clientv3.Clie
 func (l *campaign) endTerm(ctx context.Context, t term, elected bool) {
 	t.session.Orphan()
 	stopping := ctx.Err() != nil
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handoverTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), HandoverTimeout)
 	defer cancel()
 	if stopping && elected {
 		if err := t.election.Resign(ctx); err != nil {
@@ -273,47 +269,4 @@ func (l *campaign) setLeading(v bool) {
 	if l.onLead != nil {
 		l.onLead(v)
 	}
-}
-
-// fencedTasks refuses every change to Docker once the session is gone, or
-// once cut is closed (the node is isolated from etcd); reads (list,
-// inspect, image, events) go through.
-type fencedTasks struct {
-	agent.TaskControlInterface
-	session *concurrency.Session
-	// cut, when not nil, closes when the node stops acting before its
-	// session ends.
-	cut <-chan struct{}
-}
-
-func (f *fencedTasks) fenced() error {
-	select {
-	case <-f.session.Done():
-		return errNotLeader
-	case <-f.cut:
-		return errNotLeader
-	default:
-		return nil
-	}
-}
-
-func (f *fencedTasks) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
-	if err := f.fenced(); err != nil {
-		return api.Task{}, fmt.Errorf("create %s: %w", spec.Name, err)
-	}
-	return f.TaskControlInterface.CreateTask(ctx, spec)
-}
-
-func (f *fencedTasks) DeleteTask(ctx context.Context, id string) error {
-	if err := f.fenced(); err != nil {
-		return fmt.Errorf("delete %s: %w", id, err)
-	}
-	return f.TaskControlInterface.DeleteTask(ctx, id)
-}
-
-func (f *fencedTasks) RenameTask(ctx context.Context, id, newName string) error {
-	if err := f.fenced(); err != nil {
-		return fmt.Errorf("rename %s to %s: %w", id, newName, err)
-	}
-	return f.TaskControlInterface.RenameTask(ctx, id, newName)
 }

@@ -1,4 +1,4 @@
-package main
+package roles
 
 // This file publishes the leader's policy when its term starts
 // (docs/CONTRACT.md, etcd layout, <prefix>/meta/policy): what its
@@ -17,11 +17,10 @@ import (
 	"github.com/replication-manager/replication-manager/registry"
 )
 
-// publishPolicy writes the policy of opts under guard, retrying while etcd
-// does not answer, until ctx ends. A guard that fails (the term is over)
-// or a refusal by etcd is returned at once.
-func publishPolicy(ctx context.Context, store *registry.Store, guard []clientv3.Cmp, opts *options, logger *slog.Logger) error {
-	p := registry.NewPolicy(opts.policy(), opts.MaxReplicas, opts.LeaderElectIdentity)
+// publishPolicy writes p under guard, retrying while etcd does not
+// answer, until ctx ends. A guard that fails (the term is over) or a
+// refusal by etcd is returned at once.
+func publishPolicy(ctx context.Context, store *registry.Store, guard []clientv3.Cmp, p registry.Policy, logger *slog.Logger) error {
 	var lost error
 	err := registry.RetryEtcd(ctx, logger, "publishing the policy failed", func() error {
 		wctx, cancel := context.WithTimeout(ctx, registry.DefaultEtcdTimeout)

@@ -1,6 +1,6 @@
-package main
+package roles
 
-// This file is the node's part of the daemon (docs/CONTRACT.md, Nodes): the
+// This file is the node's part of a manager (docs/CONTRACT.md, Nodes): the
 // Docker engine this manager talks to is a node. For each term of the
 // node's election, the manager registers the node under the term's
 // session lease and runs an agent.Agent that keeps the slots the
@@ -33,7 +33,7 @@ type nodeAgent struct {
 	client   *clientv3.Client
 	store    *registry.Store
 	logger   *slog.Logger // carries node=, the node's name
-	docker   taskControl
+	docker   agent.TaskControlInterface
 	identity string
 	// node is the registration, without its lease and time.
 	node api.Node
@@ -43,8 +43,7 @@ type nodeAgent struct {
 	stopWhenIsolated bool
 	newManager       func(tc agent.TaskControlInterface, node *agent.NodeOptions) *agent.Agent
 	// stopWait is how long a term waits for its manager once ctx has
-	// ended (serve sets it from --shutdown-grace-period); zero waits for
-	// the registry's default drain.
+	// ended (StopWait of its drain).
 	stopWait time.Duration
 	// current is the manager of the term in progress, for /readyz and the
 	// status page.
@@ -89,9 +88,9 @@ func (a *nodeAgent) term(ctx context.Context, t term) error {
 		parts.Wait()
 		close(done)
 	}()
-	if !waitAfterStop(t.stopped, done, a.stopWaitOrDefault()) {
+	if !waitAfterStop(t.stopped, done, a.stopWait) {
 		a.logger.Warn("stopping: the node's manager did not stop in time; handing over without it",
-			"waited", a.stopWaitOrDefault())
+			"waited", a.stopWait)
 		return nil
 	}
 	if cause := context.Cause(runCtx); errors.Is(cause, errIsolated) {
@@ -100,14 +99,21 @@ func (a *nodeAgent) term(ctx context.Context, t term) error {
 	return runErr
 }
 
-// stopWaitOrDefault is how long term waits for its manager after the
-// daemon's stop: by default the registry's default drain, and the
-// manager's event flush after it.
-func (a *nodeAgent) stopWaitOrDefault() time.Duration {
-	if a.stopWait > 0 {
-		return a.stopWait
+// ManagerStopSlack is how long a node's term waits for its manager beyond
+// the drain: after its workers have stopped, the manager flushes its
+// queued events with one etcd write of up to registry.DefaultEtcdTimeout.
+// Past the slack the term hands over without it; its Docker calls are
+// fenced off by then.
+const ManagerStopSlack = time.Second
+
+// StopWait is how long a node's term waits for its manager once the
+// manager stops, for a drain of the syncs in progress (zero: the agent's
+// default): the drain, then ManagerStopSlack.
+func StopWait(drain time.Duration) time.Duration {
+	if drain <= 0 {
+		drain = agent.DefaultDrainTimeout
 	}
-	return drainTimeout(0) + managerStopSlack
+	return drain + ManagerStopSlack
 }
 
 // register writes the node's key under lease. Another engine registered
@@ -188,4 +194,22 @@ func (a *nodeAgent) removeContainers(ctx context.Context, registryID string) {
 	wg.Wait()
 	a.logger.Warn("isolated from etcd: removed this node's containers (--stop-when-isolated), so that its slots run nowhere twice",
 		"removed", len(tasks)-int(failed.Load()), "failed", failed.Load())
+}
+
+// waitAfterStop waits until done is closed; once stopped is closed it
+// waits at most after more. It reports whether done was closed.
+func waitAfterStop(stopped, done <-chan struct{}, after time.Duration) bool {
+	select {
+	case <-done:
+		return true
+	case <-stopped:
+	}
+	timer := time.NewTimer(after)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true
+	case <-timer.C:
+		return false
+	}
 }

@@ -1,4 +1,4 @@
-package agent
+package roles
 
 // This file is a task control that keeps as little as it can, for the
 // memory measurement: with taskcontrol.Fake, every container's full record

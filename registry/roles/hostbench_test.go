@@ -1,12 +1,12 @@
-package agent
+package roles
 
 // Benchmarks of one host at scale, as the daemon composes it (host_test.go:
-// the leader's ReplicationManager and the node's Agent side by side, the
-// node registered under a lease), on the in-memory fake and the package's
-// embedded etcd. They are the control-plane figures of docs/BENCHMARKS.md
+// a manager of New, which leads and acts for its node, the node registered
+// under its session), on the in-memory fake and the package's embedded
+// etcd. They are the control-plane figures of docs/BENCHMARKS.md
 // and run only with -bench:
 //
-//	go test ./registry/agent -run '^$' -bench 'Host' -benchtime 1x
+//	go test ./registry/roles -run '^$' -bench 'Host' -benchtime 1x
 //
 // The scale is RM_BENCH_CONTROLLERS × RM_BENCH_REPLICAS (default 10,000 ×
 // 10, the targets' scale; e.g. RM_BENCH_CONTROLLERS=100 for a quick try),
@@ -37,6 +37,7 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -89,7 +90,7 @@ type scaleHost struct {
 	store    *registry.Store
 	client   *clientv3.Client
 	reg      *prometheus.Registry
-	tc       TaskControlInterface
+	tc       agent.TaskControlInterface
 	count    func() int
 	creates  *createHook
 	rc, reps int
@@ -172,7 +173,7 @@ func putControllers(tb testing.TB, ctx context.Context, client *clientv3.Client,
 func newScaleStore(tb testing.TB) (*clientv3.Client, *registry.Store) {
 	tb.Helper()
 	client := testClient(tb)
-	return client, registry.NewStore(client, fmt.Sprintf("/bench/%s-%d", strings.ReplaceAll(tb.Name(), "/", "_"), harnesses.Add(1)))
+	return client, newStore(tb, client, "bench")
 }
 
 // startScaleHost starts a host on tc, as the daemon's but with a sync
@@ -181,7 +182,10 @@ func startScaleHost(tb testing.TB, s *scaleHost) {
 	tb.Helper()
 	s.reg = prometheus.NewRegistry()
 	h, err := startHost(s.ctx, s.client, s.store, s.tc, slog.New(slog.DiscardHandler),
-		Options{SyncPeriod: time.Hour, RelistPeriod: envDuration(tb, "RM_BENCH_RELIST_PERIOD", DefaultRelistPeriod), Registerer: s.reg})
+		func(o *Options) {
+			o.SyncPeriod, o.RelistPeriod = time.Hour, envDuration(tb, "RM_BENCH_RELIST_PERIOD", agent.DefaultRelistPeriod)
+			o.Registerer = s.reg
+		})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -194,7 +198,7 @@ func startScaleHost(tb testing.TB, s *scaleHost) {
 // start until the last container was created, and from the first spec
 // write until the last status said ready. The host runs until owner ends
 // or stop.
-func convergeHost(tb, owner testing.TB, tc TaskControlInterface, controllers, replicas int) (s *scaleHost, containers, statuses time.Duration) {
+func convergeHost(tb, owner testing.TB, tc agent.TaskControlInterface, controllers, replicas int) (s *scaleHost, containers, statuses time.Duration) {
 	tb.Helper()
 	s = &scaleHost{ctx: owner.Context(), tc: tc, rc: controllers, reps: replicas}
 	s.client, s.store = newScaleStore(owner)

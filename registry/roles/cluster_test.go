@@ -1,8 +1,8 @@
-package agent
+package roles
 
-// Several nodes in one process: the real embedded etcd, a Scheduler as the
-// leader, and one node manager per fake engine, each under a lease of its
-// own, as the daemon runs them (docs/CONTRACT.md, Nodes).
+// Several nodes in one process as the daemon runs them (docs/CONTRACT.md,
+// Nodes): the real embedded etcd, and a manager of New per fake engine,
+// with --leader-elect: each acts for its node, one leads.
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,33 +27,35 @@ import (
 // clusterPolicy allows host ports, for the port check of the scheduler.
 var clusterPolicy = api.SecurityPolicy{AllowHostPorts: true}
 
-// cluster is a registry of several fake nodes and a leader.
+// cluster is a registry of several fake nodes, each with a manager of its
+// own as the daemon builds it (New): one of them leads.
 type cluster struct {
 	store *registry.Store
+	grace time.Duration
 	nodes map[string]*testNode
-	sched *leader.ReplicationManager
-	// stopSched stops the scheduler, as a leader that loses its term.
-	stopSched func()
 }
 
-// testNode is one node: its engine, its lease and its manager.
+// testNode is one node: its engine, its labels, and its managers.
 type testNode struct {
-	name  string
-	fake  *taskcontrol.Fake
-	lease clientv3.LeaseID
+	name     string
+	fake     *taskcontrol.Fake
+	labels   map[string]string
+	managers []*testManager
+}
+
+// testManager is one manager of a node, running until stop.
+type testManager struct {
+	roles *Roles
 	stop  func()
 }
 
 func newCluster(t *testing.T, grace time.Duration, labels map[string]map[string]string) *cluster {
 	t.Helper()
-	client := testClient(t)
-	store := registry.NewStore(client, fmt.Sprintf("/test/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), harnesses.Add(1)))
-	c := &cluster{store: store, nodes: map[string]*testNode{}}
+	c := &cluster{store: newStore(t, testClient(t), "test"), grace: grace, nodes: map[string]*testNode{}}
 	for name, l := range labels {
-		c.startNode(t, name, l)
+		c.nodes[name] = &testNode{name: name, fake: &taskcontrol.Fake{}, labels: l}
+		c.startManager(t, name)
 	}
-	c.sched = leader.NewReplicationManager(store, testLogger(t), leader.Options{NodeGrace: grace, SyncPeriod: time.Hour, Policy: clusterPolicy})
-	c.stopSched = runInBackground(t, c.sched.Run)
 	return c
 }
 
@@ -78,35 +81,48 @@ func runInBackground(t *testing.T, fn func(context.Context) error) func() {
 	return stop
 }
 
-// startNode registers a node under a lease of its own and runs its manager.
-func (c *cluster) startNode(t *testing.T, name string, labels map[string]string) *testNode {
-	t.Helper()
-	lease, err := c.store.Client().Grant(t.Context(), 60)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := &testNode{name: name, fake: &taskcontrol.Fake{}, lease: lease.ID}
-	if old := c.nodes[name]; old != nil {
-		n.fake = old.fake // the same engine, a new manager
-	}
-	if err := c.store.RegisterNode(t.Context(), &api.Node{Name: name, Labels: labels, EngineID: "engine-" + name}, lease.ID); err != nil {
-		t.Fatal(err)
-	}
-	rm := New(c.store, n.fake, testLogger(t).With("node", name), Options{Policy: clusterPolicy, Node: NodeOptions{Name: name, Lease: lease.ID}})
-	n.stop = runInBackground(t, rm.Run)
-	c.nodes[name] = n
-	return n
-}
-
-// kill stops a node's manager and revokes its lease, as its lease running
-// out after a kill -9 would; its containers stay.
-func (c *cluster) kill(t *testing.T, name string) {
+// startManager runs one more manager for node name, on its engine: the
+// node's first acts for it, a second stands by in the node's election.
+// Each campaigns in the leader's election.
+func (c *cluster) startManager(t *testing.T, name string) *testManager {
 	t.Helper()
 	n := c.nodes[name]
-	n.stop()
-	if _, err := c.store.Client().Revoke(t.Context(), n.lease); err != nil {
-		t.Fatal(err)
+	identity := fmt.Sprintf("rm-%s-%d", name, len(n.managers)+1)
+	r := New(Options{
+		Client: c.store.Client(), Store: c.store, Logger: testLogger(t).With("manager", identity), TaskControl: n.fake,
+		Node:     api.Node{Name: name, Labels: n.labels, EngineID: "engine-" + name},
+		Identity: identity, LeaseDuration: 60 * time.Second, LeaderElect: true,
+		SyncPeriod: time.Hour, NodeGrace: c.grace, Policy: clusterPolicy,
+	})
+	m := &testManager{roles: r, stop: runInBackground(t, r.Run)}
+	n.managers = append(n.managers, m)
+	return m
+}
+
+// stop stops the managers of node name, as SIGTERM does: each resigns and
+// revokes its sessions, which takes the node's registration and reports
+// with them; its containers stay.
+func (c *cluster) stop(name string) {
+	for _, m := range c.nodes[name].managers {
+		m.stop()
 	}
+}
+
+// leader is the leader of the term in progress.
+func (c *cluster) leader(t *testing.T) *leader.ReplicationManager {
+	t.Helper()
+	var l *leader.ReplicationManager
+	testpoll.Until(t, waitTimeout, "a manager to lead", func() bool {
+		for _, n := range c.nodes {
+			for _, m := range n.managers {
+				if l = m.roles.Leader(); l != nil {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	return l
 }
 
 // running counts the running containers of id per node.
@@ -176,7 +192,7 @@ func TestClusterSpreadsScalesAndDeletes(t *testing.T) {
 	c.waitRunning(t, "web", map[string]int{"a": 2, "b": 2})
 	testpoll.Eventually(t, waitTimeout, func() error {
 		want := []leader.NodeStat{{Name: "a", Alive: true, Assigned: 2, Containers: 2}, {Name: "b", Alive: true, Assigned: 2, Containers: 2}}
-		if got := c.sched.NodeStats(); !slices.Equal(got, want) {
+		if got := c.leader(t).NodeStats(); !slices.Equal(got, want) {
 			return fmt.Errorf("node stats %+v, want %+v", got, want)
 		}
 		return nil
@@ -248,7 +264,7 @@ func TestClusterMovesTheSlotsOfADeadNode(t *testing.T) {
 	c.apply(t, newController("web", 4))
 	c.waitRunning(t, "web", map[string]int{"a": 2, "b": 2})
 
-	c.kill(t, "b")
+	c.stop("b")
 	testpoll.Eventually(t, waitTimeout, func() error {
 		if got := c.running("web"); got["a"] != 4 {
 			return fmt.Errorf("running %v, want b's two slots moved to a", got)
@@ -256,12 +272,12 @@ func TestClusterMovesTheSlotsOfADeadNode(t *testing.T) {
 		return nil
 	})
 	// b comes back: its slots are a's now, so it removes its containers
-	c.startNode(t, "b", map[string]string{"zone": "b"})
+	c.startManager(t, "b")
 	c.waitRunning(t, "web", map[string]int{"a": 4})
 }
 
 func TestLeaderWritesCompareWhatTheyReplaceAndTheElection(t *testing.T) {
-	store := registry.NewStore(testClient(t), fmt.Sprintf("/test/%s-%d", t.Name(), harnesses.Add(1)))
+	store := newStore(t, testClient(t), "test")
 	on := func(node string) *api.Assignment { return &api.Assignment{Node: node, Revision: 1, TemplateHash: "h"} }
 	rev, err := store.CommitLeader(t.Context(), nil, registry.LeaderWrite{ID: "web", Changes: []registry.AssignChange{{ID: "web", Slot: 1, Next: on("a")}}})
 	if err != nil || rev == 0 {
@@ -364,9 +380,11 @@ func TestClusterANewLeaderCarriesTheStatusOn(t *testing.T) {
 		}
 		return nil
 	})
-	c.stopSched()
-	next := leader.NewReplicationManager(c.store, testLogger(t), leader.Options{NodeGrace: time.Minute, SyncPeriod: time.Hour})
-	runInBackground(t, next.Run)
+	// a second manager of a stands by; the first stops, as on SIGTERM,
+	// and the second takes over both roles
+	second := c.startManager(t, "a")
+	c.nodes["a"].managers[0].stop()
+	testpoll.Until(t, waitTimeout, "the second manager to lead", second.roles.Leads)
 	c.apply(t, newController("web", 3)) // a change for the new leader to write
 	c.waitStatus(t, "web", func(st *api.ReplicationControllerStatus) error {
 		if st.ReadyReplicas != 3 {
@@ -430,5 +448,123 @@ func TestClusterAnInvalidSpecKeepsItsHostPorts(t *testing.T) {
 	})
 	if got := c.running("web"); got["a"] != 1 {
 		t.Errorf("web running %v, want its container left alone on a", got)
+	}
+}
+
+// A cluster of two fake engines and a leader: the tasks of a controller
+// that asks are replaced once unhealthy, never more than one slot down at
+// once, with Unhealthy in the status and an event each; a controller that
+// does not ask keeps its unhealthy tasks.
+func TestClusterReplacesUnhealthyTasksOneSlotAtATime(t *testing.T) {
+	c := newCluster(t, time.Minute, zones("a", "b"))
+	sickly := func(id string, replicas int, onUnhealthy string) *api.ReplicationController {
+		rc := newController(id, replicas)
+		rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].HealthCheck = &api.HealthCheck{
+			Test: api.Command{"/task", "healthcheck"}, OnUnhealthy: onUnhealthy}
+		return rc
+	}
+	c.apply(t, sickly("web", 3, api.OnUnhealthyReplace))
+	c.apply(t, sickly("db", 1, ""))
+
+	tasksOf := func(id string) map[string]api.Task { // by name, the live ones
+		out := map[string]api.Task{}
+		for _, n := range c.nodes {
+			for _, task := range n.fake.Tasks() {
+				if task.Labels[api.LabelController] == id && task.Active() {
+					out[task.Name] = task
+				}
+			}
+		}
+		return out
+	}
+	setHealth := func(id, health string) {
+		for _, n := range c.nodes {
+			for _, task := range n.fake.Tasks() {
+				if task.Labels[api.LabelController] == id {
+					n.fake.SetHealth(task.ID, health)
+				}
+			}
+		}
+	}
+	testpoll.Eventually(t, waitTimeout, func() error {
+		if web, db := len(tasksOf("web")), len(tasksOf("db")); web != 3 || db != 1 {
+			return fmt.Errorf("web runs %d, db %d; want 3 and 1", web, db)
+		}
+		return nil
+	})
+	setHealth("web", api.HealthHealthy)
+	setHealth("db", api.HealthHealthy)
+	c.waitStatus(t, "web", func(st *api.ReplicationControllerStatus) error {
+		if st.ReadyReplicas != 3 {
+			return fmt.Errorf("%d ready, want 3", st.ReadyReplicas)
+		}
+		return nil
+	})
+	first := tasksOf("web")
+	kept := tasksOf("db")
+
+	// sampled: how many slots at once have no live task (the fakes stop
+	// and start at once, so this catches only a gross excess: the bound
+	// itself is the property tests'), and whether the status said Unhealthy
+	var mu sync.Mutex
+	worst, sawUnhealthy := 0, false
+	stop := runInBackground(t, func(ctx context.Context) error {
+		for ctx.Err() == nil {
+			down := 3 - len(tasksOf("web"))
+			st, err := c.store.GetStatus(ctx, "web")
+			mu.Lock()
+			worst = max(worst, down)
+			if err == nil && st.FindCondition(api.ConditionUnhealthy) != nil {
+				sawUnhealthy = true
+			}
+			mu.Unlock()
+			time.Sleep(time.Millisecond)
+		}
+		return nil
+	})
+	setHealth("web", api.HealthUnhealthy)
+	setHealth("db", api.HealthUnhealthy)
+	testpoll.Eventually(t, waitTimeout, func() error {
+		now := tasksOf("web")
+		for name, task := range first {
+			if got, ok := now[name]; !ok || got.ID == task.ID {
+				return fmt.Errorf("%s not replaced yet", name)
+			}
+		}
+		return nil
+	})
+	stop()
+	if worst > 1 {
+		t.Errorf("%d slots at once without a live task, want at most 1", worst)
+	}
+	if !sawUnhealthy {
+		t.Error("the status never said Unhealthy")
+	}
+	c.waitStatus(t, "web", func(st *api.ReplicationControllerStatus) error {
+		if cond := st.FindCondition(api.ConditionUnhealthy); cond != nil {
+			return fmt.Errorf("Unhealthy %+v after every slot was replaced, want none", cond)
+		}
+		return nil
+	})
+	testpoll.Eventually(t, waitTimeout, func() error {
+		events, err := c.store.ListEvents(t.Context(), "web")
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, ev := range events {
+			if ev.Reason == api.ReasonUnhealthyReplaced {
+				n++
+			}
+		}
+		if n != 3 {
+			return fmt.Errorf("%d %s events, want 3", n, api.ReasonUnhealthyReplaced)
+		}
+		return nil
+	})
+	for name, task := range tasksOf("db") {
+		if task.ID != kept[name].ID {
+			t.Errorf("%s of a controller without onUnhealthy was replaced", name)
+		}
 	}
 }
