@@ -262,3 +262,48 @@ func TestDryRunRefusesWhatTheLeaderWouldRefuse(t *testing.T) {
 		t.Errorf("err = %v, want the replicas refused", err)
 	}
 }
+
+// The node and the dry run play one model of what a node does with its
+// assignments (registry/nodemodel); when each had its own, they parted on
+// assignments written before assignments carried a template (issue 26,
+// item 5): the node keeps the outdated container such an assignment runs,
+// for the leader to roll within the bounds, while the dry run replaced
+// every one at once, stop first.
+func TestTheNodeAndTheDryRunLeaveTheOutdatedContainerOfABareAssignmentToTheLeader(t *testing.T) {
+	old, rc := dryRunWeb(4, "demo-task:latest"), dryRunWeb(4, "demo-task:2")
+	oldHash, newHash := api.TemplateHash(&old.DesiredState.TaskTemplate), api.TemplateHash(&rc.DesiredState.TaskTemplate)
+	hashed := dryRunRegistry(old, dryRunNodes("a", "b"), "a", "b", "a", "b")
+	hashed.Spec, hashed.Revision = rc, 11
+	bare := dryRunRegistry(old, dryRunNodes("a", "b"), "a", "b", "a", "b")
+	bare.Spec, bare.Revision = rc, 11
+	for slot, a := range bare.Assignments["web"] {
+		bare.Assignments["web"][slot] = api.Assignment{Node: a.Node}
+	}
+
+	// node a, slots 1 and 3, as its plan sees them
+	node := plan(planInput{
+		id: "web", spec: rc, revision: 11, createRevision: 10, hash: newHash, now: dryRunNow, registryID: testRegistryID, burst: 50,
+		tasks: []api.Task{
+			with(ours(1), func(t *api.Task) { t.Labels[api.LabelTemplateHash] = oldHash }),
+			with(ours(3), func(t *api.Task) { t.Labels[api.LabelTemplateHash] = oldHash }),
+		},
+		assigned:  map[int]registry.SlotAssignment{1: {Assignment: bare.Assignments["web"][1]}, 3: {Assignment: bare.Assignments["web"][3]}},
+		templates: map[string]*api.TaskTemplate{newHash: &rc.DesiredState.TaskTemplate},
+	})
+	dryBare, err := leader.DryRun(bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dryHashed, err := leader.DryRun(hashed)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if len(node.creates)+len(node.deletes)+len(node.renames) > 0 {
+		t.Errorf("node a creates %v, deletes %v, renames %v; want it to keep its containers", createNames(node), deleteNames(node), renameNames(node))
+	}
+	if got, want := dryRunLines(dryBare), dryRunLines(dryHashed); !slices.Equal(got, want) {
+		t.Errorf("the dry run of bare assignments:\n  %s\nwant the leader's paced steps, as for assignments with a template:\n  %s",
+			strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}

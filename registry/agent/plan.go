@@ -21,6 +21,7 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/nodemodel"
 )
 
 // planInput is everything plan decides from.
@@ -63,10 +64,7 @@ func (in *planInput) wants(slot int) bool {
 // hashOf is the template hash slot runs: the assigned one, or the spec's
 // for an assignment written before assignments carried one.
 func (in *planInput) hashOf(slot int) string {
-	if h := in.assigned[slot].TemplateHash; h != "" {
-		return h
-	}
-	return in.hash
+	return nodemodel.HashOf(in.assigned[slot].Assignment, in.hash)
 }
 
 // imageNeed is one image a template runs, and its pull policy.
@@ -325,7 +323,7 @@ func planReplicas(in planInput, d *decision) {
 		d.blocked = append(d.blocked, slot)
 	}
 	sort.Ints(d.blocked)
-	planAssigned(in, d, removing, blocked)
+	planAssigned(in, d, removing)
 }
 
 // planDead counts the crashes among the dead containers, keeps the newest
@@ -372,10 +370,10 @@ func createWait(d *decision, now time.Time) time.Duration {
 }
 
 // planCreates creates the containers of slots, lowest first, each with
-// its assigned template, within the burst limit and the create and crash
-// backoffs. A slot whose template this node cannot find is left out and
-// reported.
-func planCreates(in planInput, d *decision, slots []int) {
+// its assigned template, within the create and crash backoffs: slots are
+// those the burst limit lets through, and more says it left others. A
+// slot whose template this node cannot find is left out and reported.
+func planCreates(in planInput, d *decision, slots []int, more bool) {
 	if len(slots) == 0 {
 		return
 	}
@@ -384,15 +382,14 @@ func planCreates(in planInput, d *decision, slots []int) {
 		d.requeue(wait)
 		return
 	}
-	n := min(len(slots), in.burst)
-	d.more = d.more || n < len(slots) // a step held by the burst wants more too
+	d.more = d.more || more // a step held by the burst wants more too
 	if d.state.crash.backoff.failures > 0 || d.state.initBackoff.failures > 0 {
 		// crash looping, or an init container failing: one probe, and the next once it has run long
 		// enough to clear the loop (settle requeues for that) or crashed
-		n, d.more = 1, false
+		slots, d.more = slots[:1], false
 	}
 	var missing []string
-	for _, slot := range slots[:n] {
+	for _, slot := range slots {
 		hash := in.hashOf(slot)
 		tmpl := in.templates[hash]
 		if tmpl == nil {

@@ -2,7 +2,7 @@ package agent
 
 // This file tells of a task replaced because it is unhealthy: the leader
 // ordered it (registry/decide/health.go), the plan replaces it like any
-// other task (nodeplan.go), and this says why, with the health check's
+// other task (registry/nodemodel), and this says why, with the health check's
 // last output, read from the engine just before the task goes.
 
 import (

@@ -17,6 +17,7 @@ package decide
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -24,6 +25,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/nodemodel"
 )
 
 // simContainer is one container on a node.
@@ -305,53 +308,52 @@ func (w *world) see(n *simNode) {
 }
 
 // act is one round of node n running what it saw assigned: the node
-// agent's part, and no more. The slots it runs go into its report before
-// it creates anything.
+// agent's part, and no more, as the node model says a node does
+// (registry/nodemodel), with no burst limit. The slots it runs go into its
+// report before it creates anything.
 func (w *world) act(n *simNode) {
 	if n.report == nil || !maps.Equal(n.report.Slots, w.slotsOf(n)) {
 		w.writeReport(n)
 	}
+	in := nodemodel.Input{Controller: w.ctl.ID, Assigned: map[int]registry.SlotAssignment{}, Hash: w.ctl.Hash,
+		Burst: math.MaxInt, Window: w.ctl.AvailableAfter, Now: w.now}
+	for slot, a := range n.applied {
+		in.Assigned[slot] = registry.SlotAssignment{Assignment: api.Assignment{Node: a.Node, Revision: a.Revision, TemplateHash: a.Hash,
+			OnDelete: a.OnDelete, StartFirst: a.StartFirst, Replace: a.Replace}, Rev: a.ModRev}
+	}
+	var live []*simContainer // as in.Containers
 	for _, c := range n.containers {
-		if _, ok := n.applied[c.slot]; !ok {
-			c.stopping = true
+		name := api.TaskName(w.ctl.ID, c.slot)
+		if !c.named {
+			name += "-old-" + c.id
+		}
+		mc := nodemodel.Container{Name: name, ID: c.id, Slot: c.slot, Hash: c.hash, Ready: c.ready, Since: c.started}
+		if c.stopping {
+			in.Removing = append(in.Removing, mc)
+			continue
+		}
+		in.Containers = append(in.Containers, mc)
+		live = append(live, c)
+	}
+	r := nodemodel.Plan(in)
+	for _, i := range slices.Concat(r.Remove, r.Retire) {
+		live[i].stopping = true
+	}
+	for _, rep := range r.Replace {
+		if rep.StartFirst {
+			live[rep.Container].named = false
+		} else {
+			live[rep.Container].stopping = true
 		}
 	}
-	for _, slot := range slices.Sorted(maps.Keys(n.applied)) {
+	for _, slot := range r.Create {
 		a := n.applied[slot]
-		var named, successor *simContainer
-		for _, c := range n.containers {
-			if c.slot == slot && c.named {
-				named = c
-			}
-		}
-		others := slices.ContainsFunc(n.containers, func(c *simContainer) bool { return c.slot == slot })
-		switch {
-		case named == nil && others && !a.StartFirst:
+		if !a.StartFirst && slices.ContainsFunc(n.containers, func(c *simContainer) bool { return c.slot == slot && c.stopping }) {
 			// stop first: the old ones of the slot go before the new one
 			// starts, as a node's sync deletes before it creates
-			for _, c := range n.containers {
-				if c.slot == slot {
-					c.stopping = true
-				}
-			}
-		case named == nil:
-			successor = w.create(n, slot, a.Hash)
-		case a.Replace == named.id && !named.stopping:
-			// unhealthy: replaced, stop first
-			named.stopping = true
-		case named.hash == a.Hash || a.OnDelete || named.stopping:
-			successor = named
-		case a.StartFirst:
-			named.named = false
-			successor = w.create(n, slot, a.Hash)
-		default:
-			named.stopping = true
+			continue
 		}
-		for _, c := range n.containers {
-			if c.slot == slot && !c.named && (!a.StartFirst || successor != nil && successor.ready && w.now.Sub(successor.started) >= w.ctl.AvailableAfter) {
-				c.stopping = true
-			}
-		}
+		w.create(n, slot, a.Hash)
 	}
 }
 

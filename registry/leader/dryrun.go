@@ -8,13 +8,16 @@ package leader
 // assignments, the nodes' reports and the registered nodes as etcd holds
 // them; then it plays the nodes, each doing at once what it is assigned,
 // every container it creates available at once; then it decides again,
-// until nothing changes. The steps are what the nodes did, in order. Pure:
-// it reads its input and writes nothing anywhere, and it needs no Docker.
+// until nothing changes. The nodes do what the node model says a node
+// does (registry/nodemodel), as the node agent does. The steps are what
+// the nodes did, in order. Pure: it reads its input and writes nothing
+// anywhere, and it needs no Docker.
 
 import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -22,6 +25,7 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/registry/decide"
+	"github.com/replication-manager/replication-manager/registry/nodemodel"
 )
 
 // DryRunInput is what a dry run is made from: a would-be spec and the
@@ -181,7 +185,7 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 	var plan DryRunPlan
 	rounds := min(dryRunRounds, max(100, dryRunWork/max(1, len(d.assigned), rc.DesiredState.Replicas)))
 	for range rounds {
-		acted := d.nodesAct()
+		acted, recheck := d.nodesAct()
 		din := d.input()
 		res = decide.Decide(din)
 		d.rollout = res.Rollout
@@ -192,9 +196,12 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 		if acted {
 			continue
 		}
-		if res.RecheckAfter > 0 {
+		if res.RecheckAfter > 0 && (recheck == 0 || res.RecheckAfter < recheck) {
+			recheck = res.RecheckAfter
+		}
+		if recheck > 0 {
 			// a container of etcd's becomes available later: then
-			d.now = d.now.Add(res.RecheckAfter)
+			d.now = d.now.Add(recheck)
 			continue
 		}
 		plan.Settled = true
@@ -382,17 +389,15 @@ func selectorAllows(selector, labels map[string]string) bool {
 	return true
 }
 
-// hashOf is the template an assignment runs (the node agent's hashOf, registry/agent/nodeplan.go).
+// hashOf is the template an assignment runs.
 func (d *dryRun) hashOf(a registry.SlotAssignment) string {
-	if a.TemplateHash != "" {
-		return a.TemplateHash
-	}
-	return d.sp.hash
+	return nodemodel.HashOf(a.Assignment, d.sp.hash)
 }
 
 // nodesAct makes every registered node do at once what it is assigned,
-// and reports whether anything changed.
-func (d *dryRun) nodesAct() bool {
+// and reports whether anything changed, and when a node would look
+// again though nothing changes (0: never).
+func (d *dryRun) nodesAct() (acted bool, recheck time.Duration) {
 	d.round, d.toMove = d.round[:0], map[int]bool{}
 	byNode := map[string]map[int]registry.SlotAssignment{}
 	for slot, a := range d.assigned {
@@ -401,10 +406,11 @@ func (d *dryRun) nodesAct() bool {
 		}
 		byNode[a.Node][slot] = a
 	}
-	acted := false
 	for _, node := range slices.Sorted(maps.Keys(d.nodes)) {
-		if d.nodeActs(node, byNode[node]) {
-			acted = true
+		changed, after := d.nodeActs(node, byNode[node])
+		acted = acted || changed
+		if after > 0 && (recheck == 0 || after < recheck) {
+			recheck = after
 		}
 	}
 	slices.SortStableFunc(d.round, func(a, b DryRunStep) int {
@@ -416,7 +422,7 @@ func (d *dryRun) nodesAct() bool {
 		}
 		d.steps = append(d.steps, s)
 	}
-	return acted
+	return acted, recheck
 }
 
 // rank orders a round's steps as the decision ordered its changes.
@@ -427,79 +433,125 @@ func (d *dryRun) rank(s DryRunStep) int {
 	return len(d.order)
 }
 
-// nodeActs makes node run exactly its assigned slots, mine, as registry/agent/nodeplan.go
-// does: it removes its containers of slots not assigned to it, replaces
-// those of another template (but not under OnDelete), and creates the
-// missing ones whose name is free there.
-func (d *dryRun) nodeActs(node string, mine map[int]registry.SlotAssignment) bool {
+// dryRunPasses bounds the passes of the node model a node makes in one
+// round: the first does everything the burst allows, which in a dry run
+// is everything, and the second retires the containers renamed out for
+// successors that are available at once.
+const dryRunPasses = 4
+
+// nodeActs makes node run exactly its assigned slots, mine, as the node
+// model says a node does (registry/nodemodel), pass after pass until it
+// has nothing left to do: it removes its containers of slots not assigned
+// to it, replaces those of another template (but not under OnDelete) and
+// the unhealthy ones the leader names, and creates the missing ones whose
+// name is free there. It reports whether anything changed, and when the
+// node would look again (0: never).
+func (d *dryRun) nodeActs(node string, mine map[int]registry.SlotAssignment) (bool, time.Duration) {
 	r := d.reports[node]
 	if r == nil {
 		r = &api.NodeReport{Node: node, Status: api.ReplicationControllerStatus{ID: d.id}}
 	}
-	tasks := slices.Clone(r.Tasks)
-	slices.SortStableFunc(tasks, func(a, b api.ReportedTask) int { return cmp.Compare(a.Slot, b.Slot) })
-	var kept []api.ReportedTask
-	has := map[int]bool{}
-	changed := false
-	for _, t := range tasks {
-		a, ok := mine[t.Slot]
-		named := t.Slot > 0 && t.Name == api.TaskName(d.id, t.Slot)
-		switch {
-		case !ok:
-			d.removed(node, t)
-		case !named || !liveState(t.State):
-			// an old container renamed out for a successor started
-			// first goes with that replace; one that is not live goes
-			// and is created again
-		case a.Replace != "" && a.Replace == t.ID:
-			d.round = append(d.round, DryRunStep{Action: "replace", Container: t.Name, Slot: t.Slot, Node: node,
-				Detail: "unhealthy (onUnhealthy: replace), stopped first"})
-			kept = append(kept, d.newTask(t.Slot, a))
-			has[t.Slot] = true
-		case t.TemplateHash != d.hashOf(a) && !a.OnDelete:
-			how := "stopped first"
-			if a.StartFirst {
-				how = "started first"
-			}
-			d.round = append(d.round, DryRunStep{Action: "replace", Container: t.Name, Slot: t.Slot, Node: node,
-				Detail: fmt.Sprintf("template %s → %s, %s", t.TemplateHash, d.hashOf(a), how)})
-			kept = append(kept, d.newTask(t.Slot, a))
-			has[t.Slot] = true
-		default:
-			kept = append(kept, t)
-			has[t.Slot] = true
-			continue
+	tasks := make([]api.ReportedTask, 0, len(r.Tasks))
+	for _, t := range r.Tasks {
+		// one that is not live goes, and its slot is created again
+		if liveState(t.State) {
+			tasks = append(tasks, t)
 		}
-		changed = true
 	}
-	for _, slot := range slices.Sorted(maps.Keys(mine)) {
-		if has[slot] || slices.Contains(r.BlockedSlots, slot) {
-			continue // a container outside the set holds the name: the leader moves the slot
+	changed := len(tasks) < len(r.Tasks)
+	slices.SortStableFunc(tasks, func(a, b api.ReportedTask) int { return cmp.Compare(a.Slot, b.Slot) })
+	var recheck time.Duration
+	for range dryRunPasses {
+		res := nodemodel.Plan(d.modelInput(mine, tasks, r.BlockedSlots))
+		recheck = res.RecheckAfter
+		if len(res.Remove) == 0 && len(res.Replace) == 0 && len(res.Retire) == 0 && len(res.Create) == 0 {
+			break
 		}
-		d.created(node, slot)
-		kept = append(kept, d.newTask(slot, mine[slot]))
+		tasks = d.play(node, mine, tasks, res)
 		changed = true
 	}
 	slots := slices.Sorted(maps.Keys(mine))
 	if !changed && slices.Equal(r.Slots, slots) {
-		return false
+		return false, recheck
 	}
 	_, reported := d.reports[node]
-	if len(kept) == 0 && len(slots) == 0 && len(r.BlockedSlots) == 0 {
+	if len(tasks) == 0 && len(slots) == 0 && len(r.BlockedSlots) == 0 {
 		delete(d.reports, node) // a node with nothing of the controller does not report on it
-		return reported
+		return reported, recheck
 	}
 	nr := *r
-	nr.Tasks, nr.Slots = kept, slots
+	nr.Tasks, nr.Slots = tasks, slots
 	d.reports[node] = &nr
-	return true
+	return true, recheck
 }
 
-// removed records node's removal of t.
-func (d *dryRun) removed(node string, t api.ReportedTask) {
-	if !liveState(t.State) {
-		return // nothing to stop
+// modelInput is the node model's input of a node whose live containers
+// of the controller are tasks: a dry run has no burst limit.
+func (d *dryRun) modelInput(mine map[int]registry.SlotAssignment, tasks []api.ReportedTask, blocked []int) nodemodel.Input {
+	cs := make([]nodemodel.Container, len(tasks))
+	for i, t := range tasks {
+		c := reportedContainer(d.id, "", t)
+		cs[i] = nodemodel.Container{Name: t.Name, ID: t.ID, Slot: t.Slot, Hash: t.TemplateHash, Ready: c.Ready, Since: c.StartedAt}
 	}
+	return nodemodel.Input{Controller: d.id, Assigned: mine, Hash: d.sp.hash, Containers: cs, Blocked: blocked,
+		Burst: math.MaxInt, Window: d.sp.ctl.AvailableAfter, Now: d.now}
+}
+
+// play carries out one pass of the node model on node's tasks, records
+// its steps, and returns the tasks it leaves: a replaced or created
+// container is running, ready and available at once.
+func (d *dryRun) play(node string, mine map[int]registry.SlotAssignment, tasks []api.ReportedTask, res nodemodel.Result) []api.ReportedTask {
+	removed := make(map[int]bool, len(res.Remove))
+	for _, i := range res.Remove {
+		removed[i] = true
+	}
+	retired := make(map[int]bool, len(res.Retire))
+	for _, i := range res.Retire {
+		retired[i] = true
+	}
+	replaced := make(map[int]nodemodel.Replacement, len(res.Replace))
+	for _, rep := range res.Replace {
+		replaced[rep.Container] = rep
+	}
+	out := make([]api.ReportedTask, 0, len(tasks)+len(res.Create))
+	succeeded := map[int]bool{} // the replaced slots, whose successor is made
+	for i, t := range tasks {
+		rep, ok := replaced[i]
+		switch {
+		case removed[i]:
+			d.removed(node, t)
+			continue
+		case retired[i]:
+			continue // renamed out for its successor: it goes with that replace
+		case !ok:
+			out = append(out, t)
+			continue
+		case rep.Unhealthy:
+			d.round = append(d.round, DryRunStep{Action: "replace", Container: t.Name, Slot: t.Slot, Node: node,
+				Detail: "unhealthy (onUnhealthy: replace), stopped first"})
+		case rep.StartFirst:
+			d.round = append(d.round, DryRunStep{Action: "replace", Container: t.Name, Slot: t.Slot, Node: node,
+				Detail: fmt.Sprintf("template %s → %s, started first", t.TemplateHash, rep.Hash)})
+			t.Name += "-old-" + t.ID // out of the slot's name until its successor is available
+			out = append(out, t)
+		default:
+			d.round = append(d.round, DryRunStep{Action: "replace", Container: t.Name, Slot: t.Slot, Node: node,
+				Detail: fmt.Sprintf("template %s → %s, stopped first", t.TemplateHash, rep.Hash)})
+		}
+		out = append(out, d.newTask(rep.Slot, mine[rep.Slot]))
+		succeeded[rep.Slot] = true
+	}
+	for _, slot := range res.Create {
+		if !succeeded[slot] {
+			d.created(node, slot)
+			out = append(out, d.newTask(slot, mine[slot]))
+		}
+	}
+	return out
+}
+
+// removed records node's removal of t, a live container.
+func (d *dryRun) removed(node string, t api.ReportedTask) {
 	step := DryRunStep{Action: "remove", Container: t.Name, Slot: t.Slot, Node: node}
 	w, ok := d.why[t.Slot]
 	switch {

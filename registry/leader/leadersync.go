@@ -534,7 +534,7 @@ func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 
 // bareAssignment reads an assignment written before assignments carried
 // a template (a bare node name). Its node keeps whatever container runs
-// the slot (nodeplan.go), so the slot runs the template the node reports
+// the slot (registry/nodemodel), so the slot runs the template the node reports
 // there: an outdated one is rolled within the bounds like any other. One
 // the node reports nothing of gets the current template.
 func bareAssignment(slot int, a registry.SlotAssignment, sp *schedSpec, containers []decide.Container) decide.Assignment {
