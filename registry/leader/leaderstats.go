@@ -42,9 +42,19 @@ func (s *ReplicationManager) NodeStats() []NodeStat {
 }
 
 func (s *ReplicationManager) nodeStats() []NodeStat {
-	out := make([]NodeStat, 0, len(s.loads))
-	for _, name := range slices.Sorted(maps.Keys(s.loads)) {
+	names := slices.Collect(maps.Keys(s.loads))
+	for name := range s.nodes {
+		if s.loads[name] == nil {
+			names = append(names, name) // registered, nothing assigned or reported yet
+		}
+	}
+	slices.Sort(names)
+	out := make([]NodeStat, 0, len(names))
+	for _, name := range names {
 		l := s.loads[name]
+		if l == nil {
+			l = &nodeLoad{}
+		}
 		st := NodeStat{Name: name, Assigned: l.slots, Containers: l.containers,
 			ReservedMemory: l.used.Memory, ReservedCPU: float64(l.used.CPU) / 1024, Availability: s.configs[name].Availability}
 		if n := s.nodes[name]; n != nil {

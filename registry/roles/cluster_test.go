@@ -56,7 +56,27 @@ func newCluster(t *testing.T, grace time.Duration, labels map[string]map[string]
 		c.nodes[name] = &testNode{name: name, fake: &taskcontrol.Fake{}, labels: l}
 		c.startManager(t, name)
 	}
+	c.waitRegistered(t)
 	return c
+}
+
+// waitRegistered waits until the leader knows every node as registered:
+// the managers register on their own, and a controller applied before
+// one of them has its slots placed on the others.
+func (c *cluster) waitRegistered(t *testing.T) {
+	t.Helper()
+	testpoll.Eventually(t, waitTimeout, func() error {
+		alive := map[string]bool{}
+		for _, st := range c.leader(t).NodeStats() {
+			alive[st.Name] = st.Alive
+		}
+		for name := range c.nodes {
+			if !alive[name] {
+				return fmt.Errorf("the leader knows the nodes as %v; want every one of %v registered", alive, slices.Collect(maps.Keys(c.nodes)))
+			}
+		}
+		return nil
+	})
 }
 
 // runInBackground runs fn until the test ends and checks that it ends
