@@ -52,6 +52,8 @@ type Store struct {
 	// as etcd's messages (txnops.go).
 	kv     pb.KVClient
 	prefix string
+	// shared are the specs its mirrors decoded (MirroredSpec).
+	shared *specShare
 }
 
 // NewStore returns a Store rooted at prefix (DefaultPrefix when empty).
@@ -59,7 +61,7 @@ func NewStore(client *clientv3.Client, prefix string) *Store {
 	if prefix == "" {
 		prefix = DefaultPrefix
 	}
-	s := &Store{client: client, prefix: strings.TrimSuffix(prefix, "/")}
+	s := &Store{client: client, prefix: strings.TrimSuffix(prefix, "/"), shared: newSpecShare()}
 	if client != nil { // a store for its keys only
 		s.kv = clientv3.RetryKVClient(client)
 	}
@@ -90,6 +92,20 @@ func (s *Store) DecodeSpec(key string, value []byte, modRev, createRev int64) Sp
 		CreateRevision: createRev,
 	}
 	spec.Controller, spec.Err = api.Decode(value)
+	return spec
+}
+
+// MirroredSpec is DecodeSpec for a mirror of the controllers prefix: a
+// revision of a spec is decoded once for every mirror of this Store, and
+// the mirrors that hold it at once (a manager's node agent and leader)
+// share its Controller, which none of them may change.
+func (s *Store) MirroredSpec(k KV) Spec {
+	spec := Spec{
+		ID:             strings.TrimPrefix(k.Key, s.ControllersPrefix()),
+		ModRevision:    k.ModRev,
+		CreateRevision: k.CreateRev,
+	}
+	spec.Controller, spec.Err = s.shared.decode(k.Key, k.Value, k.ModRev)
 	return spec
 }
 
@@ -288,8 +304,9 @@ type ControllerEvent struct {
 }
 
 // DecodeEvent turns a change of key k (a delete when deleted) into a
-// ControllerEvent. It never fails: a value that does not decode gives a
-// Spec with Err set, and a delete needs no value at all.
+// ControllerEvent, its spec shared as MirroredSpec's. It never fails: a
+// value that does not decode gives a Spec with Err set, and a delete
+// needs no value at all.
 func (s *Store) DecodeEvent(k KV, deleted bool) ControllerEvent {
 	switch {
 	case !s.IsControllerKey(k.Key):
@@ -300,7 +317,7 @@ func (s *Store) DecodeEvent(k KV, deleted bool) ControllerEvent {
 			ModRevision: k.ModRev,
 		}}
 	}
-	return ControllerEvent{Key: k.Key, Spec: s.DecodeSpec(k.Key, k.Value, k.ModRev, k.CreateRev)}
+	return ControllerEvent{Key: k.Key, Spec: s.MirroredSpec(k)}
 }
 
 // EventPrefix is where the events of controller id live, with its slash.

@@ -41,7 +41,7 @@ func (m *specMirror) Reset(keys []registry.KV, rev int64) {
 			m.warnIgnored(k.Key)
 			continue
 		}
-		specs = append(specs, rm.store.DecodeSpec(k.Key, k.Value, k.ModRev, k.CreateRev))
+		specs = append(specs, rm.store.MirroredSpec(k))
 	}
 	changed := rm.specs.replace(specs, rev)
 	rm.later(changed...) // at start every controller, after a compaction those that changed

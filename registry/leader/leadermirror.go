@@ -254,7 +254,7 @@ func (s *ReplicationManager) decodeSpec(k registry.KV) *schedSpec {
 	if !s.store.IsControllerKey(k.Key) {
 		return nil
 	}
-	spec := s.store.DecodeSpec(k.Key, k.Value, k.ModRev, k.CreateRev)
+	spec := s.store.MirroredSpec(k)
 	sp := &schedSpec{spec: spec, ctl: decide.Controller{ID: spec.ID, Frozen: true}}
 	switch {
 	case spec.Err != nil:

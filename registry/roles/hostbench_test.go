@@ -17,11 +17,13 @@ package roles
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -246,16 +248,22 @@ type statusTally struct {
 }
 
 // watchStatuses watches the statuses of the controllers of revs. The watch
-// is in place when it returns and ends with the benchmark.
+// is in place when it returns, and ends once every status is as awaited,
+// or with the benchmark: a watch left open after its tally, which no one
+// reads, would have the client buffer every later status write for it
+// (at a probe each, hundreds of them through a rollout, gigabytes).
 func watchStatuses(tb testing.TB, s *scaleHost, revs map[string]int64, done func(*api.ReplicationControllerStatus) bool) *statusTally {
 	tb.Helper()
 	prefix := s.store.StatusPrefix()
-	watch := s.client.Watch(s.ctx, prefix, clientv3.WithPrefix(), clientv3.WithCreatedNotify())
+	ctx, cancel := context.WithCancel(s.ctx)
+	watch := s.client.Watch(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCreatedNotify())
 	if resp, ok := <-watch; !ok || !resp.Created {
+		cancel()
 		tb.Fatalf("watch statuses: %v", resp.Err())
 	}
 	t := &statusTally{done: make(chan struct{})}
 	go func() {
+		defer cancel()
 		met := make(map[string]bool, len(revs))
 		for resp := range watch {
 			at := time.Now()
@@ -594,7 +602,9 @@ func BenchmarkHost(b *testing.B) {
 // dockerd): what the host holds is the live heap after a GC with it
 // converged, less the same once it has stopped (target: the daemon's RSS
 // ≤ 300 MiB at 10,000 × 10). The process's RSS is reported too; it holds
-// the package's embedded etcd and the test binary besides.
+// the package's embedded etcd and the test binary besides. With
+// RM_BENCH_HEAP_PROFILE set, the heap of the converged host is written
+// there (go tool pprof -sample_index=inuse_space reads it).
 func BenchmarkHostMemory(b *testing.B) {
 	controllers, replicas := envInt(b, "RM_BENCH_CONTROLLERS", 10000), envInt(b, "RM_BENCH_REPLICAS", 10)
 	b.Run(fmt.Sprintf("controllers=%d/replicas=%d", controllers, replicas), func(b *testing.B) {
@@ -605,6 +615,7 @@ func BenchmarkHostMemory(b *testing.B) {
 			s.resync(b)
 			with := liveHeap()
 			rss += float64(selfRSS(b))
+			writeHeapProfile(b, os.Getenv("RM_BENCH_HEAP_PROFILE"))
 			s.stop(b)
 			heap += float64(with) - float64(liveHeap())
 			runtime.KeepAlive(bare)
@@ -612,6 +623,21 @@ func BenchmarkHostMemory(b *testing.B) {
 		b.ReportMetric(heap/float64(b.N)/(1<<20), "host-heap-MiB")
 		b.ReportMetric(rss/float64(b.N)/(1<<20), "process-rss-MiB")
 	})
+}
+
+// writeHeapProfile writes the heap's profile to path, unless path is "".
+func writeHeapProfile(tb testing.TB, path string) {
+	tb.Helper()
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := errors.Join(pprof.Lookup("heap").WriteTo(f, 0), f.Close()); err != nil {
+		tb.Fatalf("heap profile: %v", err)
+	}
 }
 
 // liveHeap is the heap in use after a full GC.
