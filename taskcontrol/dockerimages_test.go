@@ -49,7 +49,9 @@ func TestDockerTasksCarryTheImageIDTheyWereCreatedFrom(t *testing.T) {
 func TestDockerRepoDigests(t *testing.T) {
 	t.Parallel()
 	d := newDocker(t)
-	id := dockertest.ImageID(t, dockertest.DemoImage(t))
+	// an image of its own: the demo image gets a repo digest while another
+	// package's test has pushed it to a registry
+	id := dockertest.VariantImage(t, dockertest.DemoImage(t), "rmtest-digests-"+dockertest.RunID()+":built")
 
 	digests, err := d.RepoDigests(t.Context(), id)
 	if err != nil || len(digests) != 0 {
