@@ -29,6 +29,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/testclock"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/registry/leader"
 	"github.com/replication-manager/replication-manager/taskcontrol"
@@ -43,7 +44,7 @@ type propCluster struct {
 	tb    *testing.T
 	ctx   context.Context
 	store *registry.Store
-	clock *testClock
+	clock *testclock.Clock
 	sched *leader.ReplicationManager
 	// stopLeader stops the running leader and returns its Run's error.
 	stopLeader func() error
@@ -64,7 +65,7 @@ type propNode struct {
 
 func newPropCluster(t *testing.T, rt *rapid.T, store *registry.Store) *propCluster {
 	t.Helper()
-	c := &propCluster{t: rt, tb: t, ctx: t.Context(), store: store, clock: &testClock{now: time.Now()}, nodes: map[string]*propNode{}}
+	c := &propCluster{t: rt, tb: t, ctx: t.Context(), store: store, clock: testclock.New(time.Now()), nodes: map[string]*propNode{}}
 	for _, name := range []string{"a", "b"} {
 		n := &propNode{name: name, fake: &taskcontrol.Fake{Now: c.clock.Now}}
 		c.nodes[name] = n

@@ -20,6 +20,7 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/demospec"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
+	"github.com/replication-manager/replication-manager/internal/testclock"
 	"github.com/replication-manager/replication-manager/internal/testlog"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/registry/leader"
@@ -71,7 +72,7 @@ type harness struct {
 	fake   *taskcontrol.Fake
 	store  *registry.Store
 	client *clientv3.Client
-	clock  *testClock
+	clock  *testclock.Clock
 	// stopBackground stops the event writer and the feeder the harness
 	// runs for syncs called directly; Run has its own.
 	stopBackground func()
@@ -88,95 +89,12 @@ var harnesses atomic.Int64
 // testRegistryID is the registry id of a harness's manager.
 const testRegistryID = "test-registry"
 
-// testClock is a clock tests move by hand; it starts at the real time.
-// Its timers fire while Advance moves it past them, before it returns.
-type testClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*testTimer
-}
-
-// testTimer is an AfterFunc (every 0) or a ticker of a testClock.
-type testTimer struct {
-	at      time.Time
-	every   time.Duration
-	f       func()
-	ticks   chan time.Time
-	stopped atomic.Bool
-}
-
-var _ leader.Clock = (*testClock)(nil)
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) AfterFunc(d time.Duration, f func()) {
-	c.add(d, &testTimer{f: f})
-}
-
-func (c *testClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
-	t := &testTimer{every: d, ticks: make(chan time.Time, 1)}
-	c.add(d, t)
-	return t.ticks, func() { t.stopped.Store(true) }
-}
-
-// add sets t to fire d from now.
-func (c *testClock) add(d time.Duration, t *testTimer) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t.at = c.now.Add(d)
-	c.timers = append(c.timers, t)
-}
-
-// Advance moves the clock by d, and fires the timers due meanwhile: the
-// functions are called, the tickers tick (once, as time.Ticker drops the
-// ticks nobody took).
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	now := c.now
-	var due []*testTimer
-	kept := c.timers[:0]
-	for _, t := range c.timers {
-		switch {
-		case t.stopped.Load():
-			continue
-		case t.at.After(now):
-		case t.every > 0:
-			due = append(due, t)
-			for !t.at.After(now) {
-				t.at = t.at.Add(t.every)
-			}
-		default:
-			due = append(due, t)
-			continue
-		}
-		kept = append(kept, t)
-	}
-	clear(c.timers[len(kept):])
-	c.timers = kept
-	c.mu.Unlock()
-	for _, t := range due {
-		if t.f != nil {
-			t.f()
-			continue
-		}
-		select {
-		case t.ticks <- now:
-		default:
-		}
-	}
-}
-
 func newHarness(tb testing.TB, opts Options) *harness {
 	tb.Helper()
 	client := testClient(tb)
 	// a prefix of its own, also when -count runs the test again
 	store := registry.NewStore(client, fmt.Sprintf("/test/%s-%d", strings.ReplaceAll(tb.Name(), "/", "_"), harnesses.Add(1)))
-	clock := &testClock{now: time.Now()}
+	clock := testclock.New(time.Now())
 	fake := &taskcontrol.Fake{Now: clock.Now}
 	lease, err := client.Grant(tb.Context(), 3600) // outlives any test, however slow the machine
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/testclock"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
@@ -18,7 +19,7 @@ import (
 // testPuller is a puller whose pulls block until the test releases them.
 type testPuller struct {
 	*puller
-	clock   *testClock
+	clock   *testclock.Clock
 	mu      sync.Mutex
 	started []string
 	release chan error
@@ -28,7 +29,7 @@ type testPuller struct {
 
 func newTestPuller(t *testing.T) *testPuller {
 	t.Helper()
-	tp := &testPuller{clock: &testClock{now: time.Now()}, release: make(chan error), woken: make(chan string, 100), events: make(chan note, 100)}
+	tp := &testPuller{clock: testclock.New(time.Now()), release: make(chan error), woken: make(chan string, 100), events: make(chan note, 100)}
 	tp.puller = newPuller(func(ctx context.Context, image string) error {
 		tp.mu.Lock()
 		tp.started = append(tp.started, image)

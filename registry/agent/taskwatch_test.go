@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/testclock"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
@@ -137,7 +138,7 @@ func TestADieEventsExitCodeAndTimeReachTheCrashLoopHistory(t *testing.T) {
 // result.
 type crashingCreates struct {
 	*taskcontrol.Fake
-	clock *testClock
+	clock *testclock.Clock
 }
 
 func (c *crashingCreates) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
