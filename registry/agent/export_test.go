@@ -1,0 +1,44 @@
+package agent
+
+// This file exposes to the package's external tests (package agent_test),
+// which build their managers as the daemon does (registry/roles), the
+// steps of a manager they take by hand instead of running it, and the
+// package's embedded etcd.
+
+import (
+	"context"
+	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/registry"
+)
+
+// EtcdClient returns a client of the package's embedded etcd.
+func EtcdClient(tb testing.TB) *clientv3.Client { return testClient(tb) }
+
+// TestRegistryID is the registry id SetRegistryID gives in the tests.
+const TestRegistryID = testRegistryID
+
+// SetRegistryID sets the registry id Run would read from etcd.
+func (rm *Agent) SetRegistryID(id string) { rm.registryID = id }
+
+// MarkSpecsListed has the spec cache count as listed, as after Run's
+// first list: an unknown controller counts as deleted.
+func (rm *Agent) MarkSpecsListed() {
+	rm.specs.mu.Lock()
+	rm.specs.listed = true
+	rm.specs.mu.Unlock()
+}
+
+// PutSpec puts spec into the spec cache, as the watch does.
+func (rm *Agent) PutSpec(spec registry.Spec) { rm.specs.put(spec) }
+
+// Slots is the node's cache of its assignments, for a mirror's list.
+func (rm *Agent) Slots() registry.MirrorTarget { return rm.slots }
+
+// RelistTasks lists the node's containers again, as a resync does.
+func (rm *Agent) RelistTasks(ctx context.Context) error { return rm.relistTasks(ctx) }
+
+// SyncSlots is one sync of controller id, as a worker runs it.
+func (rm *Agent) SyncSlots(ctx context.Context, id string) error { return rm.syncSlots(ctx, id) }
