@@ -15,7 +15,10 @@ import (
 )
 
 // EtcdClient returns a client of the package's embedded etcd.
-func EtcdClient(tb testing.TB) *clientv3.Client { return testClient(tb) }
+func EtcdClient(tb testing.TB) *clientv3.Client {
+	tb.Helper()
+	return testClient(tb)
+}
 
 // TestRegistryID is the registry id SetRegistryID gives in the tests.
 const TestRegistryID = testRegistryID
