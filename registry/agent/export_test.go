@@ -7,6 +7,7 @@ package agent
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -45,3 +46,26 @@ func (rm *Agent) RelistTasks(ctx context.Context) error { return rm.relistTasks(
 
 // SyncSlots is one sync of controller id, as a worker runs it.
 func (rm *Agent) SyncSlots(ctx context.Context, id string) error { return rm.syncSlots(ctx, id) }
+
+// RemoveSpec records in the spec cache that id was deleted at rev, as the
+// watch does.
+func (rm *Agent) RemoveSpec(id string, rev int64) { rm.specs.remove(id, rev) }
+
+// Lease is the lease the manager reports under.
+func (rm *Agent) Lease() clientv3.LeaseID { return rm.opts.Node.Lease }
+
+// RunBackground writes the manager's events and feeds its queue's second
+// lane, as Run does, until ctx ends: for syncs called by hand.
+func (rm *Agent) RunBackground(ctx context.Context) {
+	var background sync.WaitGroup
+	background.Go(func() { rm.events.run(ctx) })
+	background.Go(func() { rm.feed(ctx) })
+	background.Wait()
+}
+
+// StopQueues shuts the manager's work queue and its pulls down, as Run
+// does when it ends.
+func (rm *Agent) StopQueues() {
+	rm.queue.ShutDown()
+	rm.pulls.stop()
+}
