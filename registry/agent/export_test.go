@@ -9,9 +9,11 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -68,4 +70,32 @@ func (rm *Agent) RunBackground(ctx context.Context) {
 func (rm *Agent) StopQueues() {
 	rm.queue.ShutDown()
 	rm.pulls.stop()
+}
+
+// FollowTasks runs the container watch (a list, then the events) until
+// ctx ends, as Run does.
+func (rm *Agent) FollowTasks(ctx context.Context) error { return rm.followTasks(ctx) }
+
+// TasksSynced reports whether the container cache holds a list.
+func (rm *Agent) TasksSynced() bool { return rm.tasks.isSynced() }
+
+// CachedTasks are the container cache's containers of controller id.
+func (rm *Agent) CachedTasks(id string) []api.Task {
+	tasks, _ := rm.tasks.list(id)
+	return tasks
+}
+
+// TaskEvent applies a Docker event to the container cache, as the watch
+// does.
+func (rm *Agent) TaskEvent(ev api.TaskEvent) { rm.tasks.event(ev) }
+
+// LastCrash is the latest crash in controller id's crash-loop history:
+// its exit code, when it died and how long it ran; ok is false when
+// there is none. Only while no worker syncs id.
+func (rm *Agent) LastCrash(id string) (exitCode int, at time.Time, ranFor time.Duration, ok bool) {
+	last := rm.states.get(id).crash.last
+	if last == nil {
+		return 0, time.Time{}, 0, false
+	}
+	return last.exitCode, last.at, last.ranFor, true
 }

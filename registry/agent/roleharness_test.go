@@ -16,6 +16,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/demospec"
 	"github.com/replication-manager/replication-manager/internal/testclock"
@@ -54,6 +56,9 @@ type harness struct {
 // harnessNode is the node name of a harness.
 const harnessNode = "a"
 
+// newHarness builds a harness from opts, whose Client, Store, Node and
+// Identity it sets; a nil Logger, TaskControl or Clock is the harness's
+// (a TaskControl of the test's goes to the harness's fake).
 func newHarness(tb testing.TB, opts roles.Options) *harness {
 	tb.Helper()
 	store := newStore(tb)
@@ -68,7 +73,13 @@ func newHarness(tb testing.TB, opts roles.Options) *harness {
 	if err := store.RegisterNode(tb.Context(), &node, lease.ID); err != nil {
 		tb.Fatal(err)
 	}
-	opts.Client, opts.Store, opts.Logger, opts.TaskControl = client, store, testLogger(tb), fake
+	opts.Client, opts.Store = client, store
+	if opts.Logger == nil {
+		opts.Logger = testLogger(tb)
+	}
+	if opts.TaskControl == nil {
+		opts.TaskControl = fake
+	}
 	opts.Node, opts.Identity = node, "rm-"+harnessNode
 	if opts.Clock == nil {
 		opts.Clock = clock
@@ -346,4 +357,32 @@ func names(tasks []api.Task) []string {
 		out[i] = t.Name
 	}
 	return out
+}
+
+// counter is the value of the counter name in reg, summed over the series
+// whose labels include labels (name, value, name, value...).
+func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				if !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
+					return l.GetName() == labels[i] && l.GetValue() == labels[i+1]
+				}) {
+					continue series
+				}
+			}
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
 }
