@@ -99,3 +99,18 @@ func (rm *Agent) LastCrash(id string) (exitCode int, at time.Time, ranFor time.D
 	}
 	return last.exitCode, last.at, last.ranFor, true
 }
+
+// PullMaxDelay is the longest wait before a failed pull is tried again.
+const PullMaxDelay = pullMaxDelay
+
+// Pulling returns an image the node is pulling, if any.
+func (rm *Agent) Pulling() (image string, ok bool) {
+	rm.pulls.mu.Lock()
+	defer rm.pulls.mu.Unlock()
+	for image, ip := range rm.pulls.images {
+		if ip.running {
+			return image, true
+		}
+	}
+	return "", false
+}
