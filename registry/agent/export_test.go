@@ -114,3 +114,9 @@ func (rm *Agent) Pulling() (image string, ok bool) {
 	}
 	return "", false
 }
+
+// Remembers reports whether the manager still holds controller id's
+// tombstone in its spec cache, and a record of its sync state.
+func (rm *Agent) Remembers(id string) (tombstone, record bool) {
+	return rm.specs.wasDeleted(id), rm.states.known(id)
+}

@@ -1,5 +1,8 @@
 package agent
 
+// The node's plan and settle of a slot with init containers, as pure
+// functions; initcontainers_test.go runs them through a host.
+
 import (
 	"errors"
 	"maps"
@@ -9,9 +12,6 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 )
-
-// The node's plan and settle of a slot with init containers, as pure
-// functions; initcontainers_test.go runs them through a host.
 
 // initCtr is init container name of web's slot, of web's template.
 func initCtr(slot int, name, state string, exitCode int, finished time.Time) api.Task {

@@ -1,5 +1,8 @@
 package agent_test
 
+// Pulls as a node runs them (the external harness): an image that cannot be
+// pulled costs few calls, and the slots waiting for a pull are reported.
+
 import (
 	"context"
 	"fmt"
@@ -14,9 +17,6 @@ import (
 	"github.com/replication-manager/replication-manager/registry/roles"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
-
-// Pulls as a node runs them (the external harness): an image that cannot be
-// pulled costs few calls, and the slots waiting for a pull are reported.
 
 // The engine lacks the image and the registry refuses: the controller's
 // first minute costs the engine at most 10 calls (image checks, pulls and

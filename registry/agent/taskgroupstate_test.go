@@ -1,5 +1,9 @@
 package agent
 
+// The state of a task of several containers, and which of its parts' ends
+// are crashes, as pure functions; taskgroup_test.go runs such tasks
+// through a host.
+
 import (
 	"testing"
 	"time"
@@ -7,10 +11,6 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/demospec"
 )
-
-// The state of a task of several containers, and which of its parts' ends
-// are crashes, as pure functions; taskgroup_test.go runs such tasks
-// through a host.
 
 func TestTaskStateIsThatOfItsWorstContainer(t *testing.T) {
 	tmpl := &demospec.SidecarController("web", "demo-task:latest", 1, nil).DesiredState.TaskTemplate
