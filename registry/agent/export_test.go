@@ -120,3 +120,13 @@ func (rm *Agent) Pulling() (image string, ok bool) {
 func (rm *Agent) Remembers(id string) (tombstone, record bool) {
 	return rm.specs.wasDeleted(id), rm.states.known(id)
 }
+
+// QueueLen is how many controllers wait in the manager's work queue.
+func (rm *Agent) QueueLen() int { return rm.queue.Len() }
+
+// The names and errors the node's syncs give, and their first backoff.
+var (
+	DeadName           = deadName
+	ErrNotListed       = errNotListed
+	CreateBackoffStart = createBackoffStart
+)
