@@ -130,3 +130,6 @@ var (
 	ErrNotListed       = errNotListed
 	CreateBackoffStart = createBackoffStart
 )
+
+// SpecsListed is closed once the spec cache holds Run's first list.
+func (rm *Agent) SpecsListed() <-chan struct{} { return rm.specs.listedCh }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 	"github.com/replication-manager/replication-manager/internal/testclock"
 	"github.com/replication-manager/replication-manager/internal/testlog"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/registry/leader"
 	"github.com/replication-manager/replication-manager/taskcontrol"
@@ -314,3 +316,51 @@ func validateSyncReplication(t *testing.T, fake *taskcontrol.Fake, creates, dele
 
 // waitTimeout bounds every wait of the package's tests.
 const waitTimeout = 20 * time.Second
+
+// run starts the node's manager too (the leader runs already), until the
+// test ends.
+func (h *harness) run(t *testing.T) {
+	t.Helper()
+	h.stopBackground()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- h.rm.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}
+
+func (h *harness) create(t *testing.T, rc *api.ReplicationController) {
+	t.Helper()
+	if _, err := h.store.CreateController(t.Context(), rc); err != nil {
+		t.Fatalf("create %s: %v", rc.ID, err)
+	}
+}
+
+func (h *harness) scale(t *testing.T, id string, replicas int) {
+	t.Helper()
+	spec, err := h.store.GetController(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Controller.DesiredState.Replicas = replicas
+	if _, err := h.store.UpdateController(t.Context(), spec.Controller, spec.ModRevision); err != nil {
+		t.Fatalf("scale %s: %v", id, err)
+	}
+}
+
+// waitForNames waits until the fake's containers are exactly want.
+func (h *harness) waitForNames(t *testing.T, want ...string) {
+	t.Helper()
+	if want == nil {
+		want = []string{}
+	}
+	testpoll.Until(t, waitTimeout, "containers "+sprint(want), func() bool {
+		return slices.Equal(names(h.fake.Tasks()), want)
+	})
+}
+
+func sprint(v any) string { b, _ := json.Marshal(v); return string(b) }

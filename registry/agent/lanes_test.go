@@ -1,0 +1,140 @@
+package agent
+
+// The node's two lanes of work: what its spec watch queues at once, what
+// waits in the second lane, and what a list after a compaction brings.
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
+)
+
+func TestManagerRelistsAfterCompactionAndMissesNothing(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.stopBackground() // drain reads both lanes
+	ctx := t.Context()
+	h.create(t, newController("web", 1))
+	h.create(t, newController("db", 1))
+	specs := &specMirror{rm: h.rm, ignored: map[string]bool{}}
+	rev, err := h.store.MirrorList(ctx, h.store.ControllersPrefix(), specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(h)
+
+	// While the manager is not watching: web changes, db goes, api comes;
+	// then history is compacted past the manager's revision.
+	h.scale(t, "web", 3)
+	if err := h.store.DeleteController(ctx, "db"); err != nil {
+		t.Fatal(err)
+	}
+	h.create(t, newController("api", 1))
+	resp, err := h.client.Get(ctx, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.client.Compact(ctx, resp.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		t.Fatal(err)
+	}
+
+	watchCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := h.store.MirrorWatch(watchCtx, h.store.ControllersPrefix(), rev+1, specs); !errors.Is(err, registry.ErrWatchCompacted) {
+		t.Fatalf("watch from a compacted revision = %v, want errWatchCompacted", err)
+	}
+	if _, err := h.store.MirrorList(ctx, h.store.ControllersPrefix(), specs); err != nil {
+		t.Fatal(err)
+	}
+	queued := drain(h)
+	slices.Sort(queued)
+	if want := []string{"api", "db", "web"}; !slices.Equal(queued, want) {
+		t.Errorf("queued after relist = %v, want %v", queued, want)
+	}
+	if spec, ok, _ := h.rm.specs.get("web"); !ok || spec.Controller.DesiredState.Replicas != 3 {
+		t.Errorf("web after relist = %+v, want 3 replicas", spec.Controller)
+	}
+	if _, ok, _ := h.rm.specs.get("db"); ok {
+		t.Error("db still in the cache after relist")
+	}
+}
+
+func TestManagerIgnoresStaleRevision(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.stopBackground() // drain reads both lanes
+	ctx := t.Context()
+	h.create(t, newController("web", 1))
+	old, err := h.client.Get(ctx, h.store.ControllerKey("web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.scale(t, "web", 3)
+	specs := &specMirror{rm: h.rm, ignored: map[string]bool{}}
+	if _, err := h.store.MirrorList(ctx, h.store.ControllersPrefix(), specs); err != nil {
+		t.Fatal(err)
+	}
+	drain(h)
+
+	// the old value arrives late, as a delayed event would
+	kv0 := old.Kvs[0]
+	specs.Put(registry.KV{Key: string(kv0.Key), Value: kv0.Value, ModRev: kv0.ModRevision, CreateRev: kv0.CreateRevision})
+	if got := drain(h); len(got) != 0 {
+		t.Errorf("stale event queued %v, want nothing", got)
+	}
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	validateSyncReplication(t, h.fake, 3, 0)
+}
+
+// drain empties the queue and returns what it held.
+// drain empties both lanes, the queue and the feeder's, and returns what
+// was in them. Tests that drain stop the harness's feeder first
+// (stopBackground), so that nothing moves between the lanes meanwhile.
+func drain(h *harness) []string {
+	var out []string
+	for h.rm.queue.Len() > 0 {
+		id, _ := h.rm.queue.Get()
+		h.rm.finished(id)
+		h.rm.queue.Forget(id)
+		out = append(out, id)
+	}
+	for id, ok := h.rm.background.pop(); ok; id, ok = h.rm.background.pop() {
+		out = append(out, id)
+	}
+	return out
+}
+
+func TestATemplateChangeWaitsInTheSecondLaneAndAScaleDoesNot(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.stopBackground() // drain reads both lanes
+	put := func(rc *api.ReplicationController, rev int64) {
+		h.rm.applyEvent(registry.ControllerEvent{Spec: registry.Spec{ID: rc.ID, Controller: rc, ModRevision: rev, CreateRevision: 1}})
+	}
+	put(newController("web", 2), 10)
+	if h.rm.queue.Len() != 1 {
+		t.Fatalf("a new controller: queue %d, want it queued at once", h.rm.queue.Len())
+	}
+	drain(h)
+
+	changed := newController("web", 2)
+	changed.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = "demo-task:2"
+	put(changed, 11)
+	if h.rm.queue.Len() != 0 {
+		t.Errorf("a template change went straight to the queue")
+	}
+	if got := drain(h); !slices.Equal(got, []string{"web"}) {
+		t.Errorf("second lane = %v, want [web]", got)
+	}
+
+	put(newController("web", 5), 12)
+	if h.rm.queue.Len() != 1 {
+		t.Errorf("a scale: queue %d, want it queued at once", h.rm.queue.Len())
+	}
+}
