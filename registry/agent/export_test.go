@@ -133,3 +133,25 @@ var (
 
 // SpecsListed is closed once the spec cache holds Run's first list.
 func (rm *Agent) SpecsListed() <-chan struct{} { return rm.specs.listedCh }
+
+// The backoffs of the node's creates and crash loops, and how long a
+// created container may stay unstarted.
+const (
+	CreateBackoffMax  = createBackoffMax
+	CrashBackoffStart = crashBackoffStart
+	CrashMinRun       = crashMinRun
+	PendingGrace      = pendingGrace
+)
+
+// SyncRecovering is one sync of controller id as a worker runs it, a
+// panic returned as an error.
+func (rm *Agent) SyncRecovering(ctx context.Context, id string) error {
+	return rm.syncRecovering(ctx, id)
+}
+
+// CreateFailures and CrashFailures are the failures in a row that the
+// create and crash-loop backoffs of controller id count. Only while no
+// worker syncs id.
+func (rm *Agent) CreateFailures(id string) int { return rm.states.get(id).createBackoff.failures }
+
+func (rm *Agent) CrashFailures(id string) int { return rm.states.get(id).crash.backoff.failures }

@@ -6,6 +6,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -136,5 +138,82 @@ func TestATemplateChangeWaitsInTheSecondLaneAndAScaleDoesNot(t *testing.T) {
 	put(newController("web", 5), 12)
 	if h.rm.queue.Len() != 1 {
 		t.Errorf("a scale: queue %d, want it queued at once", h.rm.queue.Len())
+	}
+}
+
+func TestResyncOfManyControllersCostsOneDockerList(t *testing.T) {
+	h := newHarness(t, Options{})
+	for i := range 100 {
+		rc := newController(fmt.Sprintf("app%d", i), 2)
+		h.setSpec(rc)
+	}
+	ctx := t.Context()
+	if err := h.rm.relistTasks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range h.rm.specs.ids() { // converge first
+		if err := h.step(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drain(h)
+	h.fake.Reset()
+
+	done := make(chan error, 1)
+	go func() { done <- h.rm.Resync(ctx) }()
+	var queued []string
+	for len(queued) < 100 { // a worker's loop: the resync feeds as we drain
+		id, _ := h.rm.queue.Get()
+		if err := h.step(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		h.rm.finished(id)
+		queued = append(queued, id)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(queued) != 100 {
+		t.Errorf("resync queued %d controllers, want 100", len(queued))
+	}
+	c := h.fake.Counts()
+	if c.List != 1 || c.Inspect+c.Create+c.Delete+c.Rename != 0 {
+		t.Errorf("Docker calls of a steady-state resync of 100 controllers = %+v, want exactly 1 list", c)
+	}
+	t.Logf("Docker list calls per resync with 100 controllers: %d", c.List)
+}
+
+func TestAnEventDuringAResyncWaitsBehindABoundedBacklog(t *testing.T) {
+	h := newHarness(t, Options{})
+	for i := range 300 {
+		h.setSpec(newController(fmt.Sprintf("app%d", i), 1))
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if err := h.rm.relistTasks(ctx); err != nil { // the start-up list, done
+		t.Fatal(err)
+	}
+	drain(h)
+	done := make(chan error, 1)
+	go func() { done <- h.rm.Resync(ctx) }()
+	backlog := h.rm.backgroundBacklog() // no worker runs: one per idle worker, and one
+	testpoll.Until(t, waitTimeout, "the resync backlog to fill", func() bool { return h.rm.queue.Len() >= backlog })
+
+	h.rm.queue.Add("from-an-event")
+	ahead := 0
+	for {
+		id, _ := h.rm.queue.Get()
+		h.rm.finished(id)
+		if id == "from-an-event" {
+			break
+		}
+		ahead++
+	}
+	if ahead > backlog {
+		t.Errorf("the event's controller waited behind %d others, want at most %d", ahead, backlog)
+	}
+	cancel() // the rest of the resync is not needed
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
 	}
 }
