@@ -104,7 +104,7 @@ func fakeWithContainers(b *testing.B, controllers, replicas int) *taskcontrol.Fa
 func BenchmarkRelistTasks(b *testing.B) {
 	fake := fakeWithContainers(b, 10000, 10)
 	store := registry.NewStore(etcdServer.Client(b), "/bench/"+b.Name())
-	rm := New(store, fake, slog.New(slog.DiscardHandler), Options{SyncPeriod: time.Hour, Node: NodeOptions{Name: harnessNode}})
+	rm := New(store, fake, slog.New(slog.DiscardHandler), Options{SyncPeriod: time.Hour, Node: NodeOptions{Name: testNode}})
 	b.Cleanup(rm.queue.ShutDown)
 	ctx := b.Context()
 	if err := rm.relistTasks(ctx); err != nil {

@@ -93,17 +93,17 @@ func TestEtcdAwayDoesNotHoldASync(t *testing.T) {
 	fake := &taskcontrol.Fake{Now: func() time.Time { return time.Now().Add(-time.Minute) }}
 	store := registry.NewStore(client, "/away")
 	rm := New(store, fake, slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Options{EtcdTimeout: 200 * time.Millisecond, Node: NodeOptions{Name: harnessNode}})
+		Options{EtcdTimeout: 200 * time.Millisecond, Node: NodeOptions{Name: testNode}})
 	rm.registryID = testRegistryID
 	rm.specs.replace([]registry.Spec{{ID: "web", Controller: newController("web", 1), ModRevision: 5, CreateRevision: 5}}, 5)
 	// slot 1 is this node's, and its report says so, from before etcd went
 	hash := api.TemplateHash(&newController("web", 1).DesiredState.TaskTemplate)
-	a, err := json.Marshal(api.Assignment{Node: harnessNode, Revision: 5, TemplateHash: hash})
+	a, err := json.Marshal(api.Assignment{Node: testNode, Revision: 5, TemplateHash: hash})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rm.slots.Reset([]registry.KV{{Key: store.AssignmentKey("web", 1), Value: a, ModRev: 6}}, 6)
-	rm.states.loadReports(map[string]*api.NodeReport{"web": {Node: harnessNode, Status: api.ReplicationControllerStatus{ID: "web"}, Slots: []int{1}}})
+	rm.states.loadReports(map[string]*api.NodeReport{"web": {Node: testNode, Status: api.ReplicationControllerStatus{ID: "web"}, Slots: []int{1}}})
 	crashed, err := fake.Add(api.Task{Name: "web-1", Labels: map[string]string{"name": "web", api.LabelController: "web", api.LabelSlot: "1"}})
 	if err != nil {
 		t.Fatal(err)

@@ -155,3 +155,56 @@ func (rm *Agent) SyncRecovering(ctx context.Context, id string) error {
 func (rm *Agent) CreateFailures(id string) int { return rm.states.get(id).createBackoff.failures }
 
 func (rm *Agent) CrashFailures(id string) int { return rm.states.get(id).crash.backoff.failures }
+
+// SpecMirror is the node's spec watch's target, for a mirror's list or
+// events by hand.
+func (rm *Agent) SpecMirror() registry.MirrorTarget {
+	return &specMirror{rm: rm, ignored: map[string]bool{}}
+}
+
+// CachedSpec is the spec cache's spec of id.
+func (rm *Agent) CachedSpec(id string) (registry.Spec, bool) {
+	spec, ok, _ := rm.specs.get(id)
+	return spec, ok
+}
+
+// SpecIDs are the ids in the spec cache.
+func (rm *Agent) SpecIDs() []string { return rm.specs.ids() }
+
+// ApplyEvent applies a spec event, as the watch does: it queues the
+// controller, or puts it in the second lane.
+func (rm *Agent) ApplyEvent(ev registry.ControllerEvent) { rm.applyEvent(ev) }
+
+// Enqueue queues controller id, as an event does.
+func (rm *Agent) Enqueue(id string) { rm.queue.Add(id) }
+
+// Take waits for the next controller of the queue, as a worker does; the
+// caller calls Finished with it once done.
+func (rm *Agent) Take() string {
+	id, _ := rm.queue.Get()
+	return id
+}
+
+// Finished ends a worker's hold on id.
+func (rm *Agent) Finished(id string) { rm.finished(id) }
+
+// Drain empties both lanes, the queue and the feeder's, and returns what
+// was in them. Its callers stop the feeder first (RunBackground), so that
+// nothing moves between the lanes meanwhile.
+func (rm *Agent) Drain() []string {
+	var out []string
+	for rm.queue.Len() > 0 {
+		id, _ := rm.queue.Get()
+		rm.finished(id)
+		rm.queue.Forget(id)
+		out = append(out, id)
+	}
+	for id, ok := rm.background.pop(); ok; id, ok = rm.background.pop() {
+		out = append(out, id)
+	}
+	return out
+}
+
+// BackgroundBacklog is how many controllers a resync keeps queued ahead of
+// an event's.
+func (rm *Agent) BackgroundBacklog() int { return rm.backgroundBacklog() }

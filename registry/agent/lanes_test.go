@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 // The node's two lanes of work: what its spec watch queues at once, what
 // waits in the second lane, and what a list after a compaction brings.
@@ -16,20 +16,21 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/roles"
 )
 
 func TestManagerRelistsAfterCompactionAndMissesNothing(t *testing.T) {
-	h := newHarness(t, Options{})
-	h.stopBackground() // drain reads both lanes
+	h := newHarness(t, roles.Options{})
+	h.stopBackground() // Drain reads both lanes
 	ctx := t.Context()
 	h.create(t, newController("web", 1))
 	h.create(t, newController("db", 1))
-	specs := &specMirror{rm: h.rm, ignored: map[string]bool{}}
+	specs := h.rm.SpecMirror()
 	rev, err := h.store.MirrorList(ctx, h.store.ControllersPrefix(), specs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	drain(h)
+	h.rm.Drain()
 
 	// While the manager is not watching: web changes, db goes, api comes;
 	// then history is compacted past the manager's revision.
@@ -54,22 +55,22 @@ func TestManagerRelistsAfterCompactionAndMissesNothing(t *testing.T) {
 	if _, err := h.store.MirrorList(ctx, h.store.ControllersPrefix(), specs); err != nil {
 		t.Fatal(err)
 	}
-	queued := drain(h)
+	queued := h.rm.Drain()
 	slices.Sort(queued)
 	if want := []string{"api", "db", "web"}; !slices.Equal(queued, want) {
 		t.Errorf("queued after relist = %v, want %v", queued, want)
 	}
-	if spec, ok, _ := h.rm.specs.get("web"); !ok || spec.Controller.DesiredState.Replicas != 3 {
+	if spec, ok := h.rm.CachedSpec("web"); !ok || spec.Controller.DesiredState.Replicas != 3 {
 		t.Errorf("web after relist = %+v, want 3 replicas", spec.Controller)
 	}
-	if _, ok, _ := h.rm.specs.get("db"); ok {
+	if _, ok := h.rm.CachedSpec("db"); ok {
 		t.Error("db still in the cache after relist")
 	}
 }
 
 func TestManagerIgnoresStaleRevision(t *testing.T) {
-	h := newHarness(t, Options{})
-	h.stopBackground() // drain reads both lanes
+	h := newHarness(t, roles.Options{})
+	h.stopBackground() // Drain reads both lanes
 	ctx := t.Context()
 	h.create(t, newController("web", 1))
 	old, err := h.client.Get(ctx, h.store.ControllerKey("web"))
@@ -77,16 +78,16 @@ func TestManagerIgnoresStaleRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.scale(t, "web", 3)
-	specs := &specMirror{rm: h.rm, ignored: map[string]bool{}}
+	specs := h.rm.SpecMirror()
 	if _, err := h.store.MirrorList(ctx, h.store.ControllersPrefix(), specs); err != nil {
 		t.Fatal(err)
 	}
-	drain(h)
+	h.rm.Drain()
 
 	// the old value arrives late, as a delayed event would
 	kv0 := old.Kvs[0]
 	specs.Put(registry.KV{Key: string(kv0.Key), Value: kv0.Value, ModRev: kv0.ModRevision, CreateRev: kv0.CreateRevision})
-	if got := drain(h); len(got) != 0 {
+	if got := h.rm.Drain(); len(got) != 0 {
 		t.Errorf("stale event queued %v, want nothing", got)
 	}
 	if err := h.sync(t, "web"); err != nil {
@@ -95,79 +96,61 @@ func TestManagerIgnoresStaleRevision(t *testing.T) {
 	validateSyncReplication(t, h.fake, 3, 0)
 }
 
-// drain empties the queue and returns what it held.
-// drain empties both lanes, the queue and the feeder's, and returns what
-// was in them. Tests that drain stop the harness's feeder first
-// (stopBackground), so that nothing moves between the lanes meanwhile.
-func drain(h *harness) []string {
-	var out []string
-	for h.rm.queue.Len() > 0 {
-		id, _ := h.rm.queue.Get()
-		h.rm.finished(id)
-		h.rm.queue.Forget(id)
-		out = append(out, id)
-	}
-	for id, ok := h.rm.background.pop(); ok; id, ok = h.rm.background.pop() {
-		out = append(out, id)
-	}
-	return out
-}
-
 func TestATemplateChangeWaitsInTheSecondLaneAndAScaleDoesNot(t *testing.T) {
-	h := newHarness(t, Options{})
-	h.stopBackground() // drain reads both lanes
+	h := newHarness(t, roles.Options{})
+	h.stopBackground() // Drain reads both lanes
 	put := func(rc *api.ReplicationController, rev int64) {
-		h.rm.applyEvent(registry.ControllerEvent{Spec: registry.Spec{ID: rc.ID, Controller: rc, ModRevision: rev, CreateRevision: 1}})
+		h.rm.ApplyEvent(registry.ControllerEvent{Spec: registry.Spec{ID: rc.ID, Controller: rc, ModRevision: rev, CreateRevision: 1}})
 	}
 	put(newController("web", 2), 10)
-	if h.rm.queue.Len() != 1 {
-		t.Fatalf("a new controller: queue %d, want it queued at once", h.rm.queue.Len())
+	if h.rm.QueueLen() != 1 {
+		t.Fatalf("a new controller: queue %d, want it queued at once", h.rm.QueueLen())
 	}
-	drain(h)
+	h.rm.Drain()
 
 	changed := newController("web", 2)
 	changed.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = "demo-task:2"
 	put(changed, 11)
-	if h.rm.queue.Len() != 0 {
+	if h.rm.QueueLen() != 0 {
 		t.Errorf("a template change went straight to the queue")
 	}
-	if got := drain(h); !slices.Equal(got, []string{"web"}) {
+	if got := h.rm.Drain(); !slices.Equal(got, []string{"web"}) {
 		t.Errorf("second lane = %v, want [web]", got)
 	}
 
 	put(newController("web", 5), 12)
-	if h.rm.queue.Len() != 1 {
-		t.Errorf("a scale: queue %d, want it queued at once", h.rm.queue.Len())
+	if h.rm.QueueLen() != 1 {
+		t.Errorf("a scale: queue %d, want it queued at once", h.rm.QueueLen())
 	}
 }
 
 func TestResyncOfManyControllersCostsOneDockerList(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	for i := range 100 {
 		rc := newController(fmt.Sprintf("app%d", i), 2)
 		h.setSpec(rc)
 	}
 	ctx := t.Context()
-	if err := h.rm.relistTasks(ctx); err != nil {
+	if err := h.rm.RelistTasks(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range h.rm.specs.ids() { // converge first
+	for _, id := range h.rm.SpecIDs() { // converge first
 		if err := h.step(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	drain(h)
+	h.rm.Drain()
 	h.fake.Reset()
 
 	done := make(chan error, 1)
 	go func() { done <- h.rm.Resync(ctx) }()
 	var queued []string
 	for len(queued) < 100 { // a worker's loop: the resync feeds as we drain
-		id, _ := h.rm.queue.Get()
+		id := h.rm.Take()
 		if err := h.step(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		h.rm.finished(id)
+		h.rm.Finished(id)
 		queued = append(queued, id)
 	}
 	if err := <-done; err != nil {
@@ -184,26 +167,26 @@ func TestResyncOfManyControllersCostsOneDockerList(t *testing.T) {
 }
 
 func TestAnEventDuringAResyncWaitsBehindABoundedBacklog(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	for i := range 300 {
 		h.setSpec(newController(fmt.Sprintf("app%d", i), 1))
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	if err := h.rm.relistTasks(ctx); err != nil { // the start-up list, done
+	if err := h.rm.RelistTasks(ctx); err != nil { // the start-up list, done
 		t.Fatal(err)
 	}
-	drain(h)
+	h.rm.Drain()
 	done := make(chan error, 1)
 	go func() { done <- h.rm.Resync(ctx) }()
-	backlog := h.rm.backgroundBacklog() // no worker runs: one per idle worker, and one
-	testpoll.Until(t, waitTimeout, "the resync backlog to fill", func() bool { return h.rm.queue.Len() >= backlog })
+	backlog := h.rm.BackgroundBacklog() // no worker runs: one per idle worker, and one
+	testpoll.Until(t, waitTimeout, "the resync backlog to fill", func() bool { return h.rm.QueueLen() >= backlog })
 
-	h.rm.queue.Add("from-an-event")
+	h.rm.Enqueue("from-an-event")
 	ahead := 0
 	for {
-		id, _ := h.rm.queue.Get()
-		h.rm.finished(id)
+		id := h.rm.Take()
+		h.rm.Finished(id)
 		if id == "from-an-event" {
 			break
 		}
