@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/demospec"
 	"github.com/replication-manager/replication-manager/internal/testclock"
@@ -57,8 +57,9 @@ type harness struct {
 const harnessNode = "a"
 
 // newHarness builds a harness from opts, whose Client, Store, Node and
-// Identity it sets; a nil Logger, TaskControl or Clock is the harness's
-// (a TaskControl of the test's goes to the harness's fake).
+// Identity it sets; a nil Logger, TaskControl or Clock is the harness's.
+// A TaskControl of the test's is the node's engine in place of the fake;
+// the tests that give one wrap the harness's fake in it.
 func newHarness(tb testing.TB, opts roles.Options) *harness {
 	tb.Helper()
 	store := newStore(tb)

@@ -17,6 +17,7 @@ import (
 
 // partOptions are the options of a manager of node a on store.
 func partOptions(t *testing.T, store *registry.Store) Options {
+	t.Helper()
 	return Options{
 		Client: store.Client(), Store: store, Logger: testLogger(t), TaskControl: &taskcontrol.Fake{},
 		Node: api.Node{Name: "a", EngineID: "engine-a"}, Identity: "rm-a", LeaseDuration: 60 * time.Second,
