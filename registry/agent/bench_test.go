@@ -1,13 +1,12 @@
 package agent
 
 // Benchmarks of the hot paths of one host as it ships, run by `make
-// bench`: the leader's decision for one controller, the leader's and the
-// node's sync of a controller that has nothing to do (what every resync
-// costs per controller), and the relist that every resync starts with.
-// They use the package's embedded etcd and the in-memory fake.
+// bench`: the leader's decision for one controller and the relist that
+// every resync starts with (the leader's and the node's sync of a
+// controller that has nothing to do are in hostbench_test.go). They use
+// the package's embedded etcd and the in-memory fake.
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -19,69 +18,6 @@ import (
 	"github.com/replication-manager/replication-manager/registry/decide"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
-
-// BenchmarkSyncReplicationController is one sync of a controller whose
-// replicas all run, on the node and on the leader: the decision finds
-// nothing to do and the status is unchanged, so neither writes to Docker
-// or etcd. A resync costs this once per controller. The leader's is its
-// running loop's periodic decision, waited for with CaughtUp, which reads
-// etcd's revision and waits for the watches' progress: a round trip
-// through the loop, not the decision alone (BenchmarkDecide).
-func BenchmarkSyncReplicationController(b *testing.B) {
-	for _, replicas := range []int{10, 100} {
-		b.Run(fmt.Sprintf("steady/replicas=%d", replicas), func(b *testing.B) {
-			h := newHarness(b, Options{SyncPeriod: time.Hour, BurstReplicas: replicas})
-			ctx := b.Context()
-			h.setSpec(newController("web", replicas))
-			for range 3 { // the first sync creates, the next see them settled
-				if err := h.syncB(ctx, "web"); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if got := h.fake.Len(); got != replicas {
-				b.Fatalf("%d containers after the first syncs, want %d", got, replicas)
-			}
-			h.fake.Reset()
-
-			b.Run("node", func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					if err := h.rm.syncSlots(ctx, "web"); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-			b.Run("leader", func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					if err := h.lead(ctx); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-			if c := h.fake.Counts(); c.Create+c.Delete+c.List+c.Inspect+c.Rename != 0 {
-				b.Errorf("a steady sync called the task control: %+v", c)
-			}
-		})
-	}
-}
-
-// syncB is sync for a benchmark.
-func (h *harness) syncB(ctx context.Context, id string) error {
-	if err := h.lead(ctx); err != nil {
-		return err
-	}
-	if err := h.follow(ctx, h.store.AssignmentsPrefix(), h.rm.slots); err != nil {
-		return err
-	}
-	if err := h.rm.relistTasks(ctx); err != nil {
-		return err
-	}
-	if err := h.rm.syncSlots(ctx, id); err != nil {
-		return err
-	}
-	return h.lead(ctx)
-}
 
 // BenchmarkDecide is the leader's decision for one settled controller of
 // replicas over 100 nodes, and for a new one.
@@ -168,7 +104,7 @@ func fakeWithContainers(b *testing.B, controllers, replicas int) *taskcontrol.Fa
 func BenchmarkRelistTasks(b *testing.B) {
 	fake := fakeWithContainers(b, 10000, 10)
 	store := registry.NewStore(etcdServer.Client(b), "/bench/"+b.Name())
-	rm := New(store, fake, slog.New(slog.DiscardHandler), Options{SyncPeriod: time.Hour, Node: NodeOptions{Name: harnessNode}})
+	rm := New(store, fake, slog.New(slog.DiscardHandler), Options{SyncPeriod: time.Hour, Node: NodeOptions{Name: testNode}})
 	b.Cleanup(rm.queue.ShutDown)
 	ctx := b.Context()
 	if err := rm.relistTasks(ctx); err != nil {

@@ -1,8 +1,9 @@
-package agent
+package agent_test
 
 // A property test of the bounds on the in-process cluster as it ships: the
 // real embedded etcd, the leader's loop running on a clock the test moves,
-// and a node manager per fake engine, stepped by hand in a random order,
+// and a node manager per fake engine, each built as the daemon builds them
+// (registry/roles), the nodes stepped by hand in a random order,
 // so that the leader decides from reports that are as stale as the
 // history makes them. After every step the leader catches up with etcd
 // (CaughtUp), so that a history is the same each time it runs.
@@ -18,8 +19,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,8 +28,13 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/demospec"
+	"github.com/replication-manager/replication-manager/internal/testclock"
+	"github.com/replication-manager/replication-manager/internal/testlog"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
 	"github.com/replication-manager/replication-manager/registry/leader"
+	"github.com/replication-manager/replication-manager/registry/roles"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -43,7 +47,8 @@ type propCluster struct {
 	tb    *testing.T
 	ctx   context.Context
 	store *registry.Store
-	clock *testClock
+	clock *testclock.Clock
+	// sched is the leader of the manager that leads (runLeader).
 	sched *leader.ReplicationManager
 	// stopLeader stops the running leader and returns its Run's error.
 	stopLeader func() error
@@ -55,23 +60,31 @@ type propCluster struct {
 }
 
 type propNode struct {
-	name  string
-	fake  *taskcontrol.Fake
-	rm    *Agent
+	name string
+	fake *taskcontrol.Fake
+	// roles are the node's manager's (roles.New); rm is the node's
+	// manager of the lease in use, which the test steps.
+	roles *roles.Roles
+	rm    *agent.Agent
 	lease clientv3.LeaseID
 	alive bool
 }
 
 func newPropCluster(t *testing.T, rt *rapid.T, store *registry.Store) *propCluster {
 	t.Helper()
-	c := &propCluster{t: rt, tb: t, ctx: t.Context(), store: store, clock: &testClock{now: time.Now()}, nodes: map[string]*propNode{}}
+	c := &propCluster{t: rt, tb: t, ctx: t.Context(), store: store, clock: testclock.New(time.Now()), nodes: map[string]*propNode{}}
 	for _, name := range []string{"a", "b"} {
 		n := &propNode{name: name, fake: &taskcontrol.Fake{Now: c.clock.Now}}
+		n.roles = roles.New(roles.Options{
+			Client: store.Client(), Store: store, Logger: testlog.Logger(), TaskControl: n.fake,
+			Node: api.Node{Name: name, Labels: map[string]string{"zone": name}}, Identity: "rm-" + name,
+			Policy: clusterPolicy, Clock: c.clock,
+		})
 		c.nodes[name] = n
 		c.start(n)
 	}
 	c.newLeader()
-	c.spec = newController("web", 3)
+	c.spec = demospec.Controller("web", "demo-task:latest", 3, map[string]string{"tier": "demo"})
 	c.write()
 	return c
 }
@@ -86,29 +99,23 @@ func (c *propCluster) start(n *propNode) {
 		c.t.Fatal(err)
 	}
 	n.lease, n.alive = lease.ID, true
-	n.rm = New(c.store, n.fake, testLogger(c.tb), Options{Policy: clusterPolicy, Node: NodeOptions{Name: n.name, Lease: lease.ID}, Now: c.clock.Now})
-	n.rm.registryID = testRegistryID
-	n.rm.specs.mu.Lock()
-	n.rm.specs.listed = true
-	n.rm.specs.mu.Unlock()
+	n.rm = n.roles.NodeManager(lease.ID)
+	n.rm.SetRegistryID(agent.TestRegistryID)
+	n.rm.MarkSpecsListed()
 }
 
 // newLeader replaces the leader: the new one knows only what etcd holds.
 // It runs until the history ends.
 func (c *propCluster) newLeader() {
 	c.stop()
-	c.sched = leader.NewReplicationManager(c.store, testLogger(c.tb), leader.Options{NodeGrace: 30 * time.Second, Policy: clusterPolicy, Clock: c.clock})
-	ctx, cancel := context.WithCancel(c.ctx)
-	done := make(chan error, 1)
-	go func(s *leader.ReplicationManager) { done <- s.Run(ctx) }(c.sched)
-	c.stopLeader = sync.OnceValue(func() error {
-		cancel()
-		return <-done
+	c.sched, c.stopLeader = runLeader(c.tb, roles.Options{
+		Client: c.store.Client(), Store: c.store, Logger: testlog.Logger(), Identity: "leader",
+		NodeGrace: 30 * time.Second, Policy: clusterPolicy, Clock: c.clock,
 	})
 	c.caughtUp()
 }
 
-// stop stops the running leader, which must end without an error.
+// stop stops the running leader, which must end without an error (runLeader).
 func (c *propCluster) stop() {
 	if c.stopLeader == nil {
 		return
@@ -184,15 +191,15 @@ func (c *propCluster) act(n *propNode) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	n.rm.specs.put(spec)
-	if _, err := c.store.MirrorList(c.ctx, c.store.AssignmentsPrefix(), n.rm.slots); err != nil {
+	n.rm.PutSpec(spec)
+	if _, err := c.store.MirrorList(c.ctx, c.store.AssignmentsPrefix(), n.rm.Slots()); err != nil {
 		c.t.Fatal(err)
 	}
-	if err := n.rm.relistTasks(c.ctx); err != nil {
+	if err := n.rm.RelistTasks(c.ctx); err != nil {
 		c.t.Fatal(err)
 	}
 	before := c.live()
-	_ = n.rm.syncSlots(c.ctx, "web") // failures are retried; the invariants are what matter
+	_ = n.rm.SyncSlots(c.ctx, "web") // failures are retried; the invariants are what matter
 	if live := c.live(); live > before && live > c.grown {
 		c.t.Fatalf("node %s created up to %d live, above the bound %d (replicas + maxSurge %d)", n.name, live, c.grown, c.bound())
 	}
@@ -241,8 +248,7 @@ func TestClusterKeepsTheBoundsOverRandomHistories(t *testing.T) {
 	histories := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		histories++
-		store := registry.NewStore(testClient(t), fmt.Sprintf("/test/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), harnesses.Add(1)))
-		c := newPropCluster(t, rt, store)
+		c := newPropCluster(t, rt, newStore(t))
 		defer func() { _ = c.stopLeader() }() // also when the history fails
 		rt.Repeat(map[string]func(*rapid.T){
 			"scale": func(t *rapid.T) {

@@ -1,77 +1,51 @@
-package agent
+package agent_test
+
+// The harness of the package's external tests: one host whose leader and
+// node's manager are built as the daemon builds them (registry/roles).
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
-	"fmt"
 	"log/slog"
-	"os"
+	"slices"
 	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/demospec"
-	"github.com/replication-manager/replication-manager/internal/etcdtest"
+	"github.com/replication-manager/replication-manager/internal/testclock"
 	"github.com/replication-manager/replication-manager/internal/testlog"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
+	"github.com/replication-manager/replication-manager/registry/agent"
 	"github.com/replication-manager/replication-manager/registry/leader"
+	"github.com/replication-manager/replication-manager/registry/roles"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
-// One embedded etcd serves the whole package; every test gets its own key
-// prefix, so tests stay independent.
-var etcdServer *etcdtest.Server
-
-func TestMain(m *testing.M) {
-	flag.Parse()
-	briefHistories()
-	os.Exit(etcdtest.RunShared(m, &etcdServer))
-}
-
-// briefCheckHistories is how many random histories the cluster's property
-// test runs in make test, unless -rapid.checks says otherwise: each takes
-// a cluster on the embedded etcd, and make prop runs thousands.
-const briefCheckHistories = "30"
-
-// briefHistories lowers rapid's default number of histories to
-// briefCheckHistories when -rapid.checks was not given.
-func briefHistories() {
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "rapid.checks" })
-	if !given {
-		if err := flag.Set("rapid.checks", briefCheckHistories); err != nil {
-			panic(err)
-		}
-	}
-}
-
-// testClient returns a client of the package's embedded etcd.
-func testClient(tb testing.TB) *clientv3.Client {
-	tb.Helper()
-	return etcdServer.Client(tb)
-}
-
-// harness is one host as the daemon runs it: a leader (Scheduler) and the
-// node's manager in one process, on a fake task control and the real
-// embedded etcd, the node registered under a lease of its own. The leader
-// runs from the start, on the harness's clock; tests drive the node one
-// step at a time (sync), waiting for the leader to catch up between the
-// steps, or let it run (run).
+// harness is one host as the daemon runs it: a leader and the node's
+// manager in one process, both built by roles.New as the daemon builds
+// them, on a fake task control and the real embedded etcd, the node
+// registered under a lease of its own. The leader runs from the start, on
+// the harness's clock; tests drive the node one step at a time (sync),
+// waiting for the leader to catch up between the steps, or let it run
+// (run).
 type harness struct {
-	rm     *Agent
+	rm     *agent.Agent
 	sched  *leader.ReplicationManager
 	fake   *taskcontrol.Fake
 	store  *registry.Store
 	client *clientv3.Client
-	clock  *testClock
+	clock  *testclock.Clock
+	// opts are the options of the node's manager (roles.New).
+	opts roles.Options
 	// stopBackground stops the event writer and the feeder the harness
 	// runs for syncs called directly; Run has its own.
 	stopBackground func()
@@ -82,154 +56,75 @@ type harness struct {
 // harnessNode is the node name of a harness.
 const harnessNode = "a"
 
-// harnesses numbers the harnesses of a test binary.
-var harnesses atomic.Int64
-
-// testRegistryID is the registry id of a harness's manager.
-const testRegistryID = "test-registry"
-
-// testClock is a clock tests move by hand; it starts at the real time.
-// Its timers fire while Advance moves it past them, before it returns.
-type testClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*testTimer
-}
-
-// testTimer is an AfterFunc (every 0) or a ticker of a testClock.
-type testTimer struct {
-	at      time.Time
-	every   time.Duration
-	f       func()
-	ticks   chan time.Time
-	stopped atomic.Bool
-}
-
-var _ leader.Clock = (*testClock)(nil)
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) AfterFunc(d time.Duration, f func()) {
-	c.add(d, &testTimer{f: f})
-}
-
-func (c *testClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
-	t := &testTimer{every: d, ticks: make(chan time.Time, 1)}
-	c.add(d, t)
-	return t.ticks, func() { t.stopped.Store(true) }
-}
-
-// add sets t to fire d from now.
-func (c *testClock) add(d time.Duration, t *testTimer) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t.at = c.now.Add(d)
-	c.timers = append(c.timers, t)
-}
-
-// Advance moves the clock by d, and fires the timers due meanwhile: the
-// functions are called, the tickers tick (once, as time.Ticker drops the
-// ticks nobody took).
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	now := c.now
-	var due []*testTimer
-	kept := c.timers[:0]
-	for _, t := range c.timers {
-		switch {
-		case t.stopped.Load():
-			continue
-		case t.at.After(now):
-		case t.every > 0:
-			due = append(due, t)
-			for !t.at.After(now) {
-				t.at = t.at.Add(t.every)
-			}
-		default:
-			due = append(due, t)
-			continue
-		}
-		kept = append(kept, t)
-	}
-	clear(c.timers[len(kept):])
-	c.timers = kept
-	c.mu.Unlock()
-	for _, t := range due {
-		if t.f != nil {
-			t.f()
-			continue
-		}
-		select {
-		case t.ticks <- now:
-		default:
-		}
-	}
-}
-
-func newHarness(tb testing.TB, opts Options) *harness {
+// newHarness builds a harness from opts, whose Client, Store, Node and
+// Identity it sets; a nil Logger, TaskControl or Clock is the harness's.
+// A TaskControl of the test's is the node's engine in place of the fake;
+// the tests that give one wrap the harness's fake in it.
+func newHarness(tb testing.TB, opts roles.Options) *harness {
 	tb.Helper()
-	client := testClient(tb)
-	// a prefix of its own, also when -count runs the test again
-	store := registry.NewStore(client, fmt.Sprintf("/test/%s-%d", strings.ReplaceAll(tb.Name(), "/", "_"), harnesses.Add(1)))
-	clock := &testClock{now: time.Now()}
+	store := newStore(tb)
+	client := store.Client()
+	clock := testclock.New(time.Now())
 	fake := &taskcontrol.Fake{Now: clock.Now}
 	lease, err := client.Grant(tb.Context(), 3600) // outlives any test, however slow the machine
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := store.RegisterNode(tb.Context(), &api.Node{Name: harnessNode, EngineID: "engine-" + harnessNode}, lease.ID); err != nil {
+	node := api.Node{Name: harnessNode, EngineID: "engine-" + harnessNode}
+	if err := store.RegisterNode(tb.Context(), &node, lease.ID); err != nil {
 		tb.Fatal(err)
 	}
-	opts.Node = NodeOptions{Name: harnessNode, Lease: lease.ID}
-	if opts.Now == nil {
-		opts.Now = clock.Now
+	opts.Client, opts.Store = client, store
+	if opts.Logger == nil {
+		opts.Logger = testLogger(tb)
 	}
-	rm := New(store, fake, testLogger(tb), opts)
-	rm.registryID = testRegistryID
+	if opts.TaskControl == nil {
+		opts.TaskControl = fake
+	}
+	opts.Node, opts.Identity = node, "rm-"+harnessNode
+	if opts.Clock == nil {
+		opts.Clock = clock
+	}
+	h := &harness{fake: fake, store: store, client: client, clock: clock, opts: opts}
+	h.rm = roles.New(opts).NodeManager(lease.ID)
+	h.rm.SetRegistryID(testRegistryID)
 	// Run writes events off the sync's path and feeds the queue's second
 	// lane; for syncs called directly, the harness does both until Run
 	// takes over (stopBackground)
 	ctx, cancel := context.WithCancel(tb.Context())
-	var background sync.WaitGroup
-	background.Go(func() { rm.events.run(ctx) })
-	background.Go(func() { rm.feed(ctx) })
-	stopBackground := sync.OnceFunc(func() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.rm.RunBackground(ctx)
+	}()
+	h.stopBackground = sync.OnceFunc(func() {
 		cancel()
-		background.Wait()
+		<-done
 	})
 	tb.Cleanup(func() {
-		rm.queue.ShutDown()
-		rm.pulls.stop()
-		stopBackground()
+		h.rm.StopQueues()
+		h.stopBackground()
 	})
-	h := &harness{rm: rm, fake: fake, store: store, client: client, clock: clock, stopBackground: stopBackground}
-	h.startLeader(tb, leader.Options{SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
-		Policy: opts.Policy, RevisionHistoryLimit: opts.RevisionHistoryLimit})
+	h.startLeader(tb, roles.Options{SyncPeriod: opts.SyncPeriod, MaxReplicas: opts.MaxReplicas,
+		Policy: opts.Policy, RevisionHistoryLimit: opts.RevisionHistoryLimit, Workers: opts.Workers})
 	return h
 }
 
-// startLeader runs a new leader with opts on the harness's clock, in place
-// of the one running: it knows only what etcd holds. It runs until the
-// test ends, and Run must end without an error.
-func (h *harness) startLeader(tb testing.TB, opts leader.Options) {
+// startLeader runs the leader's part of a new manager of opts (roles.New)
+// on the harness's clock, in place of the one running: its leader knows
+// only what etcd holds. It runs until the test ends, and must end without
+// an error (runLeader).
+func (h *harness) startLeader(tb testing.TB, opts roles.Options) {
 	tb.Helper()
 	if h.stopLeader != nil {
 		h.stopLeader()
 	}
-	opts.Clock = h.clock
-	h.sched = leader.NewReplicationManager(h.store, testLogger(tb), opts)
-	ctx, cancel := context.WithCancel(context.WithoutCancel(tb.Context()))
-	done := make(chan error, 1)
-	go func() { done <- h.sched.Run(ctx) }()
+	opts.Client, opts.Store, opts.Logger, opts.Identity, opts.Clock = h.client, h.store, testLogger(tb), "leader", h.opts.Clock
+	var stop func() error
+	h.sched, stop = runLeader(tb, opts)
 	h.stopLeader = sync.OnceFunc(func() {
-		cancel()
-		if err := <-done; err != nil {
-			tb.Errorf("the leader's Run: %v", err)
+		if err := stop(); err != nil {
+			tb.Errorf("the leader: %v", err)
 		}
 	})
 	tb.Cleanup(h.stopLeader)
@@ -245,6 +140,22 @@ func testLogger(tb testing.TB) *slog.Logger {
 // its containers labelled tier=demo too.
 func newController(id string, replicas int) *api.ReplicationController {
 	return demospec.Controller(id, "demo-task:latest", replicas, map[string]string{"tier": "demo"})
+}
+
+// testRegistryID is the registry id of a harness's manager.
+const testRegistryID = agent.TestRegistryID
+
+// wallClock is the real time, for a harness whose leader and node do not
+// run on the harness's clock.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+func (wallClock) AfterFunc(d time.Duration, f func()) { time.AfterFunc(d, f) }
+
+func (wallClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
 }
 
 // setSpec stores rc as a user would, and puts it into the node's spec
@@ -265,10 +176,8 @@ func (h *harness) setRawSpec(id string, value []byte) int64 {
 	if err != nil {
 		panic(err)
 	}
-	h.rm.specs.mu.Lock()
-	h.rm.specs.listed = true
-	h.rm.specs.mu.Unlock()
-	h.rm.specs.put(h.store.DecodeSpec(key, value, resp.Header.Revision, 0))
+	h.rm.MarkSpecsListed()
+	h.rm.PutSpec(h.store.DecodeSpec(key, value, resp.Header.Revision, 0))
 	return resp.Header.Revision
 }
 
@@ -279,7 +188,7 @@ func (h *harness) deleteSpec(id string) {
 	if err != nil {
 		panic(err)
 	}
-	h.rm.specs.remove(id, resp.Header.Revision)
+	h.rm.RemoveSpec(id, resp.Header.Revision)
 }
 
 // sync runs one step of the host for id: the leader decides from what is
@@ -292,14 +201,14 @@ func (h *harness) sync(t *testing.T, id string) error {
 	if err := h.lead(ctx); err != nil {
 		return err
 	}
-	if err := h.follow(ctx, h.store.AssignmentsPrefix(), h.rm.slots); err != nil {
+	if err := h.follow(ctx, h.store.AssignmentsPrefix(), h.rm.Slots()); err != nil {
 		return err
 	}
 	// a resync's list first, as if the cache had seen every change
-	if err := h.rm.relistTasks(ctx); err != nil {
+	if err := h.rm.RelistTasks(ctx); err != nil {
 		return err
 	}
-	err := h.rm.syncSlots(ctx, id)
+	err := h.rm.SyncSlots(ctx, id)
 	return errors.Join(err, h.lead(ctx))
 }
 
@@ -309,10 +218,10 @@ func (h *harness) step(ctx context.Context, id string) error {
 	if err := h.lead(ctx); err != nil {
 		return err
 	}
-	if err := h.follow(ctx, h.store.AssignmentsPrefix(), h.rm.slots); err != nil {
+	if err := h.follow(ctx, h.store.AssignmentsPrefix(), h.rm.Slots()); err != nil {
 		return err
 	}
-	err := h.rm.syncSlots(ctx, id)
+	err := h.rm.SyncSlots(ctx, id)
 	return errors.Join(err, h.lead(ctx))
 }
 
@@ -323,17 +232,18 @@ func (h *harness) assign(t *testing.T, id string) {
 	if err := h.lead(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.follow(t.Context(), h.store.AssignmentsPrefix(), h.rm.slots); err != nil {
+	if err := h.follow(t.Context(), h.store.AssignmentsPrefix(), h.rm.Slots()); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // newNodeManager returns another manager for the harness's node, as a
 // restart makes one.
-func (h *harness) newNodeManager(t *testing.T, opts Options) *Agent {
+func (h *harness) newNodeManager(t *testing.T, opts roles.Options) *agent.Agent {
 	t.Helper()
-	opts.Node = h.rm.opts.Node
-	return New(h.store, h.fake, testLogger(t), opts)
+	opts.Client, opts.Store, opts.Logger, opts.TaskControl = h.client, h.store, testLogger(t), h.fake
+	opts.Node, opts.Identity, opts.Clock = h.opts.Node, h.opts.Identity, h.opts.Clock
+	return roles.New(opts).NodeManager(h.rm.Lease())
 }
 
 // lead has the running leader decide every controller again, as its
@@ -394,5 +304,86 @@ func validateSyncReplication(t *testing.T, fake *taskcontrol.Fake, creates, dele
 	}
 }
 
-// waitTimeout bounds every wait of the package's tests.
-const waitTimeout = 20 * time.Second
+// run starts the node's manager too (the leader runs already), until the
+// test ends.
+func (h *harness) run(t *testing.T) {
+	t.Helper()
+	h.stopBackground()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- h.rm.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}
+
+func (h *harness) create(t *testing.T, rc *api.ReplicationController) {
+	t.Helper()
+	if _, err := h.store.CreateController(t.Context(), rc); err != nil {
+		t.Fatalf("create %s: %v", rc.ID, err)
+	}
+}
+
+func (h *harness) scale(t *testing.T, id string, replicas int) {
+	t.Helper()
+	spec, err := h.store.GetController(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Controller.DesiredState.Replicas = replicas
+	if _, err := h.store.UpdateController(t.Context(), spec.Controller, spec.ModRevision); err != nil {
+		t.Fatalf("scale %s: %v", id, err)
+	}
+}
+
+// waitForNames waits until the fake's containers are exactly want.
+func (h *harness) waitForNames(t *testing.T, want ...string) {
+	t.Helper()
+	if want == nil {
+		want = []string{}
+	}
+	testpoll.Until(t, waitTimeout, "containers "+sprint(want), func() bool {
+		return slices.Equal(names(h.fake.Tasks()), want)
+	})
+}
+
+func sprint(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+func names(tasks []api.Task) []string {
+	out := make([]string, len(tasks))
+	for i, t := range tasks {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// counter is the value of the counter name in reg, summed over the series
+// whose labels include labels (name, value, name, value...).
+func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				if !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
+					return l.GetName() == labels[i] && l.GetValue() == labels[i+1]
+				}) {
+					continue series
+				}
+			}
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
+}

@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 import (
 	"encoding/json"
@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
-	"github.com/replication-manager/replication-manager/registry/leader"
+	"github.com/replication-manager/replication-manager/registry/roles"
 )
 
 func TestEachNewTemplateIsRecordedOnceAndTheHistoryGoesWithTheController(t *testing.T) {
-	h := newHarness(t, Options{RevisionHistoryLimit: 2})
+	h := newHarness(t, roles.Options{RevisionHistoryLimit: 2})
 	images := []string{"demo-task:1", "demo-task:2", "demo-task:3"}
 	var revisions []int64
 	for i, image := range images {
@@ -76,7 +76,7 @@ func runsOnly(h *harness, hash string) bool {
 }
 
 func TestTheHistoryKeepsATemplateAnAssignmentStillNames(t *testing.T) {
-	h := newHarness(t, Options{RevisionHistoryLimit: 1})
+	h := newHarness(t, roles.Options{RevisionHistoryLimit: 1})
 	rc := newController("web", 1)
 	h.setSpec(rc)
 	for range 2 {
@@ -116,7 +116,7 @@ func TestTheHistoryKeepsATemplateAnAssignmentStillNames(t *testing.T) {
 // older manager wrote carry no number; they read as numbered by their
 // order, and the next leader's record carries the number after them.
 func TestANewLeaderNumbersOnFromHistoryWrittenBeforeNumbers(t *testing.T) {
-	h := newHarness(t, Options{RevisionHistoryLimit: 10})
+	h := newHarness(t, roles.Options{RevisionHistoryLimit: 10})
 	rc := newController("web", 1)
 	for _, image := range []string{"demo-task:1", "demo-task:2"} {
 		rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = image
@@ -141,7 +141,7 @@ func TestANewLeaderNumbersOnFromHistoryWrittenBeforeNumbers(t *testing.T) {
 		}
 	}
 	// a new leader, which reads the history at its start
-	h.startLeader(t, leader.Options{RevisionHistoryLimit: 10})
+	h.startLeader(t, roles.Options{RevisionHistoryLimit: 10})
 	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = "demo-task:3"
 	rev := h.setSpec(rc)
 	if err := h.sync(t, "web"); err != nil {

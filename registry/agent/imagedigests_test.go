@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry/roles"
 )
 
 // syncUntil syncs id until ok holds of its status, at most 10 times.
@@ -64,7 +65,7 @@ func TestReportedImagesAndImageDriftAfterATagMoved(t *testing.T) {
 		idA = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 		idB = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 	)
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.fake.TagImage("demo-task:latest", idA, "registry.example/demo-task@sha256:a1", "demo-task@sha256:a2")
 	rc := newController("web", 2)
 	rc.DesiredState.UpdateStrategy = &api.UpdateStrategy{MonitorSeconds: new(0)}

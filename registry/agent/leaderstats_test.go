@@ -1,9 +1,13 @@
-package agent
+package agent_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/replication-manager/replication-manager/registry/roles"
+)
 
 func TestControllerStatsCarryTheDesiredCountAndTheLastStatus(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.create(t, newController("web", 3))
 	if err := h.lead(t.Context()); err != nil {
 		t.Fatal(err)

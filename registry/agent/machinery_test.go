@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 // Tests of the machinery that keeps the manager safe under failure:
 // backoffs, crash loops, in-flight tracking, readiness and events.
@@ -13,59 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
+	"github.com/replication-manager/replication-manager/registry/agent"
+	"github.com/replication-manager/replication-manager/registry/roles"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
-func TestBackoffGrowsToItsCap(t *testing.T) {
-	for _, tt := range []struct {
-		name   string
-		delays func() wait.Backoff
-		want   []time.Duration
-	}{
-		{"create", createDelays, []time.Duration{
-			time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second,
-			64 * time.Second, 128 * time.Second, 256 * time.Second, 5 * time.Minute, 5 * time.Minute,
-		}},
-		{"crash", crashDelays, []time.Duration{
-			100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond,
-			1600 * time.Millisecond, 3200 * time.Millisecond, 6400 * time.Millisecond, 12800 * time.Millisecond,
-			25600 * time.Millisecond, 51200 * time.Millisecond, time.Minute, time.Minute,
-		}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			var b backoff
-			at := time.Unix(1000, 0)
-			var got []time.Duration
-			for range tt.want {
-				b = b.failed(at, tt.delays)
-				got = append(got, b.wait(at))
-			}
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("delays = %v, want %v", got, tt.want)
-			}
-			last := tt.want[len(tt.want)-1]
-			if w := b.wait(at.Add(time.Second)); w != last-time.Second {
-				t.Errorf("wait 1s after the last failure = %s, want %s", w, last-time.Second)
-			}
-			if w := b.wait(at.Add(last)); w != 0 {
-				t.Errorf("wait once the last delay is over = %s, want 0", w)
-			}
-			if b.failures != len(tt.want) {
-				t.Errorf("failures = %d, want %d", b.failures, len(tt.want))
-			}
-		})
-	}
-	if w := (backoff{}).wait(time.Unix(1000, 0)); w != 0 {
-		t.Errorf("wait of a clear backoff = %s, want 0", w)
-	}
-}
-
 func TestMissingImageCostsNoCreateCall(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	rc := newController("web", 100)
 	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].ImagePullPolicy = api.PullNever // never pulled
 	h.setSpec(rc)
@@ -95,7 +51,7 @@ func TestMissingImageCostsNoCreateCall(t *testing.T) {
 	// the image appears: the next attempt creates every replica and the
 	// backoff resets
 	missing.Store(false)
-	h.clock.Advance(createBackoffMax)
+	h.clock.Advance(agent.CreateBackoffMax)
 	for range 5 {
 		if err := h.sync(t, "web"); err != nil {
 			t.Fatalf("sync after the image appeared: %v", err)
@@ -104,7 +60,7 @@ func TestMissingImageCostsNoCreateCall(t *testing.T) {
 	if got := h.fake.Len(); got != 100 {
 		t.Errorf("%d containers, want 100", got)
 	}
-	if s := h.rm.states.get("web").createBackoff.failures; s != 0 {
+	if s := h.rm.CreateFailures("web"); s != 0 {
 		t.Errorf("create backoff failures = %d after success, want 0", s)
 	}
 	if c := h.status(t, "web").FindCondition(api.ConditionReplicaFailure); c != nil {
@@ -113,7 +69,7 @@ func TestMissingImageCostsNoCreateCall(t *testing.T) {
 }
 
 func TestFailingCreatesCostOneBurstThenAHandfulPerMinute(t *testing.T) {
-	h := newHarness(t, Options{BurstReplicas: 20})
+	h := newHarness(t, roles.Options{BurstReplicas: 20})
 	h.setSpec(newController("web", 100))
 	h.fake.CreateErr = func(api.TaskSpec) error { return errors.New("invalid reference format") }
 
@@ -140,7 +96,7 @@ func crashAll(h *harness, ran time.Duration, code int) {
 }
 
 func TestCrashLoopBacksOffAndSaysWhy(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 5))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
@@ -172,7 +128,7 @@ func TestCrashLoopBacksOffAndSaysWhy(t *testing.T) {
 }
 
 func TestCrashLoopClearsAfterTenSecondsOfRunning(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 1))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
@@ -184,36 +140,19 @@ func TestCrashLoopClearsAfterTenSecondsOfRunning(t *testing.T) {
 	if h.status(t, "web").FindCondition(api.ConditionCrashLoop) == nil {
 		t.Fatal("no CrashLoop condition after a crash")
 	}
-	h.clock.Advance(crashBackoffStart)
+	h.clock.Advance(agent.CrashBackoffStart)
 	if err := h.sync(t, "web"); err != nil { // the replacement starts
 		t.Fatal(err)
 	}
-	h.clock.Advance(crashMinRun)
+	h.clock.Advance(agent.CrashMinRun)
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
 	}
 	if c := h.status(t, "web").FindCondition(api.ConditionCrashLoop); c != nil {
 		t.Errorf("CrashLoop still set after 10s of running: %+v", c)
 	}
-	if s := h.rm.states.get("web").crash.backoff.failures; s != 0 {
+	if s := h.rm.CrashFailures("web"); s != 0 {
 		t.Errorf("crash backoff failures = %d, want 0", s)
-	}
-}
-
-func TestCrashLoopConditionCountsTheCrashesAndTheWaitLeft(t *testing.T) {
-	at := time.Unix(1000, 0)
-	dead := func(id string, finished time.Time) api.Task {
-		return api.Task{ID: id, Name: "web-1", ExitCode: 3, StartedAt: finished.Add(-time.Second), FinishedAt: finished}
-	}
-	h, crashes := crashHistory{}.observe([]api.Task{dead("a", at), dead("b", at.Add(50*time.Millisecond))})
-	if len(crashes) != 2 {
-		t.Fatalf("%d crashes, want 2", len(crashes))
-	}
-	// the second crash waits 200ms from its end: 150ms are left at 100ms
-	c := h.condition(at.Add(100 * time.Millisecond))
-	want := "container web-1 exited with code 3 after 1s; 2 crashes in a row; next start in 150ms"
-	if c == nil || c.Message != want {
-		t.Errorf("CrashLoop condition = %+v, want message %q", c, want)
 	}
 }
 
@@ -235,12 +174,12 @@ func (l *laggingTasks) ListTasks(ctx context.Context, selector map[string]string
 }
 
 func TestInFlightCreatesAreNotRepeatedWhenTheListLags(t *testing.T) {
-	h := newHarness(t, Options{})
-	lag := &laggingTasks{Fake: h.fake}
-	h.rm.taskControl = lag
+	lag := &laggingTasks{}
+	h := newHarness(t, roles.Options{TaskControl: lag})
+	lag.Fake = h.fake
 	ctx := t.Context()
 	h.setSpec(newController("web", 3))
-	if err := h.rm.relistTasks(ctx); err != nil {
+	if err := h.rm.RelistTasks(ctx); err != nil {
 		t.Fatal(err)
 	}
 
@@ -251,7 +190,7 @@ func TestInFlightCreatesAreNotRepeatedWhenTheListLags(t *testing.T) {
 			t.Errorf("sync during the list: %v", err)
 		}
 	}
-	if err := h.rm.relistTasks(ctx); err != nil {
+	if err := h.rm.RelistTasks(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.step(ctx, "web"); err != nil {
@@ -261,9 +200,9 @@ func TestInFlightCreatesAreNotRepeatedWhenTheListLags(t *testing.T) {
 }
 
 func TestDeletedContainersAreNotDeletedTwiceWhenTheListLags(t *testing.T) {
-	h := newHarness(t, Options{})
-	lag := &laggingTasks{Fake: h.fake}
-	h.rm.taskControl = lag
+	lag := &laggingTasks{}
+	h := newHarness(t, roles.Options{TaskControl: lag})
+	lag.Fake = h.fake
 	ctx := t.Context()
 	h.setSpec(newController("web", 5))
 	if err := h.sync(t, "web"); err != nil {
@@ -277,7 +216,7 @@ func TestDeletedContainersAreNotDeletedTwiceWhenTheListLags(t *testing.T) {
 			t.Errorf("sync during the list: %v", err)
 		}
 	}
-	if err := h.rm.relistTasks(ctx); err != nil { // stale: still 5
+	if err := h.rm.RelistTasks(ctx); err != nil { // stale: still 5
 		t.Fatal(err)
 	}
 	if err := h.step(ctx, "web"); err != nil {
@@ -290,7 +229,7 @@ func TestDeletedContainersAreNotDeletedTwiceWhenTheListLags(t *testing.T) {
 }
 
 func TestReadinessFollowsHealthAndMinReadySeconds(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	rc := newController("web", 2)
 	rc.DesiredState.MinReadySeconds = 30
 	h.setSpec(rc)
@@ -319,7 +258,7 @@ func TestReadinessFollowsHealthAndMinReadySeconds(t *testing.T) {
 }
 
 func TestSyncRecordsEventsInEtcd(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 2))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
@@ -350,7 +289,7 @@ func TestSyncRecordsEventsInEtcd(t *testing.T) {
 }
 
 func TestDeadContainerIsReplacedFromItsEventWithoutResync(t *testing.T) {
-	h := newHarness(t, Options{SyncPeriod: time.Hour, Now: time.Now}) // no resync in this test
+	h := newHarness(t, roles.Options{SyncPeriod: time.Hour, Clock: wallClock{}}) // no resync in this test
 	h.fake.Now = time.Now
 	h.run(t)
 	h.create(t, newController("web", 2))
@@ -374,7 +313,7 @@ func TestDeadContainerIsReplacedFromItsEventWithoutResync(t *testing.T) {
 }
 
 func TestCreatedButNotStartedContainerHoldsItsSlotUntilAbandoned(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 1))
 	// another manager is between its create and its start
 	pendingID := h.addTask(t, "web", 1, api.StateCreated)
@@ -385,7 +324,7 @@ func TestCreatedButNotStartedContainerHoldsItsSlotUntilAbandoned(t *testing.T) {
 	validateSyncReplication(t, h.fake, 0, 0)
 
 	// still not started long after: abandoned, so replaced
-	h.clock.Advance(pendingGrace + time.Second)
+	h.clock.Advance(agent.PendingGrace + time.Second)
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
 	}
@@ -401,41 +340,27 @@ func TestCreatedButNotStartedContainerHoldsItsSlotUntilAbandoned(t *testing.T) {
 	}
 }
 
-func TestStaleInspectOfACreatedContainerIsIgnored(t *testing.T) {
-	c := newTaskCache()
-	labels := map[string]string{api.LabelController: "web"}
-	c.replace(nil, c.startList(), time.Now())
-	c.created(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateRunning})
-	if c.observe(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateCreated}) {
-		t.Error("an inspect from before the start replaced the running container")
-	}
-	tasks, _ := c.list("web")
-	if len(tasks) != 1 || tasks[0].State != api.StateRunning {
-		t.Errorf("cache = %+v, want web-1 running", tasks)
-	}
-}
-
 func TestAPanickingSyncIsRecoveredAndRetried(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 1))
-	if err := h.rm.relistTasks(t.Context()); err != nil {
+	if err := h.rm.RelistTasks(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	h.fake.CreateErr = func(api.TaskSpec) error { panic("boom") }
 
 	h.assign(t, "web")
-	err := h.rm.syncRecovering(t.Context(), "web")
+	err := h.rm.SyncRecovering(t.Context(), "web")
 	if err == nil || !strings.Contains(err.Error(), "panic: boom") {
 		t.Fatalf("syncRecovering = %v, want the panic as an error", err)
 	}
 	h.fake.CreateErr = nil
-	if err := h.rm.syncRecovering(t.Context(), "web"); err != nil {
+	if err := h.rm.SyncRecovering(t.Context(), "web"); err != nil {
 		t.Errorf("the sync after a panic = %v, want it to work", err)
 	}
 }
 
 func TestContainerBeingRemovedByDockerIsLeftAloneButHoldsItsSlot(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 2))
 	removing := h.addTask(t, "web", 1, api.StateRemoving)
 
@@ -464,7 +389,7 @@ func TestContainerBeingRemovedByDockerIsLeftAloneButHoldsItsSlot(t *testing.T) {
 }
 
 func TestProvenTemplateSkipsSlowStartUntilItFails(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 1))
 	if err := h.sync(t, "web"); err != nil { // proves the template
 		t.Fatal(err)
@@ -496,86 +421,9 @@ func TestProvenTemplateSkipsSlowStartUntilItFails(t *testing.T) {
 	h.setSpec(newController("web", 20))
 	_ = h.sync(t, "web") // 11 at once, all fail
 	h.fake.Reset()
-	h.clock.Advance(createBackoffMax)
+	h.clock.Advance(agent.CreateBackoffMax)
 	_ = h.sync(t, "web")
 	if got := len(h.fake.Creates()); got != 1 {
 		t.Errorf("%d creates after a failure, want 1: slow start again", got)
-	}
-}
-
-func TestResyncOfManyControllersCostsOneDockerList(t *testing.T) {
-	h := newHarness(t, Options{})
-	for i := range 100 {
-		rc := newController(fmt.Sprintf("app%d", i), 2)
-		h.setSpec(rc)
-	}
-	ctx := t.Context()
-	if err := h.rm.relistTasks(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range h.rm.specs.ids() { // converge first
-		if err := h.step(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	drain(h)
-	h.fake.Reset()
-
-	done := make(chan error, 1)
-	go func() { done <- h.rm.Resync(ctx) }()
-	var queued []string
-	for len(queued) < 100 { // a worker's loop: the resync feeds as we drain
-		id, _ := h.rm.queue.Get()
-		if err := h.step(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-		h.rm.finished(id)
-		queued = append(queued, id)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if len(queued) != 100 {
-		t.Errorf("resync queued %d controllers, want 100", len(queued))
-	}
-	c := h.fake.Counts()
-	if c.List != 1 || c.Inspect+c.Create+c.Delete+c.Rename != 0 {
-		t.Errorf("Docker calls of a steady-state resync of 100 controllers = %+v, want exactly 1 list", c)
-	}
-	t.Logf("Docker list calls per resync with 100 controllers: %d", c.List)
-}
-
-func TestAnEventDuringAResyncWaitsBehindABoundedBacklog(t *testing.T) {
-	h := newHarness(t, Options{})
-	for i := range 300 {
-		h.setSpec(newController(fmt.Sprintf("app%d", i), 1))
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	if err := h.rm.relistTasks(ctx); err != nil { // the start-up list, done
-		t.Fatal(err)
-	}
-	drain(h)
-	done := make(chan error, 1)
-	go func() { done <- h.rm.Resync(ctx) }()
-	backlog := h.rm.backgroundBacklog() // no worker runs: one per idle worker, and one
-	testpoll.Until(t, waitTimeout, "the resync backlog to fill", func() bool { return h.rm.queue.Len() >= backlog })
-
-	h.rm.queue.Add("from-an-event")
-	ahead := 0
-	for {
-		id, _ := h.rm.queue.Get()
-		h.rm.finished(id)
-		if id == "from-an-event" {
-			break
-		}
-		ahead++
-	}
-	if ahead > backlog {
-		t.Errorf("the event's controller waited behind %d others, want at most %d", ahead, backlog)
-	}
-	cancel() // the rest of the resync is not needed
-	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 import (
 	"strings"
@@ -8,11 +8,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/replication-manager/replication-manager/internal/testpoll"
+	"github.com/replication-manager/replication-manager/registry/roles"
 )
 
 func TestMetricsMoveWhenASyncHappens(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	h := newHarness(t, Options{Registerer: reg})
+	h := newHarness(t, roles.Options{Registerer: reg})
 	h.run(t)
 	h.create(t, newController("web", 3))
 	h.waitForNames(t, "web-1", "web-2", "web-3")
@@ -20,9 +21,9 @@ func TestMetricsMoveWhenASyncHappens(t *testing.T) {
 	testpoll.Until(t, waitTimeout, "create calls and a finished sync counted", func() bool {
 		n, err := testutil.GatherAndCount(reg, "replication_manager_sync_duration_seconds")
 		return err == nil && n > 0 &&
-			testutil.ToFloat64(h.rm.metrics.dockerCalls.WithLabelValues("create", "success")) == 3
+			counter(t, reg, "replication_manager_docker_calls_total", "operation", "create", "result", "success") == 3
 	})
-	if got := testutil.ToFloat64(h.rm.metrics.containers.WithLabelValues("create", "success")); got != 3 {
+	if got := counter(t, reg, "replication_manager_containers_total", "operation", "create", "result", "success"); got != 3 {
 		t.Errorf("containers created = %v, want 3", got)
 	}
 	families, err := reg.Gather()
@@ -63,11 +64,23 @@ func TestMetricsMoveWhenASyncHappens(t *testing.T) {
 
 func TestManagersOfSuccessiveTermsShareTheirMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	h := newHarness(t, Options{Registerer: reg})
-	second := h.newNodeManager(t, Options{Registerer: reg})
-	t.Cleanup(second.queue.ShutDown)
-	h.rm.metrics.containers.WithLabelValues("create", "success").Inc()
-	if got := testutil.ToFloat64(second.metrics.containers.WithLabelValues("create", "success")); got != 1 {
-		t.Errorf("second manager's counter = %v, want 1: the same series", got)
+	h := newHarness(t, roles.Options{Registerer: reg})
+	h.setSpec(newController("web", 1))
+	if err := h.sync(t, "web"); err != nil { // the first term's manager creates web-1
+		t.Fatal(err)
+	}
+	// the next term's manager, on the same registry, replaces web-1
+	h.rm = h.newNodeManager(t, roles.Options{Registerer: reg})
+	t.Cleanup(h.rm.StopQueues)
+	h.rm.SetRegistryID(testRegistryID)
+	h.setSpec(newController("web", 1))
+	if err := h.fake.DeleteTask(t.Context(), h.fake.Tasks()[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := counter(t, reg, "replication_manager_containers_total", "operation", "create", "result", "success"); got != 2 {
+		t.Errorf("containers created = %v, want 2: both managers' creates on the same series", got)
 	}
 }

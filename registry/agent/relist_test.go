@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 import (
 	"log/slog"
@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/syncbuf"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
+	"github.com/replication-manager/replication-manager/registry/roles"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -20,7 +20,8 @@ import (
 // lists the containers again only once --relist-period has passed; a list
 // that finds the cache wrong (an event Docker dropped) is counted.
 func TestThePeriodicPassListsTheContainersOnlyEveryRelistPeriod(t *testing.T) {
-	h := newHarness(t, Options{RelistPeriod: time.Minute})
+	reg := prometheus.NewRegistry()
+	h := newHarness(t, roles.Options{RelistPeriod: time.Minute, Registerer: reg})
 	h.setSpec(newController("web", 1))
 	if err := h.sync(t, "web"); err != nil { // lists once
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func TestThePeriodicPassListsTheContainersOnlyEveryRelistPeriod(t *testing.T) {
 	if got := h.fake.Counts().List; got != lists+1 {
 		t.Errorf("%d container lists once the relist period passed, want %d", got, lists+1)
 	}
-	if got := testutil.ToFloat64(h.rm.metrics.cacheDrift); got != 1 {
+	if got := counter(t, reg, "replication_manager_cache_drift_total"); got != 1 {
 		t.Errorf("cache drift counted %v, want 1: the list found web's container stopped", got)
 	}
 }
@@ -54,9 +55,9 @@ func TestThePeriodicPassListsTheContainersOnlyEveryRelistPeriod(t *testing.T) {
 // and the controller's next sync acts on the truth: web's container,
 // stopped behind an event that never came, is replaced.
 func TestARelistThatFindsDriftFixesTheCacheAndSaysWhatDiffered(t *testing.T) {
-	h := newHarness(t, Options{RelistPeriod: time.Minute})
 	var logs syncbuf.Buffer
-	h.rm.logger = slog.New(slog.NewTextHandler(&logs, nil))
+	reg := prometheus.NewRegistry()
+	h := newHarness(t, roles.Options{RelistPeriod: time.Minute, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Registerer: reg})
 	h.setSpec(newController("web", 1))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func TestARelistThatFindsDriftFixesTheCacheAndSaysWhatDiffered(t *testing.T) {
 	if err := h.rm.Resync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got := testutil.ToFloat64(h.rm.metrics.cacheDrift); got != 1 {
+	if got := counter(t, reg, "replication_manager_cache_drift_total"); got != 1 {
 		t.Errorf("cache drift counted %v, want 1", got)
 	}
 	if got := h.cached("web"); len(got) != 1 || got[0].State != api.StateExited {
@@ -106,7 +107,7 @@ func TestARelistThatFindsDriftFixesTheCacheAndSaysWhatDiffered(t *testing.T) {
 // call to Docker, and no write to etcd, since no report changed.
 func TestTheSteadyPeriodicPassCallsNoDockerAndWritesNothing(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	h := newHarness(t, Options{SyncPeriod: 20 * time.Millisecond, RelistPeriod: time.Hour, Registerer: reg})
+	h := newHarness(t, roles.Options{SyncPeriod: 20 * time.Millisecond, RelistPeriod: time.Hour, Registerer: reg})
 	h.run(t)
 	h.create(t, newController("web", 2))
 	h.create(t, newController("db", 1))

@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 import (
 	"context"
@@ -9,10 +9,12 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
+	"github.com/replication-manager/replication-manager/registry/agent"
+	"github.com/replication-manager/replication-manager/registry/roles"
 )
 
 func TestAGraceOverTheNodesCapIsAnEventOncePerTemplate(t *testing.T) {
-	h := newHarness(t, Options{MaxStopGrace: 6 * time.Second})
+	h := newHarness(t, roles.Options{MaxStopGrace: 6 * time.Second})
 	rc := newController("web", 2)
 	grace := 30
 	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].StopGracePeriodSeconds = &grace
@@ -31,7 +33,7 @@ func TestAGraceOverTheNodesCapIsAnEventOncePerTemplate(t *testing.T) {
 		created := false
 		for _, ev := range events {
 			switch ev.Reason {
-			case ReasonStopGraceCapped:
+			case agent.ReasonStopGraceCapped:
 				capped = append(capped, ev)
 			case "Created":
 				created = true
@@ -48,7 +50,7 @@ func TestAGraceOverTheNodesCapIsAnEventOncePerTemplate(t *testing.T) {
 }
 
 func TestAFailedPreStopStillRemovesTheContainer(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.fake.PreStopExec = func(context.Context, string, []string) error { return errors.New("exit 1") }
 	rc := newController("web", 2)
 	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].PreStop = &api.PreStop{Exec: []string{"/drain"}}

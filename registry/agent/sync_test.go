@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 import (
 	"encoding/json"
@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry/agent"
+	"github.com/replication-manager/replication-manager/registry/roles"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
 func TestSyncReplicationControllerCreates(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	rc := newController("web", 3)
 	rev := h.setSpec(rc)
 
@@ -48,7 +50,7 @@ func TestSyncReplicationControllerCreates(t *testing.T) {
 }
 
 func TestSyncReplicationControllerDeletesHighestSlotsFirst(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 2))
 	ids := map[int]string{}
 	for slot := 1; slot <= 5; slot++ {
@@ -72,7 +74,7 @@ func TestSyncReplicationControllerDeletesHighestSlotsFirst(t *testing.T) {
 }
 
 func TestSyncReplicationControllerNoOp(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 2))
 	h.addTask(t, "web", 1, api.StateRunning)
 	h.addTask(t, "web", 2, api.StateRunning)
@@ -87,7 +89,7 @@ func TestSyncReplicationControllerNoOp(t *testing.T) {
 }
 
 func TestSyncReplicationControllerReplacesExitedContainerAndKeepsItForInspection(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 2))
 	h.addTask(t, "web", 1, api.StateRunning)
 	dead := h.addTask(t, "web", 2, api.StateExited)
@@ -96,7 +98,7 @@ func TestSyncReplicationControllerReplacesExitedContainerAndKeepsItForInspection
 		t.Fatalf("sync: %v", err)
 	}
 	validateSyncReplication(t, h.fake, 1, 0)
-	if got, want := h.fake.Renames(), []string{dead + " " + deadName("web", dead)}; !slices.Equal(got, want) {
+	if got, want := h.fake.Renames(), []string{dead + " " + agent.DeadName("web", dead)}; !slices.Equal(got, want) {
 		t.Errorf("renames = %v, want %v: the dead container moves out of its slot", got, want)
 	}
 	if got := h.fake.Creates(); !slices.Equal(got, []string{"web-2"}) {
@@ -105,7 +107,7 @@ func TestSyncReplicationControllerReplacesExitedContainerAndKeepsItForInspection
 }
 
 func TestSyncReplicationControllerKeepsOnlyTheNewestDeadContainer(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 3))
 	var dead []string
 	for slot := 1; slot <= 3; slot++ {
@@ -127,7 +129,7 @@ func TestSyncReplicationControllerKeepsOnlyTheNewestDeadContainer(t *testing.T) 
 	if !slices.Equal(deleted, want) {
 		t.Errorf("deleted %v, want the two older dead containers %v", deleted, want)
 	}
-	if got := names(h.fake.Tasks()); !slices.Equal(got, []string{"web-1", "web-2", "web-3", deadName("web", dead[2])}) {
+	if got := names(h.fake.Tasks()); !slices.Equal(got, []string{"web-1", "web-2", "web-3", agent.DeadName("web", dead[2])}) {
 		t.Errorf("containers = %v, want three new replicas and the newest dead one", got)
 	}
 	// the kept one stays kept: no churn on the next sync
@@ -141,7 +143,7 @@ func TestSyncReplicationControllerKeepsOnlyTheNewestDeadContainer(t *testing.T) 
 }
 
 func TestSyncReplicationControllerNeverTouchesUnownedContainers(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 1))
 	// started by hand with the same user labels, but no ownership label
 	if _, err := h.fake.Add(api.Task{Name: "by-hand", Labels: map[string]string{"name": "web", "tier": "demo"}}); err != nil {
@@ -167,7 +169,7 @@ func TestSyncReplicationControllerNeverTouchesUnownedContainers(t *testing.T) {
 }
 
 func TestSyncReplicationControllerReturnsAMissingImageWithoutCreating(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	rc := newController("web", 3)
 	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].ImagePullPolicy = api.PullNever // never pulled
 	h.setSpec(rc)
@@ -192,7 +194,7 @@ func TestSyncReplicationControllerReturnsAMissingImageWithoutCreating(t *testing
 	}
 
 	broken.Store(false)
-	h.clock.Advance(createBackoffStart)
+	h.clock.Advance(agent.CreateBackoffStart)
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatalf("second sync: %v", err)
 	}
@@ -203,7 +205,7 @@ func TestSyncReplicationControllerReturnsAMissingImageWithoutCreating(t *testing
 }
 
 func TestSyncReplicationControllerReturnsListErrorAndReleasesLock(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 1))
 	h.fake.ListErr = func() error { return errors.New("docker: connection refused") }
 
@@ -215,20 +217,20 @@ func TestSyncReplicationControllerReturnsListErrorAndReleasesLock(t *testing.T) 
 }
 
 func TestSyncReplicationControllerCapsCreatesAtBurst(t *testing.T) {
-	h := newHarness(t, Options{BurstReplicas: 4})
+	h := newHarness(t, roles.Options{BurstReplicas: 4})
 	h.setSpec(newController("web", 10))
 
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatalf("sync: %v", err)
 	}
 	validateSyncReplication(t, h.fake, 4, 0)
-	if got := h.rm.queue.Len(); got != 1 {
+	if got := h.rm.QueueLen(); got != 1 {
 		t.Errorf("queue length = %d, want 1: the controller is queued again to go on", got)
 	}
 }
 
 func TestSyncReplicationControllerSlowStartsAfterAFailureAndStopsAtTheFirstFailingBatch(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 20))
 	var refuse func(name string) bool
 	h.fake.CreateErr = func(spec api.TaskSpec) error {
@@ -244,7 +246,7 @@ func TestSyncReplicationControllerSlowStartsAfterAFailureAndStopsAtTheFirstFaili
 	validateSyncReplication(t, h.fake, 20, 0) // nothing failed before: one batch
 
 	h.fake.Reset()
-	h.clock.Advance(createBackoffStart)
+	h.clock.Advance(agent.CreateBackoffStart)
 	refuse = func(name string) bool { return name == "web-3" } // in the second batch (web-2, web-3)
 	if err := h.sync(t, "web"); err == nil {
 		t.Fatal("sync succeeded, want the create error")
@@ -253,7 +255,7 @@ func TestSyncReplicationControllerSlowStartsAfterAFailureAndStopsAtTheFirstFaili
 }
 
 func TestSyncReplicationControllerSlotNameHeldByAnotherContainerUsesTheNextSlot(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 2))
 	// a container the manager cannot see as its own holds the name web-1
 	if _, err := h.fake.Add(api.Task{Name: "web-1", Labels: map[string]string{"name": "someone-else"}}); err != nil {
@@ -276,7 +278,7 @@ func TestSyncReplicationControllerSlotNameHeldByAnotherContainerUsesTheNextSlot(
 }
 
 func TestSyncReplicationControllerInvalidSpecTouchesNothing(t *testing.T) {
-	h := newHarness(t, Options{MaxReplicas: 50})
+	h := newHarness(t, roles.Options{MaxReplicas: 50})
 	h.setSpec(newController("web", 1))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
@@ -326,7 +328,7 @@ func TestSyncReplicationControllerInvalidSpecTouchesNothing(t *testing.T) {
 }
 
 func TestSyncReplicationControllerUndecodableSpecTouchesNothing(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 1))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
@@ -345,7 +347,7 @@ func TestSyncReplicationControllerUndecodableSpecTouchesNothing(t *testing.T) {
 }
 
 func TestSyncReplicationControllerDeletedRemovesContainersAndStatus(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 2))
 	if err := h.sync(t, "web"); err != nil {
 		t.Fatal(err)
@@ -365,10 +367,10 @@ func TestSyncReplicationControllerDeletedRemovesContainersAndStatus(t *testing.T
 }
 
 func TestSyncReplicationControllerWaitsForFirstList(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.addTask(t, "web", 1, api.StateRunning)
 
-	if err := h.sync(t, "web"); !errors.Is(err, errNotListed) {
+	if err := h.sync(t, "web"); !errors.Is(err, agent.ErrNotListed) {
 		t.Fatalf("sync before the first list = %v, want errNotListed", err)
 	}
 	validateSyncReplication(t, h.fake, 0, 0)

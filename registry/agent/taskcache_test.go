@@ -216,3 +216,17 @@ func TestAKillEventIsNeverSyncedNorInspected(t *testing.T) {
 		t.Errorf("kill of an unknown container: %v, want unchanged", r)
 	}
 }
+
+func TestStaleInspectOfACreatedContainerIsIgnored(t *testing.T) {
+	c := newTaskCache()
+	labels := map[string]string{api.LabelController: "web"}
+	c.replace(nil, c.startList(), time.Now())
+	c.created(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateRunning})
+	if c.observe(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateCreated}) {
+		t.Error("an inspect from before the start replaced the running container")
+	}
+	tasks, _ := c.list("web")
+	if len(tasks) != 1 || tasks[0].State != api.StateRunning {
+		t.Errorf("cache = %+v, want web-1 running", tasks)
+	}
+}

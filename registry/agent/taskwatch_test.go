@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 import (
 	"context"
@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/testclock"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
+	"github.com/replication-manager/replication-manager/registry/roles"
 	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
@@ -18,19 +20,18 @@ func (h *harness) followEvents(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = h.rm.followTasks(ctx)
+		_ = h.rm.FollowTasks(ctx)
 	}()
 	t.Cleanup(func() {
 		cancel()
 		<-done
 	})
-	testpoll.Until(t, waitTimeout, "the container list", h.rm.tasks.isSynced)
+	testpoll.Until(t, waitTimeout, "the container list", h.rm.TasksSynced)
 }
 
 // cached returns the cache's containers of controller id.
 func (h *harness) cached(id string) []api.Task {
-	tasks, _ := h.rm.tasks.list(id)
-	return tasks
+	return h.rm.CachedTasks(id)
 }
 
 // eventsApplied waits until the watch has applied every event so far:
@@ -48,7 +49,7 @@ func (h *harness) eventsApplied(t *testing.T, marker string) {
 // tell. Only a container made by hand, which the cache does not know, is
 // inspected.
 func TestTheManagersOwnContainersEventsCostNoInspect(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.followEvents(t)
 	ctx := t.Context()
 	rc := newController("web", 3)
@@ -96,7 +97,7 @@ func TestTheManagersOwnContainersEventsCostNoInspect(t *testing.T) {
 // an inspect: the container started when the create said, and died when
 // the event says.
 func TestADieEventsExitCodeAndTimeReachTheCrashLoopHistory(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, roles.Options{})
 	h.followEvents(t)
 	ctx := t.Context()
 	h.setSpec(newController("web", 1))
@@ -119,12 +120,12 @@ func TestADieEventsExitCodeAndTimeReachTheCrashLoopHistory(t *testing.T) {
 	if err := h.step(ctx, "web"); err != nil {
 		t.Fatal(err)
 	}
-	last := h.rm.states.get("web").crash.last
-	if last == nil {
+	exitCode, at, ranFor, crashed := h.rm.LastCrash("web")
+	if !crashed {
 		t.Fatal("no crash in the history")
 	}
-	if last.exitCode != 3 || !last.at.Equal(died) || last.ranFor != died.Sub(started) {
-		t.Errorf("crash %+v, want exit code 3 at %s after %s", *last, died, died.Sub(started))
+	if exitCode != 3 || !at.Equal(died) || ranFor != died.Sub(started) {
+		t.Errorf("crash: exit code %d at %s after %s, want exit code 3 at %s after %s", exitCode, at, ranFor, died, died.Sub(started))
 	}
 	h.eventsApplied(t, "by-hand") // the dead container's rename, too
 	if c := h.fake.Counts(); c.Inspect != 1 {
@@ -137,7 +138,7 @@ func TestADieEventsExitCodeAndTimeReachTheCrashLoopHistory(t *testing.T) {
 // result.
 type crashingCreates struct {
 	*taskcontrol.Fake
-	clock *testClock
+	clock *testclock.Clock
 }
 
 func (c *crashingCreates) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
@@ -152,8 +153,9 @@ func (c *crashingCreates) CreateTask(ctx context.Context, spec api.TaskSpec) (ap
 // A container that dies before its create returns is cached dead, with
 // its exit code and times, and costs no inspect either.
 func TestADeathBeforeTheCreateReturnsIsNotLost(t *testing.T) {
-	h := newHarness(t, Options{})
-	h.rm.taskControl = &crashingCreates{Fake: h.fake, clock: h.clock}
+	crashing := &crashingCreates{}
+	h := newHarness(t, roles.Options{TaskControl: crashing})
+	crashing.Fake, crashing.clock = h.fake, h.clock
 	h.followEvents(t)
 	h.setSpec(newController("web", 1))
 	if err := h.step(t.Context(), "web"); err != nil {
@@ -191,7 +193,7 @@ func TestAKilledContainerIsNoCrash(t *testing.T) {
 		{"killed by someone", []string{"kill", "die"}, false, true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, Options{})
+			h := newHarness(t, roles.Options{})
 			ctx := t.Context()
 			h.setSpec(newController("web", 1))
 			if err := h.sync(t, "web"); err != nil {
@@ -201,13 +203,13 @@ func TestAKilledContainerIsNoCrash(t *testing.T) {
 			h.clock.Advance(time.Second)
 			h.fake.SetState(task.ID, api.StateExited, 137)
 			for _, action := range tt.events {
-				h.rm.tasks.event(api.TaskEvent{Action: action, ID: task.ID, Name: task.Name, Labels: task.Labels,
+				h.rm.TaskEvent(api.TaskEvent{Action: action, ID: task.ID, Name: task.Name, Labels: task.Labels,
 					Time: h.clock.Now(), ExitCode: 137})
 			}
 			if err := h.step(ctx, "web"); err != nil {
 				t.Fatal(err)
 			}
-			if crashed := h.rm.states.get("web").crash.last != nil; crashed != tt.crash {
+			if _, _, _, crashed := h.rm.LastCrash("web"); crashed != tt.crash {
 				t.Errorf("counted as a crash: %v, want %v", crashed, tt.crash)
 			}
 			if replaced := len(h.fake.Creates()) == 2; replaced != tt.replacement {

@@ -177,8 +177,8 @@ func (r *Roles) Run(ctx context.Context) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	errc := make(chan error, 2)
-	go func() { errc <- r.node.run(ctx) }()
-	go func() { errc <- r.lead.run(ctx) }()
+	go func() { errc <- r.RunNode(ctx) }()
+	go func() { errc <- r.RunLeader(ctx) }()
 	var first error
 	for range 2 {
 		if err := <-errc; err != nil && first == nil {
@@ -189,6 +189,15 @@ func (r *Roles) Run(ctx context.Context) error {
 	return first
 }
 
+// RunLeader plays the leader's part only, until ctx ends or it fails for
+// good: a manager that never acts for a node (one without an engine of
+// its own), or one whose node's part runs elsewhere.
+func (r *Roles) RunLeader(ctx context.Context) error { return r.lead.run(ctx) }
+
+// RunNode plays the node's part only, until ctx ends or it fails for
+// good: a manager that never leads.
+func (r *Roles) RunNode(ctx context.Context) error { return r.node.run(ctx) }
+
 // Leader is the leader of the term in progress; nil while this manager
 // does not lead.
 func (r *Roles) Leader() *leader.ReplicationManager { return r.leader.Load() }
@@ -196,6 +205,14 @@ func (r *Roles) Leader() *leader.ReplicationManager { return r.leader.Load() }
 // Agent is the node's manager of the term in progress; nil while this
 // manager does not act for its node.
 func (r *Roles) Agent() *agent.Agent { return r.agent.current.Load() }
+
+// NodeManager builds the node's manager as each term of RunNode does, on
+// the node's engine and under lease, but without a term: no election, no
+// registration, no fence. It is for a caller that registers the node
+// under a lease of its own and runs the manager itself.
+func (r *Roles) NodeManager(lease clientv3.LeaseID) *agent.Agent {
+	return r.agent.newManager(r.agent.docker, &agent.NodeOptions{Name: r.agent.node.Name, Lease: lease})
+}
 
 // Leads reports whether this manager leads now.
 func (r *Roles) Leads() bool { return r.lead.leading.Load() }

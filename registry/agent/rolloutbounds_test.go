@@ -1,0 +1,107 @@
+package agent_test
+
+// A rolling update through a whole host (the external harness): its bounds
+// hold at every step, and it goes on by itself, without a resync.
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/testpoll"
+	"github.com/replication-manager/replication-manager/registry/roles"
+)
+
+func TestARollingUpdateThroughTheManagerKeepsItsBounds(t *testing.T) {
+	for _, tt := range []struct {
+		name                string
+		surge, unavailable  intstr.IntOrString
+		maxLive, minRunning int
+	}{
+		{"stop first", intstr.FromInt(0), intstr.FromInt(1), 3, 2},
+		{"start first", intstr.FromInt(1), intstr.FromInt(0), 4, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, roles.Options{})
+			rc := newController("web", 3)
+			rc.DesiredState.UpdateStrategy = &api.UpdateStrategy{MaxSurge: &tt.surge, MaxUnavailable: &tt.unavailable}
+			h.setSpec(rc)
+			if err := h.sync(t, "web"); err != nil {
+				t.Fatal(err)
+			}
+			next := newController("web", 3)
+			next.DesiredState.UpdateStrategy = rc.DesiredState.UpdateStrategy
+			next.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = "demo-task:2"
+			h.setSpec(next)
+			want := api.TemplateHash(&next.DesiredState.TaskTemplate)
+
+			for i := 0; ; i++ {
+				if i == 20 {
+					t.Fatalf("not rolled out after 20 syncs: %v", names(h.fake.Tasks()))
+				}
+				if err := h.sync(t, "web"); err != nil {
+					t.Fatal(err)
+				}
+				// past the monitor: a new container counts for the next step
+				h.clock.Advance(api.DefaultMonitorSeconds * time.Second)
+				tasks := h.fake.Tasks()
+				if len(tasks) > tt.maxLive {
+					t.Fatalf("sync %d: %d live containers %v, want at most %d", i, len(tasks), names(tasks), tt.maxLive)
+				}
+				// the fake's containers are ready at once, so every running
+				// one is available
+				if len(tasks) < tt.minRunning {
+					t.Fatalf("sync %d: %d running, want at least %d", i, len(tasks), tt.minRunning)
+				}
+				done := len(tasks) == 3
+				for _, task := range tasks {
+					done = done && task.Labels[api.LabelTemplateHash] == want
+				}
+				if done {
+					break
+				}
+			}
+			if got := names(h.fake.Tasks()); !slices.Equal(got, []string{"web-1", "web-2", "web-3"}) {
+				t.Errorf("containers = %v, want web-1..3", got)
+			}
+			st := h.status(t, "web")
+			if c := st.FindCondition(api.ConditionProgressing); st.UpdatedReplicas != 3 || c == nil || c.Reason != api.ReasonRolloutComplete {
+				t.Errorf("status = %+v, want 3 updated and RolloutComplete", st)
+			}
+		})
+	}
+}
+
+func TestARollingUpdateGoesOnByItselfWithoutAResync(t *testing.T) {
+	h := newHarness(t, roles.Options{SyncPeriod: time.Hour})
+	h.run(t)
+	noMonitor := func(rc *api.ReplicationController) *api.ReplicationController {
+		rc.DesiredState.UpdateStrategy = &api.UpdateStrategy{MonitorSeconds: new(0)} // the steps follow at once
+		return rc
+	}
+	h.create(t, noMonitor(newController("web", 3)))
+	h.waitForNames(t, "web-1", "web-2", "web-3")
+	next := noMonitor(newController("web", 3))
+	next.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = "demo-task:2"
+	spec, err := h.store.GetController(t.Context(), "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.store.UpdateController(t.Context(), next, spec.ModRevision); err != nil {
+		t.Fatal(err)
+	}
+	want := api.TemplateHash(&next.DesiredState.TaskTemplate)
+	testpoll.Until(t, waitTimeout, "every replica on the new template, and the status saying so", func() bool {
+		for _, task := range h.fake.Tasks() {
+			if task.Labels[api.LabelTemplateHash] != want {
+				return false
+			}
+		}
+		st := h.status(t, "web")
+		c := st.FindCondition(api.ConditionProgressing)
+		return st.UpdatedReplicas == 3 && c != nil && c.Reason == api.ReasonRolloutComplete
+	})
+}
