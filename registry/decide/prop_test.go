@@ -339,16 +339,18 @@ func (w *world) act(n *simNode) {
 	for _, i := range slices.Concat(r.Remove, r.Retire) {
 		live[i].stopping = true
 	}
+	stopFirst := map[int]bool{}
 	for _, rep := range r.Replace {
 		if rep.StartFirst {
 			live[rep.Container].named = false
 		} else {
 			live[rep.Container].stopping = true
+			stopFirst[rep.Slot] = true
 		}
 	}
 	for _, slot := range r.Create {
 		a := n.applied[slot]
-		if !a.StartFirst && slices.ContainsFunc(n.containers, func(c *simContainer) bool { return c.slot == slot && c.stopping }) {
+		if (!a.StartFirst || stopFirst[slot]) && slices.ContainsFunc(n.containers, func(c *simContainer) bool { return c.slot == slot && c.stopping }) {
 			// stop first: the old ones of the slot go before the new one
 			// starts, as a node's sync deletes before it creates
 			continue

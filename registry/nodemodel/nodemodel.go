@@ -5,7 +5,8 @@ package nodemodel
 // creates a slot's container when there is none, replaces one of another
 // template (stop first; or start first when the assignment says so, the
 // old one renamed out of the slot's name until its successor is
-// available, or until the slot is to stop first again; under OnDelete a
+// available, or until the slot is to stop first again; a successor
+// replaced before it took over stops first; under OnDelete a
 // running one is kept), replaces the one the leader names unhealthy, and
 // removes its containers of every slot not assigned to it. Removed
 // containers stay the node's, and in its report, until its engine shows
@@ -119,14 +120,17 @@ func HashOf(a api.Assignment, specHash string) string {
 func Plan(in Input) Result {
 	var r Result
 	removeUnassigned(in, &r)
-	// by slot, the container holding its name
+	// by slot, the container holding its name; the containers renamed out
+	// for a successor, and their slots
 	named := make(map[int]int, len(in.Containers))
 	var renamed []int
+	out := map[int]bool{}
 	for i, c := range in.Containers {
 		if api.IsTaskName(c.Name, in.Controller, c.Slot) {
 			named[c.Slot] = i
 		} else {
 			renamed = append(renamed, i)
+			out[c.Slot] = true
 		}
 	}
 	held := make(map[int]bool, len(in.Removing))
@@ -163,7 +167,12 @@ func Plan(in Input) Result {
 			// rolls it within the bounds rather than this node at once
 			continue
 		default:
-			rep.StartFirst = a.StartFirst
+			// started first, unless an old container of the slot is
+			// renamed out already: then the one holding the name is a
+			// successor that never took over, and it stops first, so that
+			// a slot runs at most two containers (the old one serving and
+			// one successor), as the leader counts it
+			rep.StartFirst = a.StartFirst && !out[slot]
 		}
 		if steps == in.Burst {
 			r.More = true

@@ -120,6 +120,12 @@ func TestANodeRunsExactlyItsAssignedSlots(t *testing.T) {
 			want: []string{"replace web-1 with v2, start first", "create web-1"},
 		},
 		{
+			name:       "a successor that never took over stops first when the slot's template changes again: the slot runs at most two containers",
+			assigned:   with(assigned("v3", 1), 1, func(a *api.Assignment) { a.StartFirst = true }),
+			containers: []Container{renamedOut(1, "v1"), func() Container { c := running(1, "v2"); c.Ready = false; return c }()},
+			want:       []string{"replace web-1 with v3, stop first", "create web-1"},
+		},
+		{
 			name:     "under OnDelete it keeps a running container of another template",
 			assigned: with(assigned("v2", 1), 1, func(a *api.Assignment) { a.OnDelete = true }), containers: []Container{running(1, "v1")},
 			want: []string{},
