@@ -26,7 +26,12 @@ func TestACrashingTemplateWithFailureActionRollbackIsRolledBack(t *testing.T) {
 	id := newID("rollback")
 
 	good := controller(id, image, 3, labels)
-	good.DesiredState.UpdateStrategy = &api.UpdateStrategy{FailureAction: api.FailureRollback}
+	// a monitor window well past the crash (2 s): the crash must reach the
+	// leader within it, through the engine's event, the node and its report,
+	// and on two cores busy with make test that took more than the 3 s the
+	// default window left (the next step went ahead, and 1 of 3 ran)
+	monitor := 15
+	good.DesiredState.UpdateStrategy = &api.UpdateStrategy{FailureAction: api.FailureRollback, MonitorSeconds: &monitor}
 	waitForAvailable(t, cli, d, good, applyRC(t, d, good))
 	goodHash := api.TemplateHash(&good.DesiredState.TaskTemplate)
 	// the leader records the rollout complete once every container has
@@ -42,7 +47,7 @@ func TestACrashingTemplateWithFailureActionRollbackIsRolledBack(t *testing.T) {
 	s := startSampler(t, cli, id, bounds{minRunning: 2, maxLive: 3})
 	bad := cloneRC(t, good)
 	c := &bad.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0]
-	c.Command = append(c.Command, "--exit-after", "2s") // within the 5 s monitor window
+	c.Command = append(c.Command, "--exit-after", "2s") // within the monitor window
 	badHash := api.TemplateHash(&bad.DesiredState.TaskTemplate)
 	rev := applyRC(t, d, bad)
 	applied := time.Now()
