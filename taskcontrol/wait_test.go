@@ -13,8 +13,9 @@ func TestDockerWaitTaskGivesTheExitCodeAndTheLastLines(t *testing.T) {
 	t.Parallel()
 	d := newDocker(t)
 	spec := testSpec(t, dockertest.DemoImage(t), 1)
-	// the demo task says it listens, then that it exits, with code 3
-	spec.Container.Command = api.Command{"/task", "--listen", ":8080", "--exit-after", "100ms"}
+	// the demo task says it listens, then that it exits, with code 3 (a
+	// second on: on two busy cores it once said it exits before it listened)
+	spec.Container.Command = api.Command{"/task", "--listen", ":8080", "--exit-after", "1s"}
 	task := createTask(t, d, spec)
 
 	exit, err := d.WaitTask(t.Context(), task.ID, 1)
@@ -24,7 +25,7 @@ func TestDockerWaitTaskGivesTheExitCodeAndTheLastLines(t *testing.T) {
 	if exit.ExitCode != 3 {
 		t.Errorf("exit code %d, want 3", exit.ExitCode)
 	}
-	if got := strings.TrimSpace(exit.Output); got != "task: exiting after 100ms as asked" {
+	if got := strings.TrimSpace(exit.Output); got != "task: exiting after 1s as asked" {
 		t.Errorf("last line %q, want the task's last line, from stderr", got)
 	}
 	if exit, err := d.WaitTask(t.Context(), task.ID, 10); err != nil || !strings.HasPrefix(exit.Output, "listening on") {
