@@ -15,11 +15,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/replication-manager/replication-manager/internal/benchenv"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -36,19 +36,6 @@ const (
 	// keeps its slots, in the reassignment figure.
 	benchGrace = 100 * time.Millisecond
 )
-
-func benchEnvInt(tb testing.TB, name string, def int) int {
-	tb.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		tb.Fatalf("%s: a positive integer, got %q", name, v)
-	}
-	return n
-}
 
 // assignmentTally follows the assignments through one watch: which node
 // every slot is on, and when a goal was reached (so many keys, or no slot
@@ -137,8 +124,8 @@ func (t *assignmentTally) writeCount() int {
 // the reassignment of a dead node's slots, the grace included (target
 // ≤ 1 s), and the assignment writes of a steady sync period (target 0).
 func BenchmarkSchedulerNodes(b *testing.B) {
-	controllers, replicas := benchEnvInt(b, "RM_BENCH_CONTROLLERS", 10000), benchEnvInt(b, "RM_BENCH_REPLICAS", 10)
-	nodes := benchEnvInt(b, "RM_BENCH_NODES", 100)
+	controllers, replicas := benchenv.Int(b, "RM_BENCH_CONTROLLERS", 10000), benchenv.Int(b, "RM_BENCH_REPLICAS", 10)
+	nodes := benchenv.Int(b, "RM_BENCH_NODES", 100)
 	server := etcdtest.Start(b)
 	client := server.Client(b)
 	ctx := b.Context()

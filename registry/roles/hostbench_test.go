@@ -33,6 +33,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replication-manager/replication-manager/internal/benchenv"
+
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -53,34 +55,6 @@ const (
 	// allows 128 operations per transaction by default).
 	specBatch = 100
 )
-
-// envInt reads a positive integer from the environment, def when unset.
-func envInt(tb testing.TB, name string, def int) int {
-	tb.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		tb.Fatalf("%s: a positive integer, got %q", name, v)
-	}
-	return n
-}
-
-// envDuration reads a duration from the environment, def when unset.
-func envDuration(tb testing.TB, name string, def time.Duration) time.Duration {
-	tb.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		tb.Fatalf("%s: a duration of 0 or more, got %q", name, v)
-	}
-	return d
-}
 
 // scaleHost is one converged host of controllers × replicas, with what the
 // benchmarks read from it.
@@ -185,7 +159,7 @@ func startScaleHost(tb testing.TB, s *scaleHost) {
 	s.reg = prometheus.NewRegistry()
 	h, err := startHost(s.ctx, s.client, s.store, s.tc, slog.New(slog.DiscardHandler),
 		func(o *Options) {
-			o.SyncPeriod, o.RelistPeriod = time.Hour, envDuration(tb, "RM_BENCH_RELIST_PERIOD", agent.DefaultRelistPeriod)
+			o.SyncPeriod, o.RelistPeriod = time.Hour, benchenv.Duration(tb, "RM_BENCH_RELIST_PERIOD", agent.DefaultRelistPeriod)
 			o.Registerer = s.reg
 		})
 	if err != nil {
@@ -447,7 +421,7 @@ func selfCPU(tb testing.TB) time.Duration {
 // back), a steady sync period, and a restart of both roles with every
 // status due.
 func BenchmarkHost(b *testing.B) {
-	controllers, replicas := envInt(b, "RM_BENCH_CONTROLLERS", 10000), envInt(b, "RM_BENCH_REPLICAS", 10)
+	controllers, replicas := benchenv.Int(b, "RM_BENCH_CONTROLLERS", 10000), benchenv.Int(b, "RM_BENCH_REPLICAS", 10)
 	owner := b
 	var s *scaleHost
 	defer func() {
@@ -606,7 +580,7 @@ func BenchmarkHost(b *testing.B) {
 // RM_BENCH_HEAP_PROFILE set, the heap of the converged host is written
 // there (go tool pprof -sample_index=inuse_space reads it).
 func BenchmarkHostMemory(b *testing.B) {
-	controllers, replicas := envInt(b, "RM_BENCH_CONTROLLERS", 10000), envInt(b, "RM_BENCH_REPLICAS", 10)
+	controllers, replicas := benchenv.Int(b, "RM_BENCH_CONTROLLERS", 10000), benchenv.Int(b, "RM_BENCH_REPLICAS", 10)
 	b.Run(fmt.Sprintf("controllers=%d/replicas=%d", controllers, replicas), func(b *testing.B) {
 		var heap, rss float64
 		for b.Loop() {
@@ -676,7 +650,7 @@ func selfRSS(tb testing.TB) uint64 {
 // controllers are written one after the other meanwhile; their first
 // creates are the target: p99 ≤ 10 ms.
 func BenchmarkHostRollout(b *testing.B) {
-	controllers, replicas := envInt(b, "RM_BENCH_ROLLOUT_CONTROLLERS", 1000), envInt(b, "RM_BENCH_REPLICAS", 10)
+	controllers, replicas := benchenv.Int(b, "RM_BENCH_ROLLOUT_CONTROLLERS", 1000), benchenv.Int(b, "RM_BENCH_REPLICAS", 10)
 	b.Run(fmt.Sprintf("controllers=%d/replicas=%d", controllers, replicas), func(b *testing.B) {
 		s, _, _ := convergeHost(b, b, nil, controllers, replicas)
 		defer s.stop(b)
