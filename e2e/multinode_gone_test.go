@@ -25,6 +25,7 @@ func leads(t *testing.T, metricsAddr string) bool {
 }
 
 func TestTwoNodesGoneNodeStaysVisible(t *testing.T) {
+	t.Parallel() // a daemon, ids and labels of its own
 	n := startTwoNodes(t)
 	// the leader records a node it saw go: it must outlive b
 	testpoll.Eventually(t, 30*time.Second, func() error {

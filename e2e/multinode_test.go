@@ -250,6 +250,7 @@ func TestTwoNodesRollingUpdateKeepsTheBounds(t *testing.T) {
 	id := newID("roll")
 	rc := controller(id, n.image, 4, n.labels)
 	rc.DesiredState.MinReadySeconds = 1
+	rc.DesiredState.UpdateStrategy = &api.UpdateStrategy{MonitorSeconds: new(1)} // each step waits minReadySeconds only
 	n.a.rcctl(t, mustJSON(t, rc), "apply", "-f", "-")
 	n.waitSpread(t, id, 2, 2)
 

@@ -69,6 +69,7 @@ func TestRollingUpdateBeforeTheOldReplicasAreAvailableKeepsThemRunning(t *testin
 
 	rc := controller(id, image, 4, labels)
 	rc.DesiredState.MinReadySeconds = 2
+	rc.DesiredState.UpdateStrategy = &api.UpdateStrategy{MonitorSeconds: new(2)} // each step waits minReadySeconds only
 	applyRC(t, d, rc)
 	waitForReplicas(t, cli, id, 4) // running, not yet available
 
@@ -672,9 +673,10 @@ func setMode(rc *api.ReplicationController, mode string) {
 }
 
 // surgeOne is the start-first strategy: one container above replicas,
-// none unavailable.
+// none unavailable; a step waits for minReadySeconds, not the default
+// monitor window of 5 s.
 func surgeOne() *api.UpdateStrategy {
-	return &api.UpdateStrategy{MaxSurge: new(intstr.FromInt32(1)), MaxUnavailable: new(intstr.FromInt32(0))}
+	return &api.UpdateStrategy{MaxSurge: new(intstr.FromInt32(1)), MaxUnavailable: new(intstr.FromInt32(0)), MonitorSeconds: new(1)}
 }
 
 // tagImage gives image a second name, unique to the run and to suffix, and

@@ -376,7 +376,10 @@ func TestREADMEWalkthroughRunsAsWritten(t *testing.T) {
 		"--etcd-listen-peer-urls", "http://" + etcdtest.FreeAddr(t),
 		"--metrics-bind-address", metrics,
 	}, " ")
+	// the two terminals of the README: the daemon and the registry start together
 	daemon := startProgram(t, root, nil, "make", "--no-print-directory", "run", "BIN="+filepath.Join(work, "bin"), "RUN_FLAGS="+runFlags)
+	reg := startProgram(t, root, nil, "make", "--no-print-directory", "registry", "BIN="+filepath.Join(work, "bin"),
+		"REGISTRY_DIR="+filepath.Join(work, "registry"))
 	testpoll.Eventually(t, 10*time.Minute, func() error { // a build with a cold cache takes minutes
 		if err := daemon.exited(); err != nil {
 			return err
@@ -384,14 +387,13 @@ func TestREADMEWalkthroughRunsAsWritten(t *testing.T) {
 		return ready("http://" + metrics + "/readyz")
 	})
 	t.Logf("make run: the daemon was ready after %s", time.Since(start).Round(time.Second))
-	reg := startProgram(t, root, nil, "make", "--no-print-directory", "registry", "BIN="+filepath.Join(work, "bin"),
-		"REGISTRY_DIR="+filepath.Join(work, "registry"))
 	testpoll.Eventually(t, 10*time.Minute, func() error { // go install with a cold cache takes minutes
 		if err := reg.exited(); err != nil {
 			return err
 		}
 		return ready("http://" + walkthroughRegistry + "/v2/")
 	})
+	t.Logf("make registry: the registry was ready after %s", time.Since(start).Round(time.Second))
 	registryID = readRegistryID(t, etcdURL)
 
 	// rcctl finds etcd as etcdctl does; the test's own checks find the
