@@ -113,16 +113,15 @@ func (rm *Agent) partsOf(t api.Task) []api.Task {
 // returns what partsOf would say of each of its tasks, for the callers
 // that ask of every task (a report).
 func (rm *Agent) partsIndex(id string) func(api.Task) []api.Task {
-	all, _ := rm.tasks.list(id)
 	var byFirst map[string][]api.Task
-	for _, p := range all {
+	rm.tasks.scan(id, func(p api.Task) {
 		if p.JoinedTo != "" {
 			if byFirst == nil {
 				byFirst = map[string][]api.Task{}
 			}
 			byFirst[p.JoinedTo] = append(byFirst[p.JoinedTo], p)
 		}
-	}
+	})
 	return func(t api.Task) []api.Task { return byFirst[t.ID] }
 }
 

@@ -96,25 +96,25 @@ func (c *repoDigests) fillParts(partsOf func(api.Task) []api.Task) func(api.Task
 // under a container) has none. Other failures are returned, and the image
 // is asked of again at the next report.
 func (rm *Agent) resolveDigests(ctx context.Context, id string) error {
-	tasks, _ := rm.tasks.list(id)
+	var imageIDs []string // each once: a controller's containers mostly share one
+	rm.tasks.scan(id, func(t api.Task) {
+		if t.ImageID != "" && !slices.Contains(imageIDs, t.ImageID) {
+			imageIDs = append(imageIDs, t.ImageID)
+		}
+	})
 	var errs []error
-	asked := map[string]bool{}
-	for _, t := range tasks {
-		if t.ImageID == "" || asked[t.ImageID] {
+	for _, imageID := range imageIDs {
+		if _, ok := rm.digests.known(imageID); ok {
 			continue
 		}
-		asked[t.ImageID] = true
-		if _, ok := rm.digests.known(t.ImageID); ok {
-			continue
-		}
-		digests, err := rm.taskControl.RepoDigests(ctx, t.ImageID)
+		digests, err := rm.taskControl.RepoDigests(ctx, imageID)
 		switch {
 		case err == nil:
-			rm.digests.store(t.ImageID, slices.Clip(digests))
+			rm.digests.store(imageID, slices.Clip(digests))
 		case errors.Is(err, api.ErrImageNotFound):
-			rm.digests.store(t.ImageID, nil)
+			rm.digests.store(imageID, nil)
 		default:
-			errs = append(errs, fmt.Errorf("repo digests of %s: %w", t.ImageID, err))
+			errs = append(errs, fmt.Errorf("repo digests of %s: %w", imageID, err))
 		}
 	}
 	return errors.Join(errs...)

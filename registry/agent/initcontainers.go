@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -154,6 +155,9 @@ func (rm *Agent) stopInit(ctx context.Context, t api.Task) error {
 // splitInits sets the init containers apart from the controller's other
 // containers: they are never counted.
 func splitInits(tasks []api.Task) (others, inits []api.Task) {
+	if !slices.ContainsFunc(tasks, func(t api.Task) bool { return api.IsInit(t.Labels) }) {
+		return tasks, nil // the usual case: nothing to set apart, nothing to copy
+	}
 	others = tasks[:0:0]
 	for _, t := range tasks {
 		if api.IsInit(t.Labels) {

@@ -230,7 +230,11 @@ func sameReported(a, b api.ReportedTask) bool {
 // returned after the report is written.
 func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active, inits []api.Task, blocked []int, pulling []api.PullingSlot, assigned map[int]registry.SlotAssignment) error {
 	// a slot whose init container may run is a slot that may run
-	slots := runSlots(assigned, slices.Concat(active, inits))
+	live := active
+	if len(inits) > 0 {
+		live = slices.Concat(active, inits)
+	}
+	slots := runSlots(assigned, live)
 	empty := len(slots) == 0 && st.FindCondition(api.ConditionReplicaFailure) == nil
 	if empty && !record.reported {
 		record.status = &st

@@ -97,6 +97,21 @@ func (c *taskCache) list(rcID string) ([]api.Task, bool) {
 	return out, true
 }
 
+// scan calls f with each container of a controller, under the cache's
+// lock and without a copy of the list: f must be quick and must not use
+// the cache. It returns false when the cache has not been filled yet.
+func (c *taskCache) scan(rcID string, f func(api.Task)) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.synced {
+		return false
+	}
+	for id := range c.byRC[rcID] {
+		f(c.tasks[id])
+	}
+	return true
+}
+
 // startList returns the sequence number a list starting now must pass to
 // replace.
 func (c *taskCache) startList() uint64 {
