@@ -359,11 +359,12 @@ func (s *scaleHost) waitQuiet(tb testing.TB) {
 	})
 }
 
-// waitRolledOut waits until every status, the probes' too, says its
-// rollout is complete (Progressing RolloutComplete), then until the host
-// is quiet: a status is written once more when a new controller has run
-// ready for its monitor window, so a period measured before that counts
-// the writes of the controllers created just before it.
+// waitRolledOut waits until every status, the probes' too, records its
+// rollout as complete (Rollout.CompletedHash), then until the host is
+// quiet: the record is written once a new controller's containers have
+// run ready for the monitor window, after Progressing says
+// RolloutComplete, so a period measured before that counts the writes of
+// the controllers created just before it.
 func (s *scaleHost) waitRolledOut(tb testing.TB) {
 	tb.Helper()
 	testpoll.Until(tb, scaleTimeout, "every rollout complete", func() bool {
@@ -372,7 +373,7 @@ func (s *scaleHost) waitRolledOut(tb testing.TB) {
 			tb.Fatal(err)
 		}
 		for _, st := range statuses {
-			if c := st.FindCondition(api.ConditionProgressing); c == nil || c.Reason != api.ReasonRolloutComplete {
+			if r := st.Rollout; r == nil || r.CompletedHash == "" || r.CompletedHash != r.TargetHash {
 				return false
 			}
 		}
