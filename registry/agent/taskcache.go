@@ -99,17 +99,16 @@ func (c *taskCache) list(rcID string) ([]api.Task, bool) {
 
 // scan calls f with each container of a controller, under the cache's
 // lock and without a copy of the list: f must be quick and must not use
-// the cache. It returns false when the cache has not been filled yet.
-func (c *taskCache) scan(rcID string, f func(api.Task)) bool {
+// the cache. Before the cache has been filled, it calls f with none.
+func (c *taskCache) scan(rcID string, f func(api.Task)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.synced {
-		return false
+		return
 	}
 	for id := range c.byRC[rcID] {
 		f(c.tasks[id])
 	}
-	return true
 }
 
 // startList returns the sequence number a list starting now must pass to
