@@ -57,12 +57,8 @@ func planAssigned(in planInput, d *decision, removing []api.Task) {
 func modelContainers(tasks []api.Task) []nodemodel.Container {
 	out := make([]nodemodel.Container, len(tasks))
 	for i, t := range tasks {
-		since := t.StartedAt
-		if since.IsZero() {
-			since = t.Created
-		}
 		out[i] = nodemodel.Container{Name: t.Name, ID: t.ID, Slot: slotOf(t), Hash: t.Labels[api.LabelTemplateHash],
-			Ready: t.Ready(), Since: since}
+			Ready: t.Ready(), Since: startedAt(t)}
 	}
 	return out
 }

@@ -167,9 +167,7 @@ type note struct {
 }
 
 func (d *decision) requeue(after time.Duration) {
-	if after > 0 && (d.requeueAfter == 0 || after < d.requeueAfter) {
-		d.requeueAfter = after
-	}
+	d.requeueAfter = registry.Sooner(d.requeueAfter, after)
 }
 
 func (d *decision) event(typ, reason, format string, args ...any) {

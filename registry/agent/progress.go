@@ -30,14 +30,16 @@ type rolloutProgress struct {
 
 // available reports whether t has been ready for minReady at now.
 func available(t api.Task, minReady time.Duration, now time.Time) bool {
-	if !t.Ready() {
-		return false
+	return t.Ready() && now.Sub(startedAt(t)) >= minReady
+}
+
+// startedAt is when t started, or when it was created where the engine
+// did not say.
+func startedAt(t api.Task) time.Time {
+	if t.StartedAt.IsZero() {
+		return t.Created
 	}
-	since := t.StartedAt
-	if since.IsZero() {
-		since = t.Created
-	}
-	return now.Sub(since) >= minReady
+	return t.StartedAt
 }
 
 // progressing returns the Progressing condition of a controller whose

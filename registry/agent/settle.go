@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/registry"
 )
 
 // outcome is what apply did.
@@ -75,11 +76,7 @@ func settle(in planInput, d decision, out outcome) report {
 		return settleInvalid(in, d)
 	}
 	r := report{state: d.state, events: d.events, requeueAfter: d.requeueAfter}
-	requeue := func(after time.Duration) {
-		if after > 0 && (r.requeueAfter == 0 || after < r.requeueAfter) {
-			r.requeueAfter = after
-		}
-	}
+	requeue := func(after time.Duration) { r.requeueAfter = registry.Sooner(r.requeueAfter, after) }
 	if len(out.deleted) > 0 && !d.gone && !d.stale {
 		r.events = append(r.events, note{api.EventNormal, "Deleted",
 			fmt.Sprintf("deleted %d container(s): %s", len(out.deleted), strings.Join(taskNames(out.deleted), ", "))})

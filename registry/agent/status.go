@@ -18,11 +18,7 @@ func countReplicas(tasks []api.Task, minReady time.Duration, now time.Time) (rea
 			continue
 		}
 		ready++
-		since := t.StartedAt
-		if since.IsZero() {
-			since = t.Created
-		}
-		wait := minReady - now.Sub(since)
+		wait := minReady - now.Sub(startedAt(t))
 		if wait <= 0 {
 			available++
 			continue

@@ -196,10 +196,7 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 		if acted {
 			continue
 		}
-		if res.RecheckAfter > 0 && (recheck == 0 || res.RecheckAfter < recheck) {
-			recheck = res.RecheckAfter
-		}
-		if recheck > 0 {
+		if recheck = registry.Sooner(recheck, res.RecheckAfter); recheck > 0 {
 			// a container of etcd's becomes available later: then
 			d.now = d.now.Add(recheck)
 			continue
@@ -409,9 +406,7 @@ func (d *dryRun) nodesAct() (acted bool, recheck time.Duration) {
 	for _, node := range slices.Sorted(maps.Keys(d.nodes)) {
 		changed, after := d.nodeActs(node, byNode[node])
 		acted = acted || changed
-		if after > 0 && (recheck == 0 || after < recheck) {
-			recheck = after
-		}
+		recheck = registry.Sooner(recheck, after)
 	}
 	slices.SortStableFunc(d.round, func(a, b DryRunStep) int {
 		return cmp.Compare(d.rank(a), d.rank(b))

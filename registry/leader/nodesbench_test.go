@@ -19,11 +19,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/replication-manager/replication-manager/internal/benchenv"
-
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/benchenv"
 	"github.com/replication-manager/replication-manager/internal/demospec"
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 	"github.com/replication-manager/replication-manager/registry"

@@ -234,7 +234,5 @@ func retire(in Input, r *Result, named map[int]int, renamed []int) {
 }
 
 func (r *Result) recheck(after time.Duration) {
-	if after > 0 && (r.RecheckAfter == 0 || after < r.RecheckAfter) {
-		r.RecheckAfter = after
-	}
+	r.RecheckAfter = registry.Sooner(r.RecheckAfter, after)
 }

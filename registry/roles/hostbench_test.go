@@ -33,12 +33,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/replication-manager/replication-manager/internal/benchenv"
-
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/benchenv"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/registry/agent"
@@ -542,13 +541,7 @@ func BenchmarkHost(b *testing.B) {
 	b.Run(name+"/steady-period", func(b *testing.B) {
 		s := converged(b)
 		s.waitRolledOut(b) // the probes' rollouts end a monitor window after they are ready
-		period := registry.DefaultSyncPeriod
-		if v := os.Getenv("RM_BENCH_PERIOD"); v != "" {
-			var err error
-			if period, err = time.ParseDuration(v); err != nil {
-				b.Fatalf("RM_BENCH_PERIOD: %v", err)
-			}
-		}
+		period := benchenv.Duration(b, "RM_BENCH_PERIOD", registry.DefaultSyncPeriod)
 		var writes int64
 		var cpu time.Duration
 		var lists float64
