@@ -336,16 +336,21 @@ func sampleRunning(t *testing.T, n *twoNodes, id string, seen func(onA, onB []st
 			onA, errA := runningSlots(t.Context(), n.cliA, id)
 			onB, errB := runningSlots(t.Context(), n.cliB, id)
 			if err := errors.Join(errA, errB); err != nil {
+				if t.Context().Err() != nil {
+					return // the test is ending: it failed before it stopped the sampler
+				}
 				t.Errorf("sampler: %v", err)
 				continue
 			}
 			seen(onA, onB)
 		}
 	})
-	return sync.OnceFunc(func() {
+	stop = sync.OnceFunc(func() {
 		close(done)
 		wg.Wait()
 	})
+	t.Cleanup(stop) // a test that fails on the way never outlives its sampler
+	return stop
 }
 
 // freePort returns a TCP port that was free on the host a moment ago,

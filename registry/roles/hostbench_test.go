@@ -213,6 +213,21 @@ func (s *scaleHost) stop(tb testing.TB) {
 	s.h = nil
 }
 
+// forget deletes the stopped host's keys and compacts etcd's history, so
+// that the next convergence starts on an etcd no larger than the first
+// one did: without it, each run of -count or -benchtime Nx kept the keys
+// of every earlier host, and converged slower than the one before.
+func (s *scaleHost) forget(tb testing.TB) {
+	tb.Helper()
+	resp, err := s.client.Delete(s.ctx, s.store.Prefix()+"/", clientv3.WithPrefix())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := s.client.Compact(s.ctx, resp.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // statusTally notes when every controller of a set had a status that done
 // accepts, for a spec at least as new as the one it was given.
 type statusTally struct {
@@ -449,6 +464,7 @@ func BenchmarkHost(b *testing.B) {
 	defer func() {
 		if s != nil {
 			s.stop(b)
+			s.forget(b)
 		}
 	}()
 	// converged is the host of the last convergence, or a new one when
@@ -469,6 +485,7 @@ func BenchmarkHost(b *testing.B) {
 		for b.Loop() {
 			if s != nil {
 				s.stop(b)
+				s.forget(b)
 			}
 			var c, st time.Duration
 			s, c, st = convergeHost(b, owner, nil, controllers, replicas)
@@ -609,6 +626,7 @@ func BenchmarkHostMemory(b *testing.B) {
 			writeHeapProfile(b, os.Getenv("RM_BENCH_HEAP_PROFILE"))
 			s.stop(b)
 			heap += float64(with) - float64(liveHeap())
+			s.forget(b)
 			runtime.KeepAlive(bare)
 		}
 		b.ReportMetric(heap/float64(b.N)/(1<<20), "host-heap-MiB")
@@ -670,7 +688,7 @@ func BenchmarkHostRollout(b *testing.B) {
 	controllers, replicas := benchenv.Int(b, "RM_BENCH_ROLLOUT_CONTROLLERS", 1000), benchenv.Int(b, "RM_BENCH_REPLICAS", 10)
 	b.Run(fmt.Sprintf("controllers=%d/replicas=%d", controllers, replicas), func(b *testing.B) {
 		s, _, _ := convergeHost(b, b, nil, controllers, replicas)
-		defer s.stop(b)
+		defer func() { s.stop(b); s.forget(b) }()
 		var creates []time.Duration
 		round := 0
 		for b.Loop() {
