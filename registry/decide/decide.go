@@ -24,6 +24,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -41,23 +42,30 @@ func Decide(in Input) Result {
 	case c.Frozen:
 		r.Rollout, r.Watched = in.Rollout, in.Watched
 	default:
-		d := newDecision(in, &r)
+		d := newDecision(in)
 		d.run()
+		r = d.res
+		d.release()
 	}
 	return r
 }
 
 // decision is the working state of one Decide.
 type decision struct {
-	in *Input
+	in Input
 	c  *Controller
-	r  *Result
+	// r is the result being made: res, kept in the decision so that a
+	// pooled decision makes it without allocating.
+	r   *Result
+	res Result
 	// next are the assignments as the decision leaves them.
 	next map[int]Assignment
-	// live are the live containers of each slot, on any node; held are
-	// the unassigned slots a node may still run a container of.
-	live map[int][]Container
-	held map[int]bool
+	// live are the live containers of each slot, on any node (parts of
+	// liveAll); held are the unassigned slots a node may still run a
+	// container of.
+	live    map[int][]Container
+	liveAll []Container
+	held    map[int]bool
 	// taken are the slots this decision took off a node that is not lost.
 	taken map[int]bool
 	// mine counts the controller's slots in next per node of the input,
@@ -74,30 +82,69 @@ type decision struct {
 	stuck []int
 }
 
-func newDecision(in Input, r *Result) *decision {
+func newDecision(in Input) *decision {
 	if !slices.IsSortedFunc(in.Nodes, byName) {
 		in.Nodes = slices.SortedFunc(slices.Values(in.Nodes), byName)
 	}
-	d := &decision{
-		in: &in, c: &in.Controller, r: r,
-		next: maps.Clone(in.Assigned),
-		live: make(map[int][]Container, len(in.Containers)), held: map[int]bool{}, taken: map[int]bool{},
-		mine: make([]int, len(in.Nodes)), used: make(map[string]Resources, len(in.Assigned)),
-		ports: map[string]map[string]bool{}, looked: make(map[string]int, len(in.Assigned)),
-	}
-	if d.next == nil {
-		d.next = map[int]Assignment{}
-	}
-	for _, ct := range in.Containers {
-		if ct.Live && ct.Slot > 0 && !d.expired(ct.Node) {
-			d.live[ct.Slot] = append(d.live[ct.Slot], ct)
-		}
-	}
+	d := decisions.Get().(*decision)
+	d.in = in
+	d.c, d.r = &d.in.Controller, &d.res
+	maps.Copy(d.next, in.Assigned)
+	d.mine = slices.Grow(d.mine, len(in.Nodes))[:len(in.Nodes)]
+	d.groupLive()
 	for _, a := range d.next {
 		d.count(a.Node, 1)
 	}
 	d.findHeld()
 	return d
+}
+
+// groupLive fills live with the live containers of each slot, in the
+// input's order, as parts of one slice kept from decision to decision.
+func (d *decision) groupLive() {
+	for _, ct := range d.in.Containers {
+		if ct.Live && ct.Slot > 0 && !d.expired(ct.Node) {
+			d.liveAll = append(d.liveAll, ct)
+		}
+	}
+	slices.SortStableFunc(d.liveAll, func(a, b Container) int { return cmp.Compare(a.Slot, b.Slot) })
+	for i := 0; i < len(d.liveAll); {
+		j := i + 1
+		for j < len(d.liveAll) && d.liveAll[j].Slot == d.liveAll[i].Slot {
+			j++
+		}
+		d.live[d.liveAll[i].Slot] = d.liveAll[i:j:j]
+		i = j
+	}
+}
+
+// decisions keeps the working state of finished decisions, emptied, for
+// the next: the leader decides every controller each sync period, and a
+// decision that changes nothing allocated 7 KB, most of it these maps.
+var decisions = sync.Pool{New: func() any {
+	return &decision{
+		next: map[int]Assignment{}, live: map[int][]Container{}, held: map[int]bool{}, taken: map[int]bool{},
+		used: map[string]Resources{}, ports: map[string]map[string]bool{}, looked: map[string]int{},
+	}
+}}
+
+// release empties d and gives it back to the pool. Nothing of the result
+// refers to d's maps or slices: what the result holds, it holds in its
+// own.
+func (d *decision) release() {
+	d.in, d.c, d.r, d.res = Input{}, nil, nil, Result{}
+	clear(d.liveAll)
+	d.liveAll = d.liveAll[:0]
+	clear(d.next)
+	clear(d.live)
+	clear(d.held)
+	clear(d.taken)
+	clear(d.used)
+	clear(d.ports)
+	clear(d.looked)
+	clear(d.mine)
+	d.mine, d.stuck = d.mine[:0], d.stuck[:0]
+	decisions.Put(d)
 }
 
 // findHeld finds the unassigned slots that a node may still run: one it

@@ -447,7 +447,7 @@ func (w *world) check() {
 	switch {
 	case w.armed && ready < floor:
 		w.t.Fatalf("%d available, below replicas %d - maxUnavailable %d; %s", ready, w.ctl.Replicas, w.ctl.Unavailable, w)
-	case !w.armed && len(w.unseen) == 0 && ready >= minAvailable && newDecision(w.input(), &Result{}).availableCount() >= minAvailable:
+	case !w.armed && len(w.unseen) == 0 && ready >= minAvailable && newDecision(w.input()).availableCount() >= minAvailable:
 		// available, and the status says so: from here on it stays so
 		w.armed = true
 	}

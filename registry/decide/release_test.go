@@ -16,7 +16,7 @@ func TestASlotTakenOffItsNodeCountsWhatItsStartFirstStepMayHaveStarted(t *testin
 		Containers: []Container{running("a", 1, "old")}, // the successor is not reported yet
 		Reports:    map[string]Report{"a": {Slots: map[int]bool{1: true}}}}
 
-	d := newDecision(in, &Result{})
+	d := newDecision(in)
 	d.set(1, nil)
 	if got := d.liveCount(); got != 2 {
 		t.Errorf("taken by this decision: %d live counted, want 2 (the old container and its successor)", got)
@@ -25,11 +25,11 @@ func TestASlotTakenOffItsNodeCountsWhatItsStartFirstStepMayHaveStarted(t *testin
 	in.Assigned = map[int]Assignment{}
 	in.Released = map[int]Release{1: ReleaseOf(step, 9)}
 	in.ReportsRevision = 8
-	if got := newDecision(in, &Result{}).liveCount(); got != 2 {
+	if got := newDecision(in).liveCount(); got != 2 {
 		t.Errorf("released at 9, reports as of 8: %d live counted, want 2", got)
 	}
 	in.ReportsRevision = 9
-	if got := newDecision(in, &Result{}).liveCount(); got != 1 {
+	if got := newDecision(in).liveCount(); got != 1 {
 		t.Errorf("reports as of the release: %d live counted, want the 1 reported", got)
 	}
 }
