@@ -33,7 +33,9 @@ type NodeOptions struct {
 type nodeSlots struct {
 	name string
 	mu   sync.Mutex
-	// slots holds, per controller, the assignments naming this node.
+	// slots holds, per controller, the assignments naming this node. A
+	// controller's map is never changed once in: Put and Del put a
+	// changed copy in its place, so of hands it out as it is.
 	slots map[string]map[int]registry.SlotAssignment
 	// listed is closed once the first list of assignments is in.
 	listed   chan struct{}
@@ -52,11 +54,12 @@ func newNodeSlots(store *registry.Store, name string, changed, rolled func(strin
 		changed: changed, rolled: rolled, warn: warn}
 }
 
-// of returns the slots assigned here to controller id: a copy, never nil.
+// of returns the slots assigned here to controller id, for reading only:
+// a sync takes them every time, and a steady one copied them for nothing.
 func (n *nodeSlots) of(id string) map[int]registry.SlotAssignment {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return maps.Clone(n.slots[id])
+	return n.slots[id]
 }
 
 // decode returns the assignment of key k when it names this node.
@@ -110,10 +113,12 @@ func (n *nodeSlots) Put(k registry.KV) {
 	old, had := n.slots[id][slot]
 	switch {
 	case mine:
-		if n.slots[id] == nil {
-			n.slots[id] = map[int]registry.SlotAssignment{}
+		next := maps.Clone(n.slots[id])
+		if next == nil {
+			next = map[int]registry.SlotAssignment{}
 		}
-		n.slots[id][slot] = a
+		next[slot] = a
+		n.slots[id] = next
 	case had:
 		n.dropLocked(id, slot)
 	}
@@ -141,10 +146,16 @@ func (n *nodeSlots) Del(key string, _ int64) {
 }
 
 func (n *nodeSlots) dropLocked(id string, slot int) {
-	delete(n.slots[id], slot)
-	if len(n.slots[id]) == 0 {
-		delete(n.slots, id)
+	if _, ok := n.slots[id][slot]; !ok {
+		return
 	}
+	next := maps.Clone(n.slots[id])
+	delete(next, slot)
+	if len(next) == 0 {
+		delete(n.slots, id)
+		return
+	}
+	n.slots[id] = next
 }
 
 // nodeReport is the report of this node's share of a controller, from

@@ -281,7 +281,9 @@ func planReplicas(in planInput, d *decision) {
 		}
 		blocked[slot] = holder
 	}
-	d.active = make([]api.Task, 0, len(in.tasks))
+	// the active tasks are filtered in place: in.tasks is the sync's own
+	// copy of the cache's list, read only here from now on
+	d.active = in.tasks[:0]
 	for _, t := range in.tasks {
 		switch claimOf(in.registryID, in.id, rc.DesiredState.ReplicasInSet, t.Labels) {
 		case claimNone, claimOutsideSet:
