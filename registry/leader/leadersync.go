@@ -504,7 +504,11 @@ func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 		r := src.reports[node]
 		reports = append(reports, &r.report)
 		in.Reports[node] = decide.Report{Slots: r.slots} // decide only reads it
-		in.Containers = append(in.Containers, r.containers...)
+		if in.Containers == nil {
+			in.Containers = slices.Clip(r.containers) // one node's: no copy (an append makes one)
+		} else {
+			in.Containers = append(in.Containers, r.containers...)
+		}
 		for _, slot := range r.blocked {
 			if in.Blocked == nil {
 				in.Blocked = map[int]map[string]bool{}
