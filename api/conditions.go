@@ -4,6 +4,7 @@ package api
 
 import (
 	"reflect"
+	"slices"
 	"time"
 )
 
@@ -28,8 +29,14 @@ func SetCondition(conds []Condition, c Condition, now time.Time) []Condition {
 	return append(out, c)
 }
 
-// ClearCondition removes the condition of the given type: its cause is gone.
+// ClearCondition removes the condition of the given type: its cause is
+// gone. Without one, it returns conds itself (conditions are replaced,
+// never changed in place, and a status that changes nothing is the common
+// case of a sync).
 func ClearCondition(conds []Condition, condType string) []Condition {
+	if !slices.ContainsFunc(conds, func(c Condition) bool { return c.Type == condType }) {
+		return conds
+	}
 	out := make([]Condition, 0, len(conds))
 	for _, c := range conds {
 		if c.Type != condType {
