@@ -74,8 +74,13 @@ func (f *feeder) drainedCh() <-chan struct{} {
 	return f.empty
 }
 
-// later puts id in the second lane.
-func (rm *Agent) later(ids ...string) { rm.background.add(ids...) }
+// later puts id in the second lane, woken.
+func (rm *Agent) later(ids ...string) {
+	for _, id := range ids {
+		rm.wakes.wake(id)
+	}
+	rm.background.add(ids...)
+}
 
 // backgroundBacklog is how many controllers of the second lane the queue
 // may hold now: one for each idle worker, and one more, so that no worker
@@ -93,7 +98,7 @@ func (rm *Agent) feed(ctx context.Context) {
 			if !ok {
 				break
 			}
-			rm.queue.Add(id)
+			rm.queue.addFed(id)
 		}
 		select {
 		case <-ctx.Done():

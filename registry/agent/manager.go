@@ -114,8 +114,11 @@ type Agent struct {
 	// workqueue keeps a key out of Get while it is processing), so a
 	// controller is synced by one goroutine at a time without a lock of
 	// its own, and its record in states is that goroutine's.
-	queue  workqueue.TypedRateLimitingInterface[string]
+	queue  wakingQueue
 	states states
+	// wakes counts the wake-ups of each controller but the periodic
+	// pass's (quiet.go).
+	wakes  *wakes
 	events *eventRecorder
 	// pulls pulls images beside the syncs.
 	pulls *puller
@@ -175,12 +178,13 @@ func New(store *registry.Store, taskControl TaskControlInterface, logger *slog.L
 		specs:       newSpecCache(),
 		tasks:       newTaskCache(),
 		digests:     newRepoDigests(),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "controllers", MetricsProvider: m.queue}),
-		drained:    make(chan struct{}, 1),
-		background: newFeeder(),
-		now:        opts.Now,
+		wakes:       &wakes{},
+		drained:     make(chan struct{}, 1),
+		background:  newFeeder(),
+		now:         opts.Now,
 	}
+	rm.queue = wakingQueue{wakes: rm.wakes, TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "controllers", MetricsProvider: m.queue})}
 	rm.slots = newNodeSlots(store, opts.Node.Name, rm.queue.Add, func(id string) { rm.later(id) }, logger.Warn)
 	rm.events = newEventRecorder(store, func() time.Time { return rm.now() }, opts.EtcdTimeout, m.eventsDropped, logger)
 	rm.pulls = newPuller(rm.taskControl.PullImage, func() time.Time { return rm.now() }, rm.queue.Add, rm.record)
@@ -345,7 +349,7 @@ func (rm *Agent) Resync(ctx context.Context) error {
 		err = rm.relistTasks(ctx)
 	}
 	ids := rm.specs.ids()
-	rm.later(ids...)
+	rm.background.add(ids...) // the periodic pass: no wake-up (quiet.go)
 	select {
 	case <-ctx.Done():
 	case <-rm.background.drainedCh():

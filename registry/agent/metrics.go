@@ -33,7 +33,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		syncDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "replication_manager_sync_duration_seconds",
-			Help:    "Time of one controller sync, by result (success, error, invalid, deleted).",
+			Help:    "Time of one controller sync, by result (success, error, invalid, deleted, unknown; unchanged: a periodic sync of a calm controller whose inputs had not changed).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}, []string{"result"}),
 		watchRestarts: prometheus.NewCounterVec(prometheus.CounterOpts{

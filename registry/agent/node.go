@@ -37,6 +37,10 @@ type nodeSlots struct {
 	// controller's map is never changed once in: Put and Del put a
 	// changed copy in its place, so of hands it out as it is.
 	slots map[string]map[int]registry.SlotAssignment
+	// versions changes each time a controller's slots here do (none: it
+	// has none); gen is the last one given (quiet.go).
+	versions map[string]uint64
+	gen      uint64
 	// listed is closed once the first list of assignments is in.
 	listed   chan struct{}
 	isListed bool
@@ -50,7 +54,7 @@ type nodeSlots struct {
 }
 
 func newNodeSlots(store *registry.Store, name string, changed, rolled func(string), warn func(string, ...any)) *nodeSlots {
-	return &nodeSlots{name: name, store: store, slots: map[string]map[int]registry.SlotAssignment{}, listed: make(chan struct{}),
+	return &nodeSlots{name: name, store: store, slots: map[string]map[int]registry.SlotAssignment{}, versions: map[string]uint64{}, listed: make(chan struct{}),
 		changed: changed, rolled: rolled, warn: warn}
 }
 
@@ -60,6 +64,25 @@ func (n *nodeSlots) of(id string) map[int]registry.SlotAssignment {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.slots[id]
+}
+
+// versionOf is the version of controller id's slots here: it differs
+// from an earlier one when they changed since.
+func (n *nodeSlots) versionOf(id string) uint64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.versions[id]
+}
+
+// setLocked puts id's slots in place, a new version with them.
+func (n *nodeSlots) setLocked(id string, slots map[int]registry.SlotAssignment) {
+	n.gen++
+	if len(slots) == 0 {
+		delete(n.slots, id)
+		delete(n.versions, id)
+		return
+	}
+	n.slots[id], n.versions[id] = slots, n.gen
 }
 
 // decode returns the assignment of key k when it names this node.
@@ -93,7 +116,9 @@ func (n *nodeSlots) Reset(keys []registry.KV, _ int64) {
 			changed = append(changed, id)
 		}
 	}
-	n.slots = all
+	for _, id := range changed {
+		n.setLocked(id, all[id])
+	}
 	if !n.isListed {
 		n.isListed = true
 		close(n.listed)
@@ -118,7 +143,7 @@ func (n *nodeSlots) Put(k registry.KV) {
 			next = map[int]registry.SlotAssignment{}
 		}
 		next[slot] = a
-		n.slots[id] = next
+		n.setLocked(id, next)
 	case had:
 		n.dropLocked(id, slot)
 	}
@@ -151,11 +176,7 @@ func (n *nodeSlots) dropLocked(id string, slot int) {
 	}
 	next := maps.Clone(n.slots[id])
 	delete(next, slot)
-	if len(next) == 0 {
-		delete(n.slots, id)
-		return
-	}
-	n.slots[id] = next
+	n.setLocked(id, next)
 }
 
 // nodeReport is the report of this node's share of a controller, from

@@ -62,6 +62,10 @@ type controllerState struct {
 	// templates are the templates of the controller's history this node
 	// has read, by hash, for slots assigned an older revision.
 	templates map[string]*api.TaskTemplate
+	// calm are the versions of the inputs of the last sync, which found
+	// nothing to do and nothing to wait for; nil after any other sync
+	// (quiet.go).
+	calm *syncInputs
 }
 
 // validation is the result of validating one spec revision, and its

@@ -45,11 +45,16 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 		result = "unknown"
 		return nil
 	}
+	inputs := rm.inputsOf(id, spec)
+	record := rm.states.get(id)
+	if exists && record.calm != nil && *record.calm == inputs {
+		result = "unchanged" // calm, and nothing it reads changed since (quiet.go)
+		return nil
+	}
 	tasks, ok := rm.tasks.list(id)
 	if !ok {
 		return wrapSync(id, errTasksNotListed)
 	}
-	record := rm.states.get(id)
 	in := planInput{
 		id: id, tasks: tasks, now: rm.now(),
 		registryID: rm.registryID, burst: rm.opts.BurstReplicas,
@@ -102,6 +107,8 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 	errs = append(errs, out.deleteErrs...)
 
 	*record = r.state
+	record.calm = nil
+	reported := record.status
 	rm.metrics.rolloutSteps.Add(float64(d.rolloutSteps))
 	if r.rolledOut > 0 {
 		rm.metrics.rolloutDuration.Observe(r.rolledOut.Seconds())
@@ -122,7 +129,11 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 	if r.continueRollout {
 		rm.later(id)
 	}
-	return wrapSync(id, errors.Join(errs...))
+	err = errors.Join(errs...)
+	if !r.forget && calm(in, d, out, r, record.status != reported, err) {
+		record.calm = &inputs
+	}
+	return wrapSync(id, err)
 }
 
 // wasManaged reports whether id is a controller of this registry that is
@@ -209,6 +220,7 @@ func (rm *Agent) forget(ctx context.Context, id string) error {
 	}
 	rm.states.forget(id)
 	rm.specs.forget(id)
+	rm.wakes.forget(id)
 	rm.published.Delete(id)
 	return nil
 }

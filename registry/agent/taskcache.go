@@ -49,6 +49,11 @@ type taskCache struct {
 	tasks  map[string]api.Task            // container id -> task
 	byRC   map[string]map[string]struct{} // controller id -> container ids
 	synced bool
+	// versions changes each time a controller's containers do, by
+	// controller id (none: it has none); gen is the last one given
+	// (quiet.go).
+	versions map[string]uint64
+	gen      uint64
 
 	seq     uint64
 	listed  uint64               // sequence number the installed list started at
@@ -72,12 +77,13 @@ type pendingCreate struct {
 
 func newTaskCache() *taskCache {
 	return &taskCache{
-		tasks:   make(map[string]api.Task),
-		byRC:    make(map[string]map[string]struct{}),
-		touched: make(map[string]uint64),
-		gone:    make(map[string]time.Time),
-		pending: make(map[string]*pendingCreate),
-		early:   make(map[string]string),
+		tasks:    make(map[string]api.Task),
+		byRC:     make(map[string]map[string]struct{}),
+		versions: make(map[string]uint64),
+		touched:  make(map[string]uint64),
+		gone:     make(map[string]time.Time),
+		pending:  make(map[string]*pendingCreate),
+		early:    make(map[string]string),
 	}
 }
 
@@ -242,6 +248,7 @@ func (c *taskCache) observe(t api.Task) bool {
 				c.seq++
 				c.touched[t.ID] = c.seq
 				c.tasks[t.ID] = old
+				c.changedLocked(old)
 			}
 			return false
 		}
@@ -486,6 +493,7 @@ func (c *taskCache) renamed(id, name string) {
 	c.touched[id] = c.seq
 	t.Name = name
 	c.tasks[id] = t
+	c.changedLocked(t)
 }
 
 // deleted records the removal of a container, by the manager or as a
@@ -506,6 +514,21 @@ func (c *taskCache) insertLocked(t api.Task) {
 		c.byRC[rc] = make(map[string]struct{})
 	}
 	c.byRC[rc][t.ID] = struct{}{}
+	c.changedLocked(t)
+}
+
+// changedLocked gives t's controller a new version.
+func (c *taskCache) changedLocked(t api.Task) {
+	c.gen++
+	c.versions[t.Labels[api.LabelController]] = c.gen
+}
+
+// versionOf is the version of a controller's containers: it differs from
+// an earlier one when they changed since (0 while it has none).
+func (c *taskCache) versionOf(rcID string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.versions[rcID]
 }
 
 func (c *taskCache) removeLocked(id string) {
@@ -516,8 +539,10 @@ func (c *taskCache) removeLocked(id string) {
 	delete(c.tasks, id)
 	rc := t.Labels[api.LabelController]
 	delete(c.byRC[rc], id)
+	c.changedLocked(t)
 	if len(c.byRC[rc]) == 0 {
 		delete(c.byRC, rc)
+		delete(c.versions, rc)
 	}
 }
 
