@@ -621,9 +621,12 @@ func (d *decision) reportsAssigned(slot int, a Assignment) bool {
 // first phase of a move. Moves are paced: an available slot moves only
 // within budget, and a running one only while the slots that run stay at
 // replicas - max(1, maxUnavailable) or more, so that a move of containers
-// not ready yet does not take them all down at once either; a slot of
-// which nothing runs moves at once. It returns how many available ones it
-// took off.
+// not ready yet does not take them all down at once either. A slot its
+// node holds in its report runs as far as the move is concerned: the node
+// writes it there before it creates its container, so a container just
+// created may run before a report shows it. A slot of which nothing runs
+// or may run moves at once. It returns how many available ones it took
+// off.
 func (d *decision) moveOff(budget int) (moved int) {
 	var moving []int
 	why := map[int]string{}
@@ -652,7 +655,7 @@ func (d *decision) moveOff(budget int) (moved int) {
 	d.rank(moving)
 	runs := -(d.c.Replicas - max(d.c.Unavailable, 1))
 	for slot := range d.next {
-		if d.runsReported(slot) {
+		if d.mayRun(slot) {
 			runs++
 		}
 	}
@@ -664,7 +667,7 @@ func (d *decision) moveOff(budget int) (moved int) {
 			d.stuck = append(d.stuck, slot)
 			continue
 		}
-		serves, running := d.serving(slot), d.runsReported(slot)
+		serves, running := d.serving(slot), d.mayRun(slot)
 		if serves && moved >= budget || running && runs <= 0 {
 			continue
 		}
@@ -690,6 +693,12 @@ func (d *decision) runsReported(slot int) bool {
 		}
 	}
 	return false
+}
+
+// mayRun reports whether slot's assigned node may run it: a report shows
+// a live container of it there, or the node's report holds the slot.
+func (d *decision) mayRun(slot int) bool {
+	return d.runsReported(slot) || d.in.Reports[d.next[slot].Node].Slots[slot]
 }
 
 // rank orders slots for taking away: not serving first, then the
