@@ -155,7 +155,11 @@ type ReplicationManager struct {
 	// flight began (requestProgress).
 	progressWanted atomic.Int64
 	queue          *laneQueue
-	started        time.Time
+	// world counts the events the loop has taken in (the mirrors'
+	// changes, the writes' answers): a decision made at the same count
+	// saw the same mirrors (calm.go).
+	world   uint64
+	started time.Time
 	// waiters are the CaughtUp calls waiting for the loop, and wroteRev
 	// the newest revision a decision's write went in at (written by the
 	// loop, read by CaughtUp too).
@@ -275,6 +279,9 @@ type leaderRecord struct {
 	// this leader's only.
 	rollout api.RolloutRecord
 	watched map[string]decide.Watched
+	// calm is what the last decision was made from, when it found nothing
+	// to write and nothing to wait for; nil otherwise (calm.go).
+	calm *leaderInputs
 }
 
 // NewReplicationManager returns a ReplicationManager; Run starts it.
@@ -370,7 +377,7 @@ func (s *ReplicationManager) loop(mb *mailbox) {
 		}
 		select { // what came in goes before the next decision
 		case event := <-mb.events:
-			event()
+			s.take(event)
 			continue
 		case call := <-mb.calls:
 			call()
@@ -391,7 +398,7 @@ func (s *ReplicationManager) loop(mb *mailbox) {
 		}
 		select {
 		case event := <-mb.events:
-			event()
+			s.take(event)
 		case call := <-mb.calls:
 			call()
 		case <-s.queue.wake:
@@ -431,6 +438,9 @@ func (s *ReplicationManager) watchConfigs(ctx context.Context, prefix string, ta
 func (s *ReplicationManager) Synchronize() { s.onLoop(s.synchronize) }
 
 func (s *ReplicationManager) synchronize() {
+	if len(s.gone) > 0 {
+		s.world++ // the gone nodes' records may expire: no decision is calm across it
+	}
 	s.queue.later(slices.Collect(maps.Keys(s.specs))...)
 	s.expireGoneNodes()
 }

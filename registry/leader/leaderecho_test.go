@@ -28,7 +28,7 @@ func (s *ReplicationManager) deliver() {
 	for {
 		select {
 		case event := <-s.mailbox.events:
-			event()
+			s.take(event)
 		default:
 			return
 		}

@@ -49,11 +49,13 @@ type laneQueue struct {
 	wake chan struct{}
 	// clock runs the delays of after.
 	clock Clock
+	// wakes counts, by id, every put but the periodic lane's (calm.go).
+	wakes map[string]uint64
 }
 
 func newLaneQueue(clock Clock) *laneQueue {
 	return &laneQueue{queued: map[string]lane{}, processing: map[string]bool{},
-		again: map[string]lane{}, wake: make(chan struct{}, 1), clock: clock}
+		again: map[string]lane{}, wake: make(chan struct{}, 1), clock: clock, wakes: map[string]uint64{}}
 }
 
 // add puts ids in the lane of changes.
@@ -69,6 +71,9 @@ func (q *laneQueue) put(l lane, ids []string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, id := range ids {
+		if l != lanePeriodic {
+			q.wakes[id]++
+		}
 		if q.processing[id] {
 			if cur, ok := q.again[id]; !ok || l < cur {
 				q.again[id] = l
@@ -90,6 +95,21 @@ func (q *laneQueue) put(l lane, ids []string) {
 // after adds id to the lane of changes after d.
 func (q *laneQueue) after(id string, d time.Duration) {
 	q.clock.AfterFunc(d, func() { q.add(id) })
+}
+
+// woken is how many times id was put in the queue but in the periodic
+// lane.
+func (q *laneQueue) woken(id string) uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.wakes[id]
+}
+
+// forget drops id's count of wake-ups: it is gone.
+func (q *laneQueue) forget(id string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.wakes, id)
 }
 
 // idle reports whether no id is queued, handed out or marked again.

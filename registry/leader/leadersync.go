@@ -104,8 +104,13 @@ func (s *ReplicationManager) decideController(id string) *inflightWrite {
 	if !s.ready() {
 		return nil
 	}
+	inputs := s.inputsOf(id)
+	if s.unchanged(id, inputs) {
+		return nil // calm, and nothing changed since (calm.go)
+	}
 	in, sp, reports := s.input(id)
 	rec := s.record(id)
+	rec.calm = nil
 	if sp == nil && len(in.Assigned) == 0 && len(reports) == 0 {
 		// gone with its last assignment and report
 		delete(s.wanting, id)
@@ -177,6 +182,9 @@ func (s *ReplicationManager) decideController(id string) *inflightWrite {
 	op.w.Status = s.status(id, sp, reports, in, res, rec.status)
 	if len(op.w.Changes) == 0 && op.w.Status == nil && op.w.Revision == nil {
 		s.scheduleRecheck(id, rec, res.RecheckAfter)
+		if s.calm(id, sp, in, res, rec) {
+			rec.calm = &inputs
+		}
 		return nil
 	}
 	s.assume(sp, in.Assigned, op.w.Changes, 1)
@@ -258,6 +266,7 @@ func (s *ReplicationManager) written(op *inflightWrite, r writeResult) error {
 		}
 		delete(s.records, id)
 		delete(s.releasing, id)
+		s.queue.forget(id)
 		s.logger.Info("controller gone: status and history removed", "controller", id)
 		return nil
 	}

@@ -1,0 +1,57 @@
+package leader
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/replication-manager/replication-manager/internal/demospec"
+	"github.com/replication-manager/replication-manager/registry"
+)
+
+// A decision that writes nothing and waits for nothing is calm: the
+// periodic pass finds the controller unchanged without deciding again,
+// until the loop takes in any event (a mirror's change, a write's answer)
+// or the controller is woken by anything but the pass.
+func TestACalmDecisionHoldsUntilAnEventOrAWakeUp(t *testing.T) {
+	s := listedLeader(t)
+	data, err := json.Marshal(demospec.Controller("web", "demo:1", 0, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.putSpec(registry.KV{Key: s.store.ControllerKey("web"), Value: data, ModRev: 2, CreateRev: 2})
+	s.deliver()
+	s.testPutNode(t, "a")
+
+	op := s.decideController("web") // a new controller: its status and first template
+	if op == nil {
+		t.Fatal("no write decided for a new controller")
+	}
+	if s.unchanged("web", s.inputsOf("web")) {
+		t.Fatal("a decision that writes is calm")
+	}
+	if err := s.written(op, writeResult{rev: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if op := s.decideController("web"); op != nil {
+		t.Fatalf("a second decision writes %+v, want nothing", op.w)
+	}
+	if !s.unchanged("web", s.inputsOf("web")) {
+		t.Fatal("a decision that wrote nothing and waits for nothing is not calm")
+	}
+	s.queue.later("web") // the periodic pass
+	if !s.unchanged("web", s.inputsOf("web")) {
+		t.Error("the periodic pass's own queueing ended the calm")
+	}
+
+	s.testPutNode(t, "b") // a change anywhere: a node may take or lose slots
+	if s.unchanged("web", s.inputsOf("web")) {
+		t.Error("calm after a node came: every mirror's change ends it")
+	}
+	if op := s.decideController("web"); op != nil || !s.unchanged("web", s.inputsOf("web")) {
+		t.Fatalf("no calm decision after the node came")
+	}
+	s.queue.add("web") // a wake-up: a timer, a report, a change of its own
+	if s.unchanged("web", s.inputsOf("web")) {
+		t.Error("calm after a wake-up")
+	}
+}
