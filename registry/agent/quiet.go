@@ -16,8 +16,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/replication-manager/replication-manager/registry"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/replication-manager/replication-manager/registry"
 )
 
 // syncInputs are the versions of what a sync of one controller reads.
@@ -80,7 +81,7 @@ func (w *wakes) forget(id string) {
 
 // wakingQueue is the work queue, counting every controller it is given
 // as woken. The periodic pass goes by the feeder, which adds to the queue
-// beneath (addPeriodic).
+// beneath (addFed).
 type wakingQueue struct {
 	workqueue.TypedRateLimitingInterface[string]
 	wakes *wakes
