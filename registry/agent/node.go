@@ -269,7 +269,9 @@ func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st ap
 	slots := runSlots(assigned, live)
 	empty := len(slots) == 0 && st.FindCondition(api.ConditionReplicaFailure) == nil
 	if empty && !record.reported {
-		record.status = &st
+		if record.status == nil || !api.SameStatus(*record.status, st) {
+			record.status = &st // kept as it was when the same: the sync was calm
+		}
 		return nil
 	}
 	var digestErr error

@@ -94,6 +94,26 @@ func TestAPeriodicSyncSkipsOnlyACalmControllerWhoseInputsDidNotChange(t *testing
 	}
 }
 
+// A controller with no slot on this node writes no report here, and its
+// periodic syncs take the short way as well.
+func TestAControllerWithNoSlotHereIsFoundUnchangedToo(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h := newHarness(t, roles.Options{RelistPeriod: time.Hour, Registerer: reg})
+	h.setSpec(newController("idle", 0))
+	if err := h.sync(t, "idle"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; syncsBy(t, reg, "unchanged") == 0; i++ {
+		if i == 5 {
+			t.Fatalf("no sync of a controller of 0 replicas found it unchanged after %d steps", i)
+		}
+		h.clock.Advance(time.Second)
+		if err := h.step(t.Context(), "idle"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // syncsBy is how many syncs the node has finished with result.
 func syncsBy(t *testing.T, reg *prometheus.Registry, result string) uint64 {
 	t.Helper()
