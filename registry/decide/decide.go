@@ -186,9 +186,12 @@ func (d *decision) releasedRuns(slot int) (node string, most int, ok bool) {
 		return old.Node, old.inFlight(), true
 	}
 	rel, was := d.in.Released[slot]
-	if !was || d.in.ReportsRevision >= rel.Rev || d.lost(rel.Node) {
+	if !was || d.lost(rel.Node) || d.in.ReportsRevision >= rel.Rev && !d.in.Reports[rel.Node].Slots[slot] {
 		return "", 0, false
 	}
+	// until its node's report lets the slot go, what the released
+	// assignment may have started there may still run: reports as of the
+	// release only say the node wrote none since
 	return rel.Node, max(1, rel.Live), true
 }
 

@@ -413,10 +413,11 @@ func released(before map[int]decide.Assignment, c registry.AssignChange, rev int
 }
 
 // pruneReleased forgets the slots taken off a node that the reports show
-// applied, and reports whether some are left.
+// applied and the node's report no longer holds, and reports whether
+// some are left.
 func (s *ReplicationManager) pruneReleased(id string, rec *leaderRecord) bool {
 	for slot, rel := range rec.released {
-		if rel.Rev <= s.reportsRev {
+		if rel.Rev <= s.reportsRev && !s.reportHolds(id, rel.Node, slot) {
 			delete(rec.released, slot)
 		}
 	}
@@ -426,6 +427,14 @@ func (s *ReplicationManager) pruneReleased(id string, rec *leaderRecord) bool {
 	}
 	s.releasing[id] = true
 	return true
+}
+
+// reportHolds reports whether node's report of controller id holds slot:
+// the node may run what a released assignment started there until its
+// report lets the slot go, even once the reports are as of the release.
+func (s *ReplicationManager) reportHolds(id, node string, slot int) bool {
+	r := s.reports[id][node]
+	return r != nil && r.slots[slot]
 }
 
 // requestProgress asks etcd to tell the watches where they are, so that
