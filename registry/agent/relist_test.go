@@ -157,17 +157,5 @@ func TestTheSteadyPeriodicPassCallsNoDockerAndWritesNothing(t *testing.T) {
 // syncCount is how many syncs the node has finished.
 func syncCount(t *testing.T, reg *prometheus.Registry) uint64 {
 	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n uint64
-	for _, f := range families {
-		if f.GetName() == "replication_manager_sync_duration_seconds" {
-			for _, m := range f.GetMetric() {
-				n += m.GetHistogram().GetSampleCount()
-			}
-		}
-	}
-	return n
+	return syncsBy(t, reg, "")
 }

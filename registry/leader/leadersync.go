@@ -393,9 +393,21 @@ func (s *ReplicationManager) applied(id string, before map[int]decide.Assignment
 			s.setAssignment(id, c.Slot, &registry.SlotAssignment{Assignment: *c.Next, Rev: c.Rev})
 		}
 	}
-	if s.pruneReleased(id, rec) {
+	if s.pruneReleased(id, rec) && awaitsReports(rec, s.reportsRev) {
 		s.requestProgress()
 	}
+}
+
+// awaitsReports reports whether a slot rec released waits for the reports
+// to catch up with its release: a progress request helps that one, not one
+// whose node's report still holds it.
+func awaitsReports(rec *leaderRecord, reportsRev int64) bool {
+	for _, rel := range rec.released {
+		if rel.Rev > reportsRev {
+			return true
+		}
+	}
+	return false
 }
 
 // released records the slot c takes off a node, if it does, as released
