@@ -56,6 +56,14 @@ type NodeReport struct {
 	// it only once no container of it is left; so the leader never gives
 	// a slot to another node while this one may still run it.
 	Slots []int `json:"slots,omitempty"`
+	// StartedFirst are the slots of which the node may run two containers:
+	// an outdated one renamed out of the slot's name and its successor,
+	// started first. Like Slots, the node writes a slot here, in a
+	// transaction that checks the slot is still assigned to it as it saw
+	// it, before it creates the successor, and drops it once its engine
+	// lists one container of the slot at most; so any leader, one that
+	// remembers no write of its own included, counts both until then.
+	StartedFirst []int `json:"startedFirst,omitempty"`
 	// Pulling are the slots whose first container waits for its image to
 	// be pulled onto the node's engine: not running yet.
 	Pulling []PullingSlot `json:"pulling,omitempty"`

@@ -227,6 +227,33 @@ func runSlots(assigned map[int]registry.SlotAssignment, active []api.Task) []int
 	return slices.Compact(out)
 }
 
+// startedFirstSlots are the slots of which active, the running init
+// containers of inits and a container of each slot in creating hold two
+// or more, in order: a successor started next to an outdated container
+// of its slot, or about to be.
+func startedFirstSlots(active, inits []api.Task, creating []int) []int {
+	count := make(map[int]int, len(active)+len(creating))
+	for _, t := range active {
+		count[slotOf(t)]++
+	}
+	for _, t := range inits {
+		if t.Active() {
+			count[slotOf(t)]++
+		}
+	}
+	for _, slot := range creating {
+		count[slot]++
+	}
+	var out []int
+	for slot, n := range count {
+		if n > 1 && slot != noSlot {
+			out = append(out, slot)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // sameTasks reports whether the report's tasks (sorted by name) are active,
 // as nodeReport would list them, without building a report.
 func sameTasks(reported []api.ReportedTask, active []api.Task, partsOf func(api.Task) []api.Task) bool {
@@ -266,7 +293,7 @@ func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st ap
 	if len(inits) > 0 {
 		live = slices.Concat(active, inits)
 	}
-	slots := runSlots(assigned, live)
+	slots, twice := runSlots(assigned, live), startedFirstSlots(active, inits, nil)
 	empty := len(slots) == 0 && st.FindCondition(api.ConditionReplicaFailure) == nil
 	if empty && !record.reported {
 		if record.status == nil || !api.SameStatus(*record.status, st) {
@@ -278,24 +305,25 @@ func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st ap
 	if !empty {
 		digestErr = rm.resolveDigests(ctx, st.ID)
 	}
-	if err := rm.putReport(ctx, record, st, active, blocked, pulling, slots, empty); err != nil {
+	if err := rm.putReport(ctx, record, st, active, blocked, pulling, slots, twice, empty); err != nil {
 		return errors.Join(err, digestErr)
 	}
 	return digestErr
 }
 
 // putReport writes the report of writeReport, or deletes it when empty.
-func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active []api.Task, blocked []int, pulling []api.PullingSlot, slots []int, empty bool) error {
+func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active []api.Task, blocked []int, pulling []api.PullingSlot, slots, twice []int, empty bool) error {
 	node := rm.opts.Node
 	active = rm.digests.fill(active)
 	partsOf := rm.digests.fillParts(rm.partsIndex(st.ID))
 	if prev := record.status; record.reported && !empty && prev != nil && api.SameStatus(*prev, st) &&
-		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && sameTasks(record.reportedTasks, active, partsOf) &&
+		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && slices.Equal(record.reportedStartedFirst, twice) &&
+		sameTasks(record.reportedTasks, active, partsOf) &&
 		slices.EqualFunc(record.reportedPulling, pulling, samePulling) {
 		return nil
 	}
 	r := nodeReport(node.Name, st, active, partsOf, blocked, slots)
-	r.Pulling = pulling
+	r.Pulling, r.StartedFirst = pulling, twice
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
 	if empty {
@@ -303,7 +331,7 @@ func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.
 			return err
 		}
 		record.reported, record.reportedTasks, record.reportedBlocked, record.reportedSlots, record.status = false, nil, nil, nil, &st
-		record.reportedPulling = nil
+		record.reportedPulling, record.reportedStartedFirst = nil, nil
 		rm.published.Delete(st.ID)
 		rm.pulling.Delete(st.ID)
 		return nil
@@ -314,7 +342,7 @@ func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.
 		return err
 	}
 	record.reported, record.reportedTasks, record.reportedBlocked, record.reportedSlots, record.status = true, r.Tasks, blocked, slots, &st
-	record.reportedPulling = pulling
+	record.reportedPulling, record.reportedStartedFirst = pulling, twice
 	rm.published.Store(st.ID, &st)
 	if len(pulling) > 0 {
 		rm.pulling.Store(st.ID, pulling)
@@ -325,16 +353,21 @@ func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.
 }
 
 // claimSlots writes the slots this node is about to create containers of
-// into its report before it does, in a transaction that checks each is
-// still assigned to it as it saw it; so the leader never gives a slot to
-// another node while this one may run it (docs/NODES.md). It returns the slots it may create: all of them, or
-// none when an assignment changed meanwhile (the watch brings it). The
-// claim goes into record, the state the sync leaves: a report that
-// fails after the creates must not make the node forget it.
-func (rm *Agent) claimSlots(ctx context.Context, id string, record *controllerState, creates []int, assigned map[int]registry.SlotAssignment, active, inits []api.Task) (bool, error) {
+// into its report before it does, and those whose successor it starts
+// next to an outdated container into the report's startedFirst, in a
+// transaction that checks each such slot is still assigned to it as it
+// saw it; so no leader gives a slot to another node, or its room to
+// another slot, while this one may run it (docs/NODES.md). It returns
+// whether the node may create: for all of the creates, or none when an
+// assignment changed meanwhile (the watch brings it). The claim goes
+// into d.state, the state the sync leaves: a report that fails after the
+// creates must not make the node forget it.
+func (rm *Agent) claimSlots(ctx context.Context, id string, d *decision, assigned map[int]registry.SlotAssignment, inits []api.Task) (bool, error) {
+	record, creates := &d.state, createdSlots(d.creates)
+	twice := startedFirstSlots(withoutTasks(d.active, d.deletes), inits, creates)
 	var cmps []clientv3.Cmp
 	for _, slot := range creates {
-		if !slices.Contains(record.reportedSlots, slot) {
+		if !slices.Contains(record.reportedSlots, slot) || slices.Contains(twice, slot) && !slices.Contains(record.reportedStartedFirst, slot) {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(rm.store.AssignmentKey(id, slot)), "=", assigned[slot].Rev))
 		}
 	}
@@ -345,9 +378,9 @@ func (rm *Agent) claimSlots(ctx context.Context, id string, record *controllerSt
 	if record.status != nil {
 		st = *record.status
 	}
-	slots := runSlots(assigned, slices.Concat(active, inits))
-	r := nodeReport(rm.opts.Node.Name, st, rm.digests.fill(active), rm.digests.fillParts(rm.partsIndex(id)), record.reportedBlocked, slots)
-	r.Pulling = record.reportedPulling
+	slots := runSlots(assigned, slices.Concat(d.active, inits))
+	r := nodeReport(rm.opts.Node.Name, st, rm.digests.fill(d.active), rm.digests.fillParts(rm.partsIndex(id)), record.reportedBlocked, slots)
+	r.Pulling, r.StartedFirst = record.reportedPulling, twice
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
 	if err := rm.store.PutReport(ctx, r, rm.opts.Node.Lease, cmps); err != nil {
@@ -357,6 +390,7 @@ func (rm *Agent) claimSlots(ctx context.Context, id string, record *controllerSt
 		return false, err
 	}
 	record.reported, record.reportedTasks, record.reportedSlots, record.status = true, r.Tasks, slots, &st
+	record.reportedStartedFirst = twice
 	return true, nil
 }
 

@@ -4,6 +4,7 @@ package agent_test
 // hold at every step, and it goes on by itself, without a resync.
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/testpoll"
 	"github.com/replication-manager/replication-manager/registry/roles"
+	"github.com/replication-manager/replication-manager/taskcontrol"
 )
 
 func TestARollingUpdateThroughTheManagerKeepsItsBounds(t *testing.T) {
@@ -104,4 +106,68 @@ func TestARollingUpdateGoesOnByItselfWithoutAResync(t *testing.T) {
 		c := st.FindCondition(api.ConditionProgressing)
 		return st.UpdatedReplicas == 3 && c != nil && c.Reason == api.ReasonRolloutComplete
 	})
+}
+
+// watchedCreates hands each create to onCreate before the engine makes it.
+type watchedCreates struct {
+	*taskcontrol.Fake
+	onCreate func(api.TaskSpec)
+}
+
+func (w *watchedCreates) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task, error) {
+	if w.onCreate != nil {
+		w.onCreate(spec)
+	}
+	return w.Fake.CreateTask(ctx, spec)
+}
+
+// A leader that remembers no write of its own learns from the node's
+// report alone that a slot may run two containers: the node writes the
+// slot into its report's startedFirst before it creates the successor
+// next to the outdated container, and drops it once the outdated one is
+// gone (decide counts it; make prop, seed 14811533018944992633).
+func TestANodeReportsASuccessorStartedFirstBeforeItCreatesIt(t *testing.T) {
+	watch := &watchedCreates{}
+	h := newHarness(t, roles.Options{TaskControl: watch})
+	watch.Fake = h.fake
+	rc := newController("web", 1)
+	one, zero := intstr.FromInt(1), intstr.FromInt(0)
+	rc.DesiredState.UpdateStrategy = &api.UpdateStrategy{MaxSurge: &one, MaxUnavailable: &zero}
+	h.setSpec(rc)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+
+	var atCreate []int
+	creates := 0
+	watch.onCreate = func(api.TaskSpec) {
+		creates++
+		if r := h.report(t, "web"); r != nil {
+			atCreate = r.StartedFirst
+		}
+	}
+	next := newController("web", 1)
+	next.DesiredState.UpdateStrategy = rc.DesiredState.UpdateStrategy
+	next.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = "demo-task:2"
+	h.setSpec(next)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if creates != 1 || !slices.Equal(atCreate, []int{1}) {
+		t.Fatalf("the successor's create (%d creates) saw the report's startedFirst %v, want [1]", creates, atCreate)
+	}
+	if got := h.report(t, "web").StartedFirst; !slices.Equal(got, []int{1}) {
+		t.Errorf("with both containers running, the report's startedFirst is %v, want [1]", got)
+	}
+
+	h.clock.Advance(api.DefaultMonitorSeconds * time.Second) // the successor is available: the old one goes
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(h.fake.Tasks()); !slices.Equal(got, []string{"web-1"}) {
+		t.Fatalf("containers %v, want the successor alone", got)
+	}
+	if got := h.report(t, "web").StartedFirst; len(got) > 0 {
+		t.Errorf("with the successor alone, the report's startedFirst is %v, want none", got)
+	}
 }

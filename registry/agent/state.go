@@ -53,12 +53,13 @@ type controllerState struct {
 	// rollout tracks the progress towards the current template.
 	rollout rolloutProgress
 	// reported says this node has a report on the controller in etcd, and
-	// reportedTasks, reportedBlocked and reportedSlots what it listed.
-	reported        bool
-	reportedTasks   []api.ReportedTask
-	reportedBlocked []int
-	reportedSlots   []int
-	reportedPulling []api.PullingSlot
+	// the reported fields what it listed.
+	reported             bool
+	reportedTasks        []api.ReportedTask
+	reportedBlocked      []int
+	reportedSlots        []int
+	reportedStartedFirst []int
+	reportedPulling      []api.PullingSlot
 	// templates are the templates of the controller's history this node
 	// has read, by hash, for slots assigned an older revision.
 	templates map[string]*api.TaskTemplate
@@ -175,7 +176,7 @@ func (s *states) loadReports(reports map[string]*api.NodeReport) {
 	for id, r := range reports {
 		st := r.Status
 		s.records[id] = &controllerState{status: &st, reported: true, reportedTasks: r.Tasks, reportedBlocked: r.BlockedSlots,
-			reportedSlots: r.Slots}
+			reportedSlots: r.Slots, reportedStartedFirst: r.StartedFirst, reportedPulling: r.Pulling}
 	}
 }
 

@@ -174,7 +174,9 @@ func (d *decision) findHeld() {
 
 // releasedRuns returns, for an unassigned slot taken off a node that is
 // not lost (by this decision, or by a release the reports do not show
-// applied yet), that node and the most containers of the slot it may run.
+// applied yet), or that a node's report says it started a successor of
+// next to an outdated container, that node and the most containers of
+// the slot it may run.
 func (d *decision) releasedRuns(slot int) (node string, most int, ok bool) {
 	if d.assignedNow(slot) {
 		return "", 0, false
@@ -183,16 +185,53 @@ func (d *decision) releasedRuns(slot int) (node string, most int, ok bool) {
 		if d.settled(slot, old) {
 			return old.Node, 1, true
 		}
-		return old.Node, old.inFlight(), true
+		return old.Node, d.inFlight(slot, old), true
 	}
 	rel, was := d.in.Released[slot]
 	if !was || d.lost(rel.Node) || d.in.ReportsRevision >= rel.Rev && !d.in.Reports[rel.Node].Slots[slot] {
-		return "", 0, false
+		// no release of this leader's holds it: a node's report may
+		// still say it started a successor next to an outdated container
+		return d.startedFirstOn(slot)
 	}
 	// until its node's report lets the slot go, what the released
 	// assignment may have started there may still run: reports as of the
 	// release only say the node wrote none since
-	return rel.Node, max(1, rel.Live), true
+	most = max(1, rel.Live)
+	if d.reportsStartedFirst(rel.Node, slot) {
+		most = max(most, 2)
+	}
+	return rel.Node, most, true
+}
+
+// startedFirstOn returns the node whose report says it may run two
+// containers of slot, a successor started first and the container it
+// replaces, if one that is not expired does (the first by name, should
+// two).
+func (d *decision) startedFirstOn(slot int) (node string, most int, ok bool) {
+	for name := range d.in.Reports {
+		if d.reportsStartedFirst(name, slot) && !d.expired(name) && (!ok || name < node) {
+			node, most, ok = name, 2, true
+		}
+	}
+	return node, most, ok
+}
+
+// inFlight is how many containers of slot a's node may run for it until
+// it reports the slot settled: what a's writes may have started, or two
+// when its report says so.
+func (d *decision) inFlight(slot int, a Assignment) int {
+	n := a.inFlight()
+	if d.reportsStartedFirst(a.Node, slot) {
+		n = max(n, 2)
+	}
+	return n
+}
+
+// reportsStartedFirst reports whether node's report says it may run two
+// containers of slot.
+func (d *decision) reportsStartedFirst(node string, slot int) bool {
+	r := d.in.Reports[node]
+	return r.StartedFirst[slot] && r.Slots[slot]
 }
 
 // isHeld reports whether slot is unassigned and a node may still run a
@@ -566,7 +605,7 @@ func (d *decision) liveCount() int {
 				expected = 1
 			}
 		case !d.settled(slot, a):
-			expected = a.inFlight()
+			expected = d.inFlight(slot, a)
 		default:
 			expected = 1
 		}
@@ -579,6 +618,9 @@ func (d *decision) liveCount() int {
 // and nothing else of it: no start-first step, of a or of a write before
 // it, may have a second container there.
 func (d *decision) settled(slot int, a Assignment) bool {
+	if d.reportsStartedFirst(a.Node, slot) {
+		return false
+	}
 	if !a.StartFirst && a.StartedFirst == 0 {
 		return true
 	}

@@ -310,10 +310,11 @@ func (w *world) see(n *simNode) {
 // act is one round of node n running what it saw assigned: the node
 // agent's part, and no more, as the node model says a node does
 // (registry/nodemodel), with no burst limit. The slots it runs go into its
-// report before it creates anything.
+// report before it creates anything, and so do those whose successor it
+// starts next to an outdated container.
 func (w *world) act(n *simNode) {
 	if n.report == nil || !maps.Equal(n.report.Slots, w.slotsOf(n)) {
-		w.writeReport(n)
+		w.writeReport(n, nil)
 	}
 	in := nodemodel.Input{Controller: w.ctl.ID, Assigned: map[int]registry.SlotAssignment{}, Hash: w.ctl.Hash,
 		Burst: math.MaxInt, Window: w.ctl.AvailableAfter, Now: w.now}
@@ -348,6 +349,7 @@ func (w *world) act(n *simNode) {
 			stopFirst[rep.Slot] = true
 		}
 	}
+	creates, twice := r.Create[:0], map[int]bool{}
 	for _, slot := range r.Create {
 		a := n.applied[slot]
 		if (!a.StartFirst || stopFirst[slot]) && slices.ContainsFunc(n.containers, func(c *simContainer) bool { return c.slot == slot && c.stopping }) {
@@ -355,8 +357,29 @@ func (w *world) act(n *simNode) {
 			// starts, as a node's sync deletes before it creates
 			continue
 		}
-		w.create(n, slot, a.Hash)
+		creates = append(creates, slot)
+		if slices.ContainsFunc(n.containers, func(c *simContainer) bool { return c.slot == slot && !c.stopping }) {
+			twice[slot] = true
+		}
 	}
+	if !subset(twice, n.report.StartedFirst) {
+		w.writeReport(n, twice)
+	}
+	for _, slot := range creates {
+		if twice[slot] && !n.report.StartedFirst[slot] {
+			continue // its assignment changed: the node waits for its watch
+		}
+		w.create(n, slot, n.applied[slot].Hash)
+	}
+}
+
+func subset(a, b map[int]bool) bool {
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
 }
 
 func (w *world) create(n *simNode, slot int, hash string) *simContainer {
@@ -399,22 +422,36 @@ func (w *world) slotsOf(n *simNode) map[int]bool {
 	return slots
 }
 
-// writeReport writes node n's report. A slot it did not report before
-// goes in only if it is still assigned as the node saw it (the
+// writeReport writes node n's report, with the slots of twice, whose
+// successor it is about to start next to an outdated container, under
+// StartedFirst. A slot it did not report before, or did not report there
+// before, goes in only if it is still assigned as the node saw it (the
 // transaction compares the assignment's ModRevision); otherwise the node
 // drops it and waits for its watch.
-func (w *world) writeReport(n *simNode) {
+func (w *world) writeReport(n *simNode, twice map[int]bool) {
 	delete(w.killed, n.name)
+	changed := func(slot int, a Assignment) bool {
+		cur, ok := w.assigned[slot]
+		return !ok || cur.ModRev != a.ModRev
+	}
 	for slot, a := range n.applied {
-		if n.report != nil && n.report.Slots[slot] {
-			continue
-		}
-		if cur, ok := w.assigned[slot]; !ok || cur.ModRev != a.ModRev {
+		if (n.report == nil || !n.report.Slots[slot]) && changed(slot, a) {
 			delete(n.applied, slot)
 		}
 	}
 	w.rev++
-	r := &simReport{Report: Report{Slots: w.slotsOf(n)}}
+	r := &simReport{Report: Report{Slots: w.slotsOf(n), StartedFirst: map[int]bool{}}}
+	for slot := range twice {
+		if a, ok := n.applied[slot]; ok && (n.report != nil && n.report.StartedFirst[slot] || !changed(slot, a)) {
+			r.StartedFirst[slot] = true
+		}
+	}
+	count := map[int]int{}
+	for _, c := range n.containers {
+		if count[c.slot]++; count[c.slot] == 2 {
+			r.StartedFirst[c.slot] = true
+		}
+	}
 	for _, c := range n.containers {
 		r.containers = append(r.containers, Container{Node: n.name, Slot: c.slot, Named: c.named, Hash: c.hash, Live: true, Ready: c.ready, StartedAt: c.started,
 			ID: c.id, Unhealthy: c.sick})
@@ -532,7 +569,7 @@ func TestDecideKeepsTheBoundsOverRandomHistories(t *testing.T) {
 			"tick": func(t *rapid.T) { w.tick(time.Duration(rapid.IntRange(1, 12).Draw(t, "seconds")) * time.Second) },
 			"report": func(t *rapid.T) {
 				if n := w.pickNode(t); n.alive {
-					w.writeReport(n)
+					w.writeReport(n, nil)
 				}
 			},
 			"kill container": func(t *rapid.T) {
@@ -604,7 +641,7 @@ func (w *world) converge() {
 		}
 		w.tick(6 * time.Second)
 		for _, n := range w.nodes {
-			w.writeReport(n)
+			w.writeReport(n, nil)
 		}
 		w.check()
 	}

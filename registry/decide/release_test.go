@@ -41,3 +41,26 @@ func TestASlotTakenOffItsNodeCountsWhatItsStartFirstStepMayHaveStarted(t *testin
 		t.Errorf("a's report let the slot go: %d live counted, want 0", got)
 	}
 }
+
+// make prop (seed 14811533018944992633): a new leader remembers no
+// release. Node a's report holds slot 1, which its start-first step was
+// taken off, and lists the outdated container, not yet the successor: the
+// report's startedFirst, written before the successor's create, is what
+// says the node may run two.
+func TestANewLeaderCountsTheSuccessorANodeReportsStartedFirst(t *testing.T) {
+	old := running("a", 1, "old")
+	old.Named = false // renamed out for its successor
+	in := Input{Controller: ctl(2), Assigned: map[int]Assignment{}, Nodes: nodes("a", "b"), Now: t0, ReportsRevision: 9,
+		Containers: []Container{old}, Reports: map[string]Report{"a": {Slots: map[int]bool{1: true}, StartedFirst: map[int]bool{1: true}}}}
+	if got := newDecision(in).liveCount(); got != 2 {
+		t.Errorf("a's report says it started slot 1's successor first: %d live counted, want 2", got)
+	}
+	if r := Decide(in); len(r.Changes) > 0 {
+		t.Errorf("with 2 live against replicas 2, the decision placed a slot: %s", summary(r))
+	}
+
+	in.Assigned = map[int]Assignment{1: at("a", "new")} // rewritten stop-first, no count carried
+	if got := newDecision(in).liveCount(); got != 2 {
+		t.Errorf("slot 1 assigned to a again: %d live counted, want 2", got)
+	}
+}

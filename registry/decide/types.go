@@ -144,6 +144,10 @@ type Report struct {
 	// once no container of it is left, so that a node's report always
 	// covers what it may run, stale or not.
 	Slots map[int]bool
+	// StartedFirst are the slots of which the node may run two
+	// containers: a successor started next to an outdated one. It writes
+	// a slot here as it writes one into Slots, before the create.
+	StartedFirst map[int]bool
 }
 
 // Release is a slot the leader took off Node at etcd revision Rev. A node

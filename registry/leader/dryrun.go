@@ -475,9 +475,23 @@ func (d *dryRun) nodeActs(node string, mine map[int]registry.SlotAssignment) (bo
 		return reported, recheck
 	}
 	nr := *r
-	nr.Tasks, nr.Slots = tasks, slots
+	nr.Tasks, nr.Slots, nr.StartedFirst = tasks, slots, startedFirst(tasks)
 	d.reports[node] = &nr
 	return true, recheck
+}
+
+// startedFirst are the slots of which tasks hold two containers or
+// more, in order, as a node reports them.
+func startedFirst(tasks []api.ReportedTask) []int {
+	count := make(map[int]int, len(tasks))
+	var out []int
+	for _, t := range tasks {
+		if count[t.Slot]++; count[t.Slot] == 2 {
+			out = append(out, t.Slot)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // modelInput is the node model's input of a node whose live containers

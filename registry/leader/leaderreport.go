@@ -18,11 +18,13 @@ import (
 type leaderReport struct {
 	// report holds the node and its status; no tasks.
 	report api.NodeReport
-	// slots are the slots the node runs or claims, and blocked those whose
-	// names an outsider holds there.
-	slots      map[int]bool
-	blocked    []int
-	containers []decide.Container
+	// slots are the slots the node runs or claims, startedFirst those of
+	// which it may run two containers (nil when none), and blocked those
+	// whose names an outsider holds there.
+	slots        map[int]bool
+	startedFirst map[int]bool
+	blocked      []int
+	containers   []decide.Container
 	// last is what a gone node's record shows of each container
 	// (leadergone.go), in the order of containers.
 	last []lastTask
@@ -46,6 +48,12 @@ func newLeaderReport(id string, r *api.NodeReport) *leaderReport {
 		last: make([]lastTask, 0, len(r.Tasks)), images: imageGroups(r.Tasks)}
 	for _, slot := range r.Slots {
 		lr.slots[slot] = true
+	}
+	for _, slot := range r.StartedFirst {
+		if lr.startedFirst == nil {
+			lr.startedFirst = make(map[int]bool, len(r.StartedFirst))
+		}
+		lr.startedFirst[slot] = true
 	}
 	for _, t := range r.Tasks {
 		c := reportedContainer(id, r.Node, t)

@@ -533,7 +533,7 @@ func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 	for _, node := range slices.Sorted(maps.Keys(src.reports)) {
 		r := src.reports[node]
 		reports = append(reports, &r.report)
-		in.Reports[node] = decide.Report{Slots: r.slots} // decide only reads it
+		in.Reports[node] = decide.Report{Slots: r.slots, StartedFirst: r.startedFirst} // decide only reads them
 		if in.Containers == nil {
 			in.Containers = slices.Clip(r.containers) // one node's: no copy (an append makes one)
 		} else {
