@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -340,20 +341,30 @@ func (rm *Agent) synchronizeEvery(ctx context.Context) {
 // Resync queues every known controller (the 2014 periodic sync) in the
 // second lane (feeder.go), so that work an event brings does not wait
 // behind it, and first lists the containers again, to catch events Docker
-// dropped, when RelistPeriod has passed since the last list. It returns
-// once the last one is in the queue, or when ctx ends. Every controller is
-// queued even when the list fails.
+// dropped, when RelistPeriod has passed since the last list. A controller
+// whose last sync was calm and whose inputs have not changed since is
+// found unchanged here, as its sync would find it, without queueing it
+// (quiet.go). It returns once the last one is in the queue, or when ctx
+// ends. Every controller is queued even when the list fails.
 func (rm *Agent) Resync(ctx context.Context) error {
 	var err error
 	if rm.relistDue() {
 		err = rm.relistTasks(ctx)
 	}
 	ids := rm.specs.ids()
-	rm.background.add(ids...) // the periodic pass: no wake-up (quiet.go)
+	queued := slices.DeleteFunc(ids, func(id string) bool {
+		start := time.Now()
+		if rm.unchanged(id) {
+			rm.metrics.observeSync(start, "unchanged")
+			return true
+		}
+		return false
+	})
+	rm.background.add(queued...) // the periodic pass: no wake-up (quiet.go)
 	select {
 	case <-ctx.Done():
 	case <-rm.background.drainedCh():
-		rm.logger.Debug("resync queued every controller", "count", len(ids))
+		rm.logger.Debug("resync queued every controller not found unchanged", "count", len(queued))
 	}
 	return err
 }

@@ -35,6 +35,13 @@ func (rm *Agent) inputsOf(id string, spec registry.Spec) syncInputs {
 	return syncInputs{spec: spec.ModRevision, slots: rm.slots.versionOf(id), tasks: rm.tasks.versionOf(id), wakes: rm.wakes.count(id)}
 }
 
+// unchanged reports whether id's last sync was calm and nothing it reads
+// has changed since: its sync would find nothing to do.
+func (rm *Agent) unchanged(id string) bool {
+	spec, exists, known := rm.specs.get(id)
+	return known && exists && rm.states.calmAt(id, rm.inputsOf(id, spec))
+}
+
 // calm reports whether a sync found the controller with nothing to do and
 // nothing to wait for: a valid spec, no error, no container created,
 // removed or renamed, no event, no write of its report, no later look

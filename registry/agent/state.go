@@ -63,10 +63,6 @@ type controllerState struct {
 	// templates are the templates of the controller's history this node
 	// has read, by hash, for slots assigned an older revision.
 	templates map[string]*api.TaskTemplate
-	// calm are the versions of the inputs of the last sync, which found
-	// nothing to do and nothing to wait for; nil after any other sync
-	// (quiet.go).
-	calm *syncInputs
 }
 
 // validation is the result of validating one spec revision, and its
@@ -126,10 +122,37 @@ const (
 	createBackoffMax   = 5 * time.Minute
 )
 
-// states is the map of records, by controller id.
+// states is the map of records, by controller id, and of the controllers
+// whose last sync was calm (quiet.go).
 type states struct {
 	mu      sync.Mutex
 	records map[string]*controllerState
+	// calm are, by controller, the versions of the inputs of its last
+	// sync, which found nothing to do and nothing to wait for: the
+	// periodic pass reads them outside the worker.
+	calm map[string]syncInputs
+}
+
+// calmAt reports whether id's last sync was calm, at the versions inputs.
+func (s *states) calmAt(id string, inputs syncInputs) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.calm[id]
+	return ok && at == inputs
+}
+
+// setCalm records whether id's last sync, of inputs, was calm.
+func (s *states) setCalm(id string, inputs syncInputs, calm bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case !calm:
+		delete(s.calm, id)
+	case s.calm == nil:
+		s.calm = map[string]syncInputs{id: inputs}
+	default:
+		s.calm[id] = inputs
+	}
 }
 
 // get returns the record of id, making an empty one if there is none. Only
@@ -172,7 +195,7 @@ func (s *states) ids() []string {
 func (s *states) loadReports(reports map[string]*api.NodeReport) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.records = make(map[string]*controllerState, len(reports))
+	s.records, s.calm = make(map[string]*controllerState, len(reports)), nil
 	for id, r := range reports {
 		st := r.Status
 		s.records[id] = &controllerState{status: &st, reported: true, reportedTasks: r.Tasks, reportedBlocked: r.BlockedSlots,
@@ -185,4 +208,5 @@ func (s *states) forget(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.records, id)
+	delete(s.calm, id)
 }

@@ -46,11 +46,11 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 		return nil
 	}
 	inputs := rm.inputsOf(id, spec)
-	record := rm.states.get(id)
-	if exists && record.calm != nil && *record.calm == inputs {
+	if exists && rm.states.calmAt(id, inputs) {
 		result = "unchanged" // calm, and nothing it reads changed since (quiet.go)
 		return nil
 	}
+	record := rm.states.get(id)
 	tasks, ok := rm.tasks.list(id)
 	if !ok {
 		return wrapSync(id, errTasksNotListed)
@@ -107,7 +107,6 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 	errs = append(errs, out.deleteErrs...)
 
 	*record = r.state
-	record.calm = nil
 	reported := record.status
 	rm.metrics.rolloutSteps.Add(float64(d.rolloutSteps))
 	if r.rolledOut > 0 {
@@ -130,8 +129,8 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 		rm.later(id)
 	}
 	err = errors.Join(errs...)
-	if !r.forget && calm(in, d, out, r, record.status != reported, err) {
-		record.calm = &inputs
+	if !r.forget {
+		rm.states.setCalm(id, inputs, calm(in, d, out, r, record.status != reported, err))
 	}
 	return wrapSync(id, err)
 }

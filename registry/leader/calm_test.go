@@ -55,3 +55,44 @@ func TestACalmDecisionHoldsUntilAnEventOrAWakeUp(t *testing.T) {
 		t.Error("calm after a wake-up")
 	}
 }
+
+// The periodic pass does not queue a controller it would find unchanged:
+// a fleet where nothing changed costs the loop no decision and the queue
+// nothing.
+func TestThePeriodicPassQueuesOnlyControllersThatAreNotCalm(t *testing.T) {
+	s := listedLeader(t)
+	data, err := json.Marshal(demospec.Controller("web", "demo:1", 0, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.putSpec(registry.KV{Key: s.store.ControllerKey("web"), Value: data, ModRev: 2, CreateRev: 2})
+	s.deliver()
+	s.testPutNode(t, "a")
+	for id, ok := s.queue.take(); ok; id, ok = s.queue.take() {
+		s.queue.done(id)
+	}
+	s.synchronize()
+	if l, ok := queuedIn(s, "web"); !ok || l != lanePeriodic {
+		t.Fatalf("a controller never decided: queued %v in lane %d, want the periodic lane", ok, l)
+	}
+	id, _ := s.queue.take()
+	if op := s.decideController(id); op == nil {
+		t.Fatal("no write decided for a new controller")
+	} else if err := s.written(op, writeResult{rev: 3}); err != nil {
+		t.Fatal(err)
+	}
+	s.queue.done(id)
+	if op := s.decideController("web"); op != nil {
+		t.Fatalf("a second decision writes %+v, want nothing", op.w)
+	}
+
+	s.synchronize()
+	if l, ok := queuedIn(s, "web"); ok {
+		t.Errorf("the pass queued a calm controller in lane %d", l)
+	}
+	s.testPutNode(t, "b") // a change anywhere ends the calm
+	s.synchronize()
+	if _, ok := queuedIn(s, "web"); !ok {
+		t.Error("the pass did not queue the controller after a node came")
+	}
+}

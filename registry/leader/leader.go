@@ -18,9 +18,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"maps"
 	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -433,7 +431,9 @@ func (s *ReplicationManager) watchConfigs(ctx context.Context, prefix string, ta
 }
 
 // Synchronize queues every controller for a decision in the periodic
-// lane, behind every change: the safety net Run runs each SyncPeriod. It
+// lane, behind every change: the safety net Run runs each SyncPeriod. A
+// controller whose last decision was calm, with nothing taken in or woken
+// since, would be decided unchanged: it is not queued (calm.go). It
 // waits for Run to start the loop, and does nothing once it has ended.
 func (s *ReplicationManager) Synchronize() { s.onLoop(s.synchronize) }
 
@@ -441,7 +441,13 @@ func (s *ReplicationManager) synchronize() {
 	if len(s.gone) > 0 {
 		s.world++ // the gone nodes' records may expire: no decision is calm across it
 	}
-	s.queue.later(slices.Collect(maps.Keys(s.specs))...)
+	var ids []string
+	for id := range s.specs {
+		if !s.unchanged(id, s.inputsOf(id)) {
+			ids = append(ids, id)
+		}
+	}
+	s.queue.later(ids...)
 	s.expireGoneNodes()
 }
 
