@@ -254,31 +254,9 @@ func startedFirstSlots(active, inits []api.Task, creating []int) []int {
 	return out
 }
 
-// sameTasks reports whether the report's tasks (sorted by name) are active,
-// as nodeReport would list them, without building a report.
-func sameTasks(reported []api.ReportedTask, active []api.Task, partsOf func(api.Task) []api.Task) bool {
-	if len(reported) != len(active) {
-		return false
-	}
-	for _, t := range active {
-		i, found := slices.BinarySearchFunc(reported, t.Name, func(r api.ReportedTask, name string) int { return strings.Compare(r.Name, name) })
-		if !found || !sameReported(reported[i], reportedTask(t, partsOf(t))) {
-			return false
-		}
-	}
-	return true
-}
-
 // samePulling reports whether two pulling slots are the same.
 func samePulling(a, b api.PullingSlot) bool {
 	return a.Slot == b.Slot && a.Image == b.Image && a.Since.Equal(b.Since)
-}
-
-// sameReported reports whether two reported tasks are the same.
-func sameReported(a, b api.ReportedTask) bool {
-	return a.Name == b.Name && a.ID == b.ID && a.Slot == b.Slot && a.Image == b.Image && a.State == b.State &&
-		a.Health == b.Health && a.TemplateHash == b.TemplateHash && a.Created.Equal(b.Created) &&
-		a.StartedAt.Equal(b.StartedAt) && slices.Equal(a.Parts, b.Parts) && a.ImageID == b.ImageID && a.RepoDigest == b.RepoDigest
 }
 
 // writeReport stores the node's report on a controller when it changed,
@@ -318,7 +296,7 @@ func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.
 	partsOf := rm.digests.fillParts(rm.partsIndex(st.ID))
 	if prev := record.status; record.reported && !empty && prev != nil && api.SameStatus(*prev, st) &&
 		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && slices.Equal(record.reportedStartedFirst, twice) &&
-		sameTasks(record.reportedTasks, active, partsOf) &&
+		record.reportedDigest == activeDigest(active, partsOf) &&
 		slices.EqualFunc(record.reportedPulling, pulling, samePulling) {
 		return nil
 	}
@@ -330,7 +308,7 @@ func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.
 		if err := rm.store.DeleteReport(ctx, st.ID, node.Name); err != nil {
 			return err
 		}
-		record.reported, record.reportedTasks, record.reportedBlocked, record.reportedSlots, record.status = false, nil, nil, nil, &st
+		record.reported, record.reportedDigest, record.reportedBlocked, record.reportedSlots, record.status = false, 0, nil, nil, &st
 		record.reportedPulling, record.reportedStartedFirst = nil, nil
 		rm.published.Delete(st.ID)
 		rm.pulling.Delete(st.ID)
@@ -341,7 +319,7 @@ func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.
 	if err := rm.store.PutReport(ctx, r, node.Lease, nil); err != nil {
 		return err
 	}
-	record.reported, record.reportedTasks, record.reportedBlocked, record.reportedSlots, record.status = true, r.Tasks, blocked, slots, &st
+	record.reported, record.reportedDigest, record.reportedBlocked, record.reportedSlots, record.status = true, tasksDigest(r.Tasks), blocked, slots, &st
 	record.reportedPulling, record.reportedStartedFirst = pulling, twice
 	rm.published.Store(st.ID, &st)
 	if len(pulling) > 0 {
@@ -389,7 +367,7 @@ func (rm *Agent) claimSlots(ctx context.Context, id string, d *decision, assigne
 		}
 		return false, err
 	}
-	record.reported, record.reportedTasks, record.reportedSlots, record.status = true, r.Tasks, slots, &st
+	record.reported, record.reportedDigest, record.reportedSlots, record.status = true, tasksDigest(r.Tasks), slots, &st
 	record.reportedStartedFirst = twice
 	return true, nil
 }

@@ -53,9 +53,10 @@ type controllerState struct {
 	// rollout tracks the progress towards the current template.
 	rollout rolloutProgress
 	// reported says this node has a report on the controller in etcd, and
-	// the reported fields what it listed.
+	// the reported fields what it listed: its tasks by their digest
+	// (reportdigest.go).
 	reported             bool
-	reportedTasks        []api.ReportedTask
+	reportedDigest       uint64
 	reportedBlocked      []int
 	reportedSlots        []int
 	reportedStartedFirst []int
@@ -198,7 +199,7 @@ func (s *states) loadReports(reports map[string]*api.NodeReport) {
 	s.records, s.calm = make(map[string]*controllerState, len(reports)), nil
 	for id, r := range reports {
 		st := r.Status
-		s.records[id] = &controllerState{status: &st, reported: true, reportedTasks: r.Tasks, reportedBlocked: r.BlockedSlots,
+		s.records[id] = &controllerState{status: &st, reported: true, reportedDigest: tasksDigest(r.Tasks), reportedBlocked: r.BlockedSlots,
 			reportedSlots: r.Slots, reportedStartedFirst: r.StartedFirst, reportedPulling: r.Pulling}
 	}
 }
