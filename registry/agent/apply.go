@@ -8,7 +8,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -80,76 +79,6 @@ func (rm *Agent) apply(ctx context.Context, id string, d decision) outcome {
 	}
 	rm.createTasks(ctx, id, creates, d.slowStart, &out)
 	return out
-}
-
-// createTasks creates the containers, all at once or, after a failure, in
-// slow-start batches, and records in out what was created, what failed and
-// which slots another container holds.
-func (rm *Agent) createTasks(ctx context.Context, id string, specs []taskCreate, slowStart bool, out *outcome) {
-	created := make([]*api.Task, len(specs))
-	conflicts := make([]bool, len(specs))
-	initial := len(specs)
-	if slowStart {
-		initial = 1
-	}
-	_, errs := slowStartBatch(len(specs), initial, func(i int) error {
-		task, err := rm.createTask(ctx, id, specs[i])
-		switch {
-		case errors.Is(err, api.ErrTaskNameConflict):
-			conflicts[i] = true
-			return nil // not a failure of the template
-		case errors.Is(err, errInitStopped):
-			rm.logger.Info("init container stopped: its slot changed", "controller", id, "err", err)
-			return nil // not a failure either
-		case err != nil:
-			return err
-		}
-		created[i] = &task
-		return nil
-	})
-	out.createErrs = append(out.createErrs, errs...)
-	for i, t := range created {
-		if t != nil {
-			out.created = append(out.created, *t)
-		}
-		if conflicts[i] {
-			rm.resolveConflict(ctx, id, specs[i].TaskSpec, out)
-		}
-	}
-}
-
-// resolveConflict finds out who holds a slot's name that a create found
-// taken. A container labelled for this controller that the cache has not
-// seen yet goes into the cache, and the sync looks again; any other
-// container blocks the slot, and the replicas use another.
-func (rm *Agent) resolveConflict(ctx context.Context, id string, spec api.TaskSpec, out *outcome) {
-	holder, err := rm.taskControl.InspectTask(ctx, spec.Name)
-	switch {
-	case errors.Is(err, api.ErrTaskNotFound):
-		out.retry = true // gone in between: try again
-		return
-	case err != nil:
-		out.errs = append(out.errs, fmt.Errorf("create %s: name taken, and %w", spec.Name, err))
-		return
-	}
-	if holder.Labels[api.LabelController] == id {
-		// labelled for this controller: the cache lagged behind Docker;
-		// once it knows the container, the plan counts it or, outside
-		// the set, leaves its slot alone
-		rm.tasks.observe(holder)
-		out.retry = true
-		return
-	}
-	what := "not labelled for this controller (started by hand?)"
-	if out.conflicts == nil {
-		out.conflicts = make(map[int]slotConflict)
-	}
-	out.conflicts[slotOf(api.Task{Labels: spec.Labels})] = slotConflict{
-		holder: fmt.Sprintf("%s (%s), %s", spec.Name, shortID(holder.ID), what),
-		seen:   rm.now(),
-	}
-	rm.logger.Warn("slot name held by a container outside the controller's set; using another slot",
-		"controller", id, "container", spec.Name, "holder", shortID(holder.ID))
 }
 
 // deleteTasks stops and removes tasks, as many at a time as the burst

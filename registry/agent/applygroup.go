@@ -1,9 +1,8 @@
 package agent
 
-// This file carries out the actions of a plan on whole tasks: a task is
-// made volumes first, then its first container, then its parts, and a
-// create that fails halfway removes what it made; a task is renamed and
-// removed with its parts, and its emptyDir volumes go with it.
+// This file carries out the actions of a plan other than creates
+// (create.go) on whole tasks: a task is renamed and removed with its
+// parts, and its emptyDir volumes go with it.
 
 import (
 	"context"
@@ -14,39 +13,6 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 )
-
-// createTask makes the task c and returns its first container. A name
-// conflict of the first container is returned as it is (the slot is
-// held); any other failure leaves nothing of the task behind.
-func (rm *Agent) createTask(ctx context.Context, id string, c taskCreate) (api.Task, error) {
-	for _, v := range c.volumes {
-		if _, err := rm.taskControl.CreateVolume(ctx, v); err != nil {
-			return api.Task{}, fmt.Errorf("create volume %s: %w", v.Name, err)
-		}
-	}
-	if err := rm.runInits(ctx, id, c); err != nil {
-		// a failed init container kept for inspection keeps its volumes
-		// (one in use stays) for the slot's next try
-		return api.Task{}, errors.Join(err, rm.removeVolumes(ctx, c.volumes))
-	}
-	first, err := rm.createContainer(ctx, id, c.TaskSpec)
-	rm.metrics.countContainerOp("create", err)
-	if err != nil {
-		return api.Task{}, errors.Join(err, rm.removeVolumes(ctx, c.volumes))
-	}
-	rm.logger.Info("container created", "controller", id, "container", c.Name)
-	for _, p := range c.parts {
-		_, err := rm.createContainer(ctx, id, p)
-		rm.metrics.countContainerOp("create", err)
-		if err != nil {
-			// half a task is no task; the error as text, as a part's name conflict is a
-			// failure of the task, not a slot held (so not wrapped)
-			return api.Task{}, errors.Join(fmt.Errorf("create %s: %s", p.Name, err.Error()), rm.deleteTask(ctx, first, nil))
-		}
-		rm.logger.Info("container created", "controller", id, "container", p.Name)
-	}
-	return first, nil
-}
 
 // renameTask renames t to name and, for a task of several containers, its
 // parts to name.<container>, so that its successor can take the slot's

@@ -32,8 +32,10 @@ func TestAReportDigestChangesWithWhatTheReportSays(t *testing.T) {
 		"id":          func(r *api.ReportedTask) { r.ID = "c9" },
 		"started":     func(r *api.ReportedTask) { r.StartedAt = at.Add(time.Second) },
 		"repo digest": func(r *api.ReportedTask) { r.RepoDigest = "web@sha256:1" },
-		"a part":      func(r *api.ReportedTask) { r.Parts = []api.ReportedPart{{Name: "web-1.log", ID: "p1", Container: "log", Image: "log:1", State: api.StateExited}} },
-		"no part":     func(r *api.ReportedTask) { r.Parts = nil },
+		"a part": func(r *api.ReportedTask) {
+			r.Parts = []api.ReportedPart{{Name: "web-1.log", ID: "p1", Container: "log", Image: "log:1", State: api.StateExited}}
+		},
+		"no part": func(r *api.ReportedTask) { r.Parts = nil },
 	} {
 		changed := web1
 		change(&changed)

@@ -14,7 +14,7 @@ package agent
 // one the list has not seen), a start whose health check the cache does
 // not know, a health_status without a health, a restart. The events of the
 // manager's own creates are held until the create returns, and applied to
-// what it returned (createContainer).
+// what it returned (create.go, createContainer).
 
 import (
 	"context"
@@ -135,47 +135,6 @@ func (rm *Agent) inspectTask(ctx context.Context, taskID string) (bool, error) {
 		return false, err
 	}
 	return rm.tasks.observe(t), nil
-}
-
-// createContainer creates one container of controller id and writes it to
-// the cache. Its create and start events, which arrive before the create
-// returns, are held meanwhile and then applied to what the create
-// returned, so that they cost no inspect; one that tells of a change since
-// (it died already) queues the controller. A create that failed after the
-// engine made a container (the removal of a container that did not start
-// failed too, or the call was cut off) leaves one the cache does not know:
-// it is inspected.
-func (rm *Agent) createContainer(ctx context.Context, id string, spec api.TaskSpec) (api.Task, error) {
-	rm.tasks.creating(spec.Name)
-	finished := false
-	defer func() {
-		if !finished {
-			// the create panicked: that name's events are held no longer
-			rm.tasks.createDone(spec.Name)
-		}
-	}()
-	t, err := rm.taskControl.CreateTask(ctx, spec)
-	var changed, inspect bool
-	if err == nil {
-		changed, inspect = rm.tasks.created(t)
-		rm.tellGraceCapped(id, spec)
-	}
-	unknown := rm.tasks.createDone(spec.Name)
-	finished = true
-	if inspect {
-		unknown = append(unknown, t.ID)
-	}
-	for _, taskID := range unknown {
-		// ctx may be what cut the create off
-		inspectCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		c, inspectErr := rm.inspectTask(inspectCtx, taskID)
-		cancel()
-		changed = changed || c || inspectErr != nil
-	}
-	if changed || len(unknown) > 0 {
-		rm.queueController(id)
-	}
-	return t, err
 }
 
 // queueController queues id if it is a controller of this registry, now or
