@@ -148,13 +148,6 @@ type Agent struct {
 	// readers outside Run (RegistryID).
 	registryID string
 	sharedID   atomic.Pointer[string]
-	// published holds the last status written per controller id
-	// (*api.ReplicationControllerStatus, never changed once stored), for
-	// readers outside the workers (view.go).
-	published sync.Map
-	// pulling holds, per controller id, the slots its last report said
-	// were waiting for a pull ([]api.PullingSlot), for the status page.
-	pulling sync.Map
 
 	// now is the clock (Options.Now).
 	now func() time.Time
@@ -290,10 +283,6 @@ func (rm *Agent) readRegistry(ctx context.Context) error {
 	}
 	rm.registryID = id
 	rm.states.loadReports(reports)
-	for id, r := range reports {
-		st := r.Status
-		rm.published.Store(id, &st)
-	}
 	rm.logger.Info("registry read", "registry", id, "node", rm.opts.Node.Name, "reports", len(reports))
 	return nil
 }

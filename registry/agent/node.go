@@ -310,8 +310,7 @@ func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.
 		}
 		record.reported, record.reportedDigest, record.reportedBlocked, record.reportedSlots, record.status = false, 0, nil, nil, &st
 		record.reportedPulling, record.reportedStartedFirst = nil, nil
-		rm.published.Delete(st.ID)
-		rm.pulling.Delete(st.ID)
+		rm.states.publish(st.ID, nil, nil)
 		return nil
 	}
 	st.LastSyncTime = rm.now().UTC()
@@ -321,12 +320,7 @@ func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.
 	}
 	record.reported, record.reportedDigest, record.reportedBlocked, record.reportedSlots, record.status = true, tasksDigest(r.Tasks), blocked, slots, &st
 	record.reportedPulling, record.reportedStartedFirst = pulling, twice
-	rm.published.Store(st.ID, &st)
-	if len(pulling) > 0 {
-		rm.pulling.Store(st.ID, pulling)
-	} else {
-		rm.pulling.Delete(st.ID)
-	}
+	rm.states.publish(st.ID, &st, pulling)
 	return nil
 }
 

@@ -6,8 +6,10 @@ package agent
 // status and the validation result). The worker holding the controller's
 // key in the work queue owns its record: the queue never hands one key to
 // two workers at once, so a record needs no lock of its own. The map of
-// records has one, for the goroutines that only ask whether a controller
-// is known (the watches, the orphan sweep).
+// records has one, for the goroutines that only read what a worker
+// published of its controller: whether it is known (the watches, the
+// orphan sweep), whether its last sync was calm (the periodic pass), and
+// its last reported status (the status page).
 
 import (
 	"math"
@@ -123,37 +125,23 @@ const (
 	createBackoffMax   = 5 * time.Minute
 )
 
-// states is the map of records, by controller id, and of the controllers
-// whose last sync was calm (quiet.go).
+// states is the node's map of controllers, one entry each, made by the
+// controller's first sync or by the reports read at start.
 type states struct {
 	mu      sync.Mutex
-	records map[string]*controllerState
-	// calm are, by controller, the versions of the inputs of its last
-	// sync, which found nothing to do and nothing to wait for: the
-	// periodic pass reads them outside the worker.
-	calm map[string]syncInputs
+	entries map[string]*stateEntry
 }
 
-// calmAt reports whether id's last sync was calm, at the versions inputs.
-func (s *states) calmAt(id string, inputs syncInputs) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	at, ok := s.calm[id]
-	return ok && at == inputs
-}
-
-// setCalm records whether id's last sync, of inputs, was calm.
-func (s *states) setCalm(id string, inputs syncInputs, calm bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case !calm:
-		delete(s.calm, id)
-	case s.calm == nil:
-		s.calm = map[string]syncInputs{id: inputs}
-	default:
-		s.calm[id] = inputs
-	}
+// stateEntry is one controller's. Its record only the worker holding the
+// controller's key reads or changes, without a lock; the rest other
+// goroutines read too, under the map's lock: the versions of the inputs
+// of its last sync when that sync was calm (quiet.go), and the status and
+// the pulls its last report published (view.go).
+type stateEntry struct {
+	record    controllerState
+	calm      *syncInputs
+	published *api.ReplicationControllerStatus
+	pulling   []api.PullingSlot
 }
 
 // get returns the record of id, making an empty one if there is none. Only
@@ -161,15 +149,15 @@ func (s *states) setCalm(id string, inputs syncInputs, calm bool) {
 func (s *states) get(id string) *controllerState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.records == nil {
-		s.records = make(map[string]*controllerState)
+	if s.entries == nil {
+		s.entries = make(map[string]*stateEntry)
 	}
-	st, ok := s.records[id]
+	e, ok := s.entries[id]
 	if !ok {
-		st = &controllerState{}
-		s.records[id] = st
+		e = &stateEntry{}
+		s.entries[id] = e
 	}
-	return st
+	return &e.record
 }
 
 // known reports whether id has a record: this manager synced it, or found
@@ -177,7 +165,7 @@ func (s *states) get(id string) *controllerState {
 func (s *states) known(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.records[id]
+	_, ok := s.entries[id]
 	return ok
 }
 
@@ -185,22 +173,66 @@ func (s *states) known(id string) bool {
 func (s *states) ids() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.records))
-	for id := range s.records {
+	out := make([]string, 0, len(s.entries))
+	for id := range s.entries {
 		out = append(out, id)
 	}
 	return out
+}
+
+// calmAt reports whether id's last sync was calm, at the versions inputs.
+func (s *states) calmAt(id string, inputs syncInputs) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[id]
+	return e != nil && e.calm != nil && *e.calm == inputs
+}
+
+// setCalm records whether id's last sync, of inputs, was calm.
+func (s *states) setCalm(id string, inputs syncInputs, calm bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.entries[id]; e != nil {
+		e.calm = nil
+		if calm {
+			e.calm = &inputs
+		}
+	}
+}
+
+// publish records the status and the pulls id's report says now; nil
+// for a controller of which the node reports nothing.
+func (s *states) publish(id string, st *api.ReplicationControllerStatus, pulling []api.PullingSlot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.entries[id]; e != nil {
+		e.published, e.pulling = st, pulling
+	}
+}
+
+// published returns the status and the pulls id's last report said, for
+// readers outside the worker; they must not change them.
+func (s *states) published(id string) (*api.ReplicationControllerStatus, []api.PullingSlot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.entries[id]; e != nil {
+		return e.published, e.pulling
+	}
+	return nil, nil
 }
 
 // loadReports installs what a node read at start: its own reports.
 func (s *states) loadReports(reports map[string]*api.NodeReport) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.records, s.calm = make(map[string]*controllerState, len(reports)), nil
+	s.entries = make(map[string]*stateEntry, len(reports))
 	for id, r := range reports {
 		st := r.Status
-		s.records[id] = &controllerState{status: &st, reported: true, reportedDigest: tasksDigest(r.Tasks), reportedBlocked: r.BlockedSlots,
-			reportedSlots: r.Slots, reportedStartedFirst: r.StartedFirst, reportedPulling: r.Pulling}
+		s.entries[id] = &stateEntry{
+			record: controllerState{status: &st, reported: true, reportedDigest: tasksDigest(r.Tasks), reportedBlocked: r.BlockedSlots,
+				reportedSlots: r.Slots, reportedStartedFirst: r.StartedFirst, reportedPulling: r.Pulling},
+			published: &st, pulling: r.Pulling,
+		}
 	}
 }
 
@@ -208,6 +240,5 @@ func (s *states) loadReports(reports map[string]*api.NodeReport) {
 func (s *states) forget(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.records, id)
-	delete(s.calm, id)
+	delete(s.entries, id)
 }

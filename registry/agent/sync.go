@@ -220,7 +220,6 @@ func (rm *Agent) forget(ctx context.Context, id string) error {
 	rm.states.forget(id)
 	rm.specs.forget(id)
 	rm.wakes.forget(id)
-	rm.published.Delete(id)
 	return nil
 }
 

@@ -34,12 +34,7 @@ func (rm *Agent) Controller(id string) (registry.ControllerView, bool) {
 	}
 	v := registry.ControllerView{ID: id, Spec: spec.Controller, SpecErr: spec.Err, Revision: spec.ModRevision}
 	v.Node = rm.opts.Node.Name
-	if st, ok := rm.published.Load(id); ok {
-		v.Status = st.(*api.ReplicationControllerStatus)
-	}
-	if p, ok := rm.pulling.Load(id); ok {
-		v.Pulling = p.([]api.PullingSlot)
-	}
+	v.Status, v.Pulling = rm.states.published(id)
 	tasks, _ := rm.tasks.list(id)
 	for _, t := range tasks {
 		if api.OfRegistry(rm.registryID, t.Labels) {
