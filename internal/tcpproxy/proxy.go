@@ -73,6 +73,15 @@ func listenLoopback() (net.Listener, error) {
 // the same across a Cut and a Restore.
 func (p *Proxy) Addr() string { return p.addr }
 
+// Retarget sends the connections accepted from now on to target, a TCP
+// host:port: a server restarted elsewhere is where the client's address
+// still leads.
+func (p *Proxy) Retarget(target string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.network, p.target = "tcp", target
+}
+
 // Cut closes the listener and every open connection, both ways: the client
 // and the target see theirs end at once. New connections are refused until
 // Restore. Cutting a cut proxy does nothing.
@@ -133,7 +142,10 @@ func (p *Proxy) serve(ln net.Listener) {
 // forward connects c to the target and copies both ways until either side
 // ends or the proxy is cut.
 func (p *Proxy) forward(c net.Conn, gen int) {
-	up, err := net.DialTimeout(p.network, p.target, dialTimeout)
+	p.mu.Lock()
+	network, target := p.network, p.target
+	p.mu.Unlock()
+	up, err := net.DialTimeout(network, target, dialTimeout)
 	if err != nil {
 		_ = c.Close()
 		return

@@ -232,3 +232,27 @@ func TestNoConnectionSurvivesACutUnderLoad(t *testing.T) {
 	}
 	testpoll.Until(t, 5*time.Second, "every server connection to close after the last cut", func() bool { return srv.open.Load() == 0 })
 }
+
+// A retargeted proxy sends its new connections to the new target, at the
+// same address; the connections it has go on where they were.
+func TestARetargetedProxySendsNewConnectionsToTheNewTarget(t *testing.T) {
+	first, second := startEcho(t), startEcho(t)
+	p := tcpproxy.New(t, first.ln.Addr().String())
+	before, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer before.Close()
+	testpoll.Until(t, 5*time.Second, "the first connection at the first target", func() bool { return first.open.Load() == 1 })
+
+	p.Retarget(second.ln.Addr().String())
+	after, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer after.Close()
+	testpoll.Until(t, 5*time.Second, "the new connection at the second target", func() bool { return second.open.Load() == 1 })
+	if n := first.open.Load(); n != 1 {
+		t.Errorf("%d connections at the first target, want the first one still", n)
+	}
+}
