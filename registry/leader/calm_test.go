@@ -8,11 +8,10 @@ import (
 	"github.com/replication-manager/replication-manager/registry"
 )
 
-// A decision that writes nothing and waits for nothing is calm: the
-// periodic pass finds the controller unchanged without deciding again,
-// until the loop takes in any event (a mirror's change, a write's answer)
-// or the controller is woken by anything but the pass.
-func TestACalmDecisionHoldsUntilAnEventOrAWakeUp(t *testing.T) {
+// leaderOfWeb is a listed leader, its loop the test's goroutine, with node
+// a and a controller web of 0 replicas, never decided.
+func leaderOfWeb(t *testing.T) *ReplicationManager {
+	t.Helper()
 	s := listedLeader(t)
 	data, err := json.Marshal(demospec.Controller("web", "demo:1", 0, nil))
 	if err != nil {
@@ -21,6 +20,15 @@ func TestACalmDecisionHoldsUntilAnEventOrAWakeUp(t *testing.T) {
 	s.putSpec(registry.KV{Key: s.store.ControllerKey("web"), Value: data, ModRev: 2, CreateRev: 2})
 	s.deliver()
 	s.testPutNode(t, "a")
+	return s
+}
+
+// A decision that writes nothing and waits for nothing is calm: the
+// periodic pass finds the controller unchanged without deciding again,
+// until the loop takes in any event (a mirror's change, a write's answer)
+// or the controller is woken by anything but the pass.
+func TestACalmDecisionHoldsUntilAnEventOrAWakeUp(t *testing.T) {
+	s := leaderOfWeb(t)
 
 	op := s.decideController("web") // a new controller: its status and first template
 	if op == nil {
@@ -60,14 +68,7 @@ func TestACalmDecisionHoldsUntilAnEventOrAWakeUp(t *testing.T) {
 // a fleet where nothing changed costs the loop no decision and the queue
 // nothing.
 func TestThePeriodicPassQueuesOnlyControllersThatAreNotCalm(t *testing.T) {
-	s := listedLeader(t)
-	data, err := json.Marshal(demospec.Controller("web", "demo:1", 0, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.putSpec(registry.KV{Key: s.store.ControllerKey("web"), Value: data, ModRev: 2, CreateRev: 2})
-	s.deliver()
-	s.testPutNode(t, "a")
+	s := leaderOfWeb(t)
 	for id, ok := s.queue.take(); ok; id, ok = s.queue.take() {
 		s.queue.done(id)
 	}
