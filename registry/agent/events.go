@@ -71,15 +71,15 @@ func (r *eventRecorder) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			// the last events get a second, not more: a stop is bounded
-			// even when etcd is away
-			flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
-			r.flush(flushCtx)
-			cancel()
+			r.last(ctx, nil)
 			return
 		case ev := <-r.queue:
 			batch := r.take(ev)
 			err := r.write(ctx, batch)
+			if err != nil && ctx.Err() != nil {
+				r.last(ctx, batch) // the stop cut this write off: no outage
+				return
+			}
 			switch {
 			case err != nil && !r.failing:
 				// once per outage, not once per event
@@ -98,6 +98,21 @@ func (r *eventRecorder) run(ctx context.Context) {
 
 // flushTimeout bounds the writes of the events left at a stop.
 const flushTimeout = time.Second
+
+// last writes, once ctx has ended, the batch a stop cut off and what is
+// queued: within a second, not more, so that a stop is bounded even when
+// etcd is away.
+func (r *eventRecorder) last(ctx context.Context, cut []api.Event) {
+	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	defer cancel()
+	if len(cut) > 0 {
+		if err := r.write(flushCtx, cut); err != nil {
+			r.dropped.Add(float64(len(cut) + len(r.queue)))
+			return
+		}
+	}
+	r.flush(flushCtx)
+}
 
 // take returns first and the events queued after it, up to eventBatch.
 func (r *eventRecorder) take(first api.Event) []api.Event {
