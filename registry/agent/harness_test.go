@@ -360,8 +360,9 @@ func names(tasks []api.Task) []string {
 	return out
 }
 
-// counter is the value of the counter name in reg, summed over the series
-// whose labels include labels (name, value, name, value...).
+// counter is the value of the counter name in reg (of a histogram: how
+// many it observed), summed over the series whose labels include labels
+// (name, value, name, value...).
 func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
 	t.Helper()
 	families, err := reg.Gather()
@@ -382,7 +383,7 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...stri
 					continue series
 				}
 			}
-			sum += m.GetCounter().GetValue()
+			sum += m.GetCounter().GetValue() + float64(m.GetHistogram().GetSampleCount())
 		}
 	}
 	return sum

@@ -1,12 +1,10 @@
 package agent_test
 
 import (
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry/roles"
@@ -19,12 +17,7 @@ import (
 // event came, its wake-up went missing): the safety net holds, and the
 // dead container is replaced, the new replica created.
 func TestAPeriodicSyncSkipsOnlyACalmControllerWhoseInputsDidNotChange(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	h := newHarness(t, roles.Options{RelistPeriod: time.Hour, Registerer: reg})
-	h.setSpec(newController("web", 2))
-	if err := h.sync(t, "web"); err != nil {
-		t.Fatal(err)
-	}
+	h, reg := syncedOnce(t, "web", 2)
 	unchanged := func() uint64 { return syncsBy(t, reg, "unchanged") }
 	// steps until a sync finds web unchanged: the first containers'
 	// rollout completes once they have run ready a while, and until then
@@ -108,12 +101,7 @@ func TestAPeriodicSyncSkipsOnlyACalmControllerWhoseInputsDidNotChange(t *testing
 // A controller with no slot on this node writes no report here, and its
 // periodic syncs take the short way as well.
 func TestAControllerWithNoSlotHereIsFoundUnchangedToo(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	h := newHarness(t, roles.Options{RelistPeriod: time.Hour, Registerer: reg})
-	h.setSpec(newController("idle", 0))
-	if err := h.sync(t, "idle"); err != nil {
-		t.Fatal(err)
-	}
+	h, reg := syncedOnce(t, "idle", 0)
 	for i := 0; syncsBy(t, reg, "unchanged") == 0; i++ {
 		if i == 5 {
 			t.Fatalf("no sync of a controller of 0 replicas found it unchanged after %d steps", i)
@@ -125,26 +113,26 @@ func TestAControllerWithNoSlotHereIsFoundUnchangedToo(t *testing.T) {
 	}
 }
 
+// syncedOnce is a harness that lists the containers only hourly, with
+// controller id of replicas synced once, and its metrics' registry.
+func syncedOnce(t *testing.T, id string, replicas int) (*harness, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	h := newHarness(t, roles.Options{RelistPeriod: time.Hour, Registerer: reg})
+	h.setSpec(newController(id, replicas))
+	if err := h.sync(t, id); err != nil {
+		t.Fatal(err)
+	}
+	return h, reg
+}
+
 // syncsBy is how many syncs the node has finished with result; "": with
 // any.
 func syncsBy(t *testing.T, reg *prometheus.Registry, result string) uint64 {
 	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+	var labels []string
+	if result != "" {
+		labels = []string{"result", result}
 	}
-	var n uint64
-	for _, f := range families {
-		if f.GetName() != "replication_manager_sync_duration_seconds" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if result == "" || slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
-				return l.GetName() == "result" && l.GetValue() == result
-			}) {
-				n += m.GetHistogram().GetSampleCount()
-			}
-		}
-	}
-	return n
+	return uint64(counter(t, reg, "replication_manager_sync_duration_seconds", labels...))
 }

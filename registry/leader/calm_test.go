@@ -1,11 +1,7 @@
 package leader
 
 import (
-	"encoding/json"
 	"testing"
-
-	"github.com/replication-manager/replication-manager/internal/demospec"
-	"github.com/replication-manager/replication-manager/registry"
 )
 
 // leaderOfWeb is a listed leader, its loop the test's goroutine, with node
@@ -13,12 +9,7 @@ import (
 func leaderOfWeb(t *testing.T) *ReplicationManager {
 	t.Helper()
 	s := listedLeader(t)
-	data, err := json.Marshal(demospec.Controller("web", "demo:1", 0, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.putSpec(registry.KV{Key: s.store.ControllerKey("web"), Value: data, ModRev: 2, CreateRev: 2})
-	s.deliver()
+	s.testPutSpec(t, "web", 0)
 	s.testPutNode(t, "a")
 	return s
 }

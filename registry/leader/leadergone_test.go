@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/demospec"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/registry/decide"
 )
@@ -28,6 +29,18 @@ func (s *ReplicationManager) testPutNode(t *testing.T, name string) {
 		t.Fatal(err)
 	}
 	s.putNode(registry.KV{Key: s.store.NodeKey(name), Value: data})
+	s.deliver()
+}
+
+// testPutSpec puts the demo controller id of replicas into the spec
+// mirror at revision 2, as its watch would.
+func (s *ReplicationManager) testPutSpec(t *testing.T, id string, replicas int) {
+	t.Helper()
+	data, err := json.Marshal(demospec.Controller(id, "demo:1", replicas, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.putSpec(registry.KV{Key: s.store.ControllerKey(id), Value: data, ModRev: 2, CreateRev: 2})
 	s.deliver()
 }
 

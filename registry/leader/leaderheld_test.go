@@ -1,12 +1,9 @@
 package leader
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
-	"github.com/replication-manager/replication-manager/internal/demospec"
-	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/registry/decide"
 )
 
@@ -21,12 +18,7 @@ func TestASlotOnANodeWhoseLeaseWentIsHeldForTheGrace(t *testing.T) {
 		now := time.Date(2026, 12, 4, 5, 0, 0, 0, time.UTC)
 		s := goneLeader(t, &now)
 		s.opts.NodeGrace = grace
-		data, err := json.Marshal(demospec.Controller("web", "demo:1", 1, nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.putSpec(registry.KV{Key: s.store.ControllerKey("web"), Value: data, ModRev: 2, CreateRev: 2})
-		s.deliver()
+		s.testPutSpec(t, "web", 1)
 		s.testPutNode(t, "a")
 		s.testPutNode(t, "b")
 		// slot 1 was taken off b; its container still runs there

@@ -1,10 +1,8 @@
 package leader
 
 import (
-	"encoding/json"
 	"testing"
 
-	"github.com/replication-manager/replication-manager/internal/demospec"
 	"github.com/replication-manager/replication-manager/registry"
 )
 
@@ -15,12 +13,7 @@ import (
 // the controller does not have; a later valid value or delete forgets it.
 func TestAnUndecodableAssignmentIsWrittenOverByTheNextDecision(t *testing.T) {
 	s := listedLeader(t)
-	data, err := json.Marshal(demospec.Controller("web", "demo:1", 2, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.putSpec(registry.KV{Key: s.store.ControllerKey("web"), Value: data, ModRev: 2, CreateRev: 2})
-	s.deliver()
+	s.testPutSpec(t, "web", 2)
 	s.testPutNode(t, "a")
 	s.putAssignment(registry.KV{Key: s.store.AssignmentKey("web", 1), Value: []byte("{not json"), ModRev: 4})
 	s.deliver()
