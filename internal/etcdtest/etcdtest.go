@@ -18,9 +18,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// Server is a running embedded etcd.
+// Server is a running embedded etcd, or one another process runs (Dial).
 type Server struct {
-	Etcd *embed.Etcd
+	Etcd *embed.Etcd // nil for a server of another process
 	// ClientURL is the first advertised client URL, after the options.
 	ClientURL string
 	dir       string
@@ -100,11 +100,21 @@ func New(dir string, opts ...func(*embed.Config)) (*Server, error) {
 // cleanup's Close then does nothing.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
+		if s.Etcd == nil {
+			return
+		}
 		s.Etcd.Close()
 		if s.ownsDir {
 			_ = os.RemoveAll(s.dir)
 		}
 	})
+}
+
+// Dial is the server at clientURL that another process runs (a benchmark
+// that measures a child process's memory lends it its etcd): Client works,
+// Close does nothing.
+func Dial(clientURL string) *Server {
+	return &Server{ClientURL: clientURL}
 }
 
 // Client returns a client of the server, closed when the test ends.

@@ -17,15 +17,9 @@ package roles
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"runtime"
-	"runtime/debug"
-	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -610,80 +604,6 @@ func BenchmarkHost(b *testing.B) {
 			b.StartTimer()
 		}
 	})
-}
-
-// BenchmarkHostMemory is the heap of a converged host of controllers ×
-// replicas on bareTasks, a task control that keeps a few strings per
-// container where the fake keeps a full copy (Docker keeps them in
-// dockerd): what the host holds is the live heap after a GC with it
-// converged, less the same once it has stopped (target: the daemon's RSS
-// ≤ 300 MiB at 10,000 × 10). The process's RSS is reported too; it holds
-// the package's embedded etcd and the test binary besides. With
-// RM_BENCH_HEAP_PROFILE set, the heap of the converged host is written
-// there (go tool pprof -sample_index=inuse_space reads it).
-func BenchmarkHostMemory(b *testing.B) {
-	controllers, replicas := benchenv.Int(b, "RM_BENCH_CONTROLLERS", 10000), benchenv.Int(b, "RM_BENCH_REPLICAS", 10)
-	b.Run(fmt.Sprintf("controllers=%d/replicas=%d", controllers, replicas), func(b *testing.B) {
-		var heap, rss float64
-		for b.Loop() {
-			bare := newBareTasks()
-			s, _, _ := convergeHost(b, b, bare, controllers, replicas)
-			s.resync(b)
-			with := liveHeap()
-			rss += float64(selfRSS(b))
-			writeHeapProfile(b, os.Getenv("RM_BENCH_HEAP_PROFILE"))
-			s.stop(b)
-			heap += float64(with) - float64(liveHeap())
-			s.forget(b)
-			runtime.KeepAlive(bare)
-		}
-		b.ReportMetric(heap/float64(b.N)/(1<<20), "host-heap-MiB")
-		b.ReportMetric(rss/float64(b.N)/(1<<20), "process-rss-MiB")
-	})
-}
-
-// writeHeapProfile writes the heap's profile to path, unless path is "".
-func writeHeapProfile(tb testing.TB, path string) {
-	tb.Helper()
-	if path == "" {
-		return
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := errors.Join(pprof.Lookup("heap").WriteTo(f, 0), f.Close()); err != nil {
-		tb.Fatalf("heap profile: %v", err)
-	}
-}
-
-// liveHeap is the heap in use after a full GC.
-func liveHeap() uint64 {
-	runtime.GC()
-	debug.FreeOSMemory()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse
-}
-
-// selfRSS is the process's resident memory (VmRSS of /proc/self/status).
-func selfRSS(tb testing.TB) uint64 {
-	tb.Helper()
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		tb.Skipf("no resident memory to read: %v", err)
-	}
-	for line := range strings.Lines(string(data)) {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				tb.Fatalf("VmRSS: %v", err)
-			}
-			return kb << 10
-		}
-	}
-	tb.Fatal("no VmRSS in /proc/self/status")
-	return 0
 }
 
 // BenchmarkHostRollout is a rolling update of every controller of a
