@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unique"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -128,6 +129,9 @@ func (s *Store) DecodeAssignment(k KV) (id string, slot int, a SlotAssignment, o
 	if err != nil {
 		return id, slot, SlotAssignment{}, true, err
 	}
+	// a few nodes and templates name every slot: one copy of each, not
+	// one per slot that the roles keep
+	v.Node, v.TemplateHash = unique.Make(v.Node).Value(), unique.Make(v.TemplateHash).Value()
 	return id, slot, SlotAssignment{Assignment: v, Rev: k.ModRev}, true, nil
 }
 

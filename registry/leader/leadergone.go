@@ -93,7 +93,7 @@ func (s *ReplicationManager) nodeWent(node string, rev int64) {
 	add := func(id string, r *leaderReport) {
 		for i, c := range r.containers {
 			last := r.last[i]
-			rec.Containers = append(rec.Containers, api.GoneContainer{Controller: id, Slot: c.Slot, Name: last.name,
+			rec.Containers = append(rec.Containers, api.GoneContainer{Controller: id, Slot: c.Slot, Name: last.nameOf(id, c),
 				Image: last.image.Value(), State: last.state.Value()})
 		}
 	}

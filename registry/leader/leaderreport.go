@@ -34,10 +34,21 @@ type leaderReport struct {
 }
 
 // lastTask is a reported container's name, image and state: the image
-// and the state held once for all containers that share them.
+// and the state held once for all containers that share them, and the
+// name only when it is not its slot's (Container.Named), which nameOf
+// makes again.
 type lastTask struct {
 	name         string
 	image, state unique.Handle[string]
+}
+
+// nameOf is the name of the container c of controller id that last
+// describes.
+func (last lastTask) nameOf(id string, c decide.Container) string {
+	if c.Named {
+		return api.TaskName(id, c.Slot)
+	}
+	return last.name
 }
 
 // newLeaderReport keeps of r, a report on controller id, what the leader
@@ -59,7 +70,11 @@ func newLeaderReport(id string, r *api.NodeReport) *leaderReport {
 		c := reportedContainer(id, r.Node, t)
 		c.Hash = unique.Make(c.Hash).Value() // one copy of each template's hash
 		lr.containers = append(lr.containers, c)
-		lr.last = append(lr.last, lastTask{name: t.Name, image: unique.Make(t.Image), state: unique.Make(t.State)})
+		last := lastTask{image: unique.Make(t.Image), state: unique.Make(t.State)}
+		if !c.Named {
+			last.name = t.Name
+		}
+		lr.last = append(lr.last, last)
 	}
 	return lr
 }
