@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 
+	"github.com/replication-manager/replication-manager/internal/etcdembed"
 	"github.com/replication-manager/replication-manager/internal/etcdtls"
 )
 
@@ -49,9 +50,7 @@ func startEmbeddedEtcd(ctx context.Context, opts *options, logger *slog.Logger, 
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = peerURLs, peerURLs
 	cfg.InitialCluster = fmt.Sprintf("%s=%s", cfg.Name, peerURLs[0].String())
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(etcdLog.Zap())
-	// Status writes make revisions; keep an hour of history.
-	cfg.AutoCompactionMode = "periodic"
-	cfg.AutoCompactionRetention = "1h"
+	etcdembed.Configure(cfg)
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {

@@ -16,6 +16,8 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/replication-manager/replication-manager/internal/etcdembed"
 )
 
 // Server is a running embedded etcd, or one another process runs (Dial).
@@ -64,6 +66,7 @@ func New(dir string, opts ...func(*embed.Config)) (*Server, error) {
 	peerURL := url.URL{Scheme: "http", Host: peerAddr}
 
 	cfg := embed.NewConfig()
+	etcdembed.Configure(cfg) // the daemon's settings
 	cfg.Name = "test"
 	cfg.Dir = dir
 	// etcd's own logs would drown the test output; failures surface as
