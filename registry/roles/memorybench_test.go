@@ -72,6 +72,7 @@ func hostMemoryOfChild(b *testing.B) (heap, rss uint64) {
 // measureHostMemory is the child's part: it converges a host on
 // bareTasks, resyncs it once, and prints its heap and RSS for the parent.
 func measureHostMemory(b *testing.B, controllers, replicas int) {
+	b.Helper()
 	bare := newBareTasks()
 	s, _, _ := convergeHost(b, b, bare, controllers, replicas)
 	defer func() { s.stop(b); s.forget(b) }()
