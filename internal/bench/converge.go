@@ -53,8 +53,8 @@ type system struct {
 func (e *dockerEnv) measureConvergence(ctx context.Context, cfg Config, res *DockerResults) error {
 	systems := []*system{
 		e.managerSystem("conv", e.image, demospec.Controller, &res.ManagerVersusRaw),
-		e.rawSystem("conv", &res.ManagerVersusRaw, func(name string, _ int, labels map[string]string) rawTask {
-			return plainTask(name, e.image, labels, false)
+		e.rawSystem("conv", &res.ManagerVersusRaw, func(id string, slot int, labels map[string]string) rawTask {
+			return plainTask(id, slot, e.image, labels, false)
 		}),
 	}
 	if e.swarmUnavailable == "" {
@@ -88,8 +88,8 @@ func (e *dockerEnv) measureTasks(ctx context.Context, cfg Config, res *DockerRes
 	res.Tasks = tr
 	systems := []*system{
 		e.managerSystem("tasks", e.image, taskController, &tr.ManagerVersusRaw),
-		e.rawSystem("tasks", &tr.ManagerVersusRaw, func(name string, slot int, labels map[string]string) rawTask {
-			return newRawTask(name, slot, m, labels)
+		e.rawSystem("tasks", &tr.ManagerVersusRaw, func(id string, slot int, labels map[string]string) rawTask {
+			return newRawTask(id, slot, m, labels)
 		}),
 	}
 	fmt.Fprintf(e.progress, "tasks: 0→%d of tasks of %d containers, manager and raw Docker, %d rounds\n", cfg.Replicas, tr.Containers, cfg.Rounds)
@@ -120,8 +120,8 @@ func (e *dockerEnv) measureHealth(ctx context.Context, cfg Config, res *DockerRe
 		return fmt.Errorf("health: %w", err)
 	}
 	manager := e.managerSystem("health", img, demospec.Controller, &hr.ManagerVersusRaw)
-	raw := e.rawSystem("health", &hr.ManagerVersusRaw, func(name string, _ int, labels map[string]string) rawTask {
-		return plainTask(name, img, labels, false)
+	raw := e.rawSystem("health", &hr.ManagerVersusRaw, func(id string, slot int, labels map[string]string) rawTask {
+		return plainTask(id, slot, img, labels, false)
 	})
 	manager.healthyTimes, raw.healthyTimes = &hr.ManagerHealthy, &hr.RawHealthy
 	fmt.Fprintf(e.progress, "health: 0→%d of a health-checked image, manager and raw Docker, %d rounds\n", cfg.Replicas, cfg.Rounds)
@@ -239,10 +239,10 @@ func (e *dockerEnv) managerSystem(part, image string, controller func(id, image 
 }
 
 // rawSystem is the engine driven directly: n tasks at once, the k-th
-// task(rmbench-<run>-<part>-raw-<k>, k, labels) with its containers (and
+// task(rmbench-<run>-<part>-raw, k, labels) with its containers (and
 // volumes) labelled <part>-raw, and for the N→0 each task's rm -f (and
 // volume rm), n at once. Its samples go to r's raw side.
-func (e *dockerEnv) rawSystem(part string, r *ManagerVersusRaw, task func(name string, slot int, labels map[string]string) rawTask) *system {
+func (e *dockerEnv) rawSystem(part string, r *ManagerVersusRaw, task func(id string, slot int, labels map[string]string) rawTask) *system {
 	labels := e.runLabels(part + "-raw")
 	var tasks []rawTask
 	var ids [][]string
@@ -252,7 +252,7 @@ func (e *dockerEnv) rawSystem(part string, r *ManagerVersusRaw, task func(name s
 		up: func(ctx context.Context, _, n int) error {
 			tasks, ids = make([]rawTask, n), make([][]string, n)
 			for k := range tasks {
-				tasks[k] = task(fmt.Sprintf("rmbench-%s-%s-raw-%d", e.runID, part, k+1), k+1, labels)
+				tasks[k] = task("rmbench-"+e.runID+"-"+part+"-raw", k+1, labels)
 			}
 			return inParallel(n, func(k int) (err error) {
 				ids[k], err = tasks[k].run(ctx, e.cli)

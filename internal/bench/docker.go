@@ -51,11 +51,11 @@ type rawContainer struct {
 	host   *container.HostConfig
 }
 
-// plainTask is `docker run -d --name name` of image with labels, running
-// the demo task's command.
-func plainTask(name, image string, labels map[string]string, pull bool) rawTask {
+// plainTask is `docker run -d --name <id>-<slot>` of image with labels,
+// running the demo task's command.
+func plainTask(id string, slot int, image string, labels map[string]string, pull bool) rawTask {
 	config := &container.Config{Image: image, Cmd: demospec.Command, Labels: labels}
-	return rawTask{containers: []rawContainer{{name: name, config: config, host: &container.HostConfig{}}}, pull: pull}
+	return rawTask{containers: []rawContainer{{name: fmt.Sprintf("%s-%d", id, slot), config: config, host: &container.HostConfig{}}}, pull: pull}
 }
 
 // newRawTask is the task in slot of m under the name prefix id, with

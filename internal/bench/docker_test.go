@@ -68,7 +68,7 @@ func TestRawTaskIsWhatTheManagerCreates(t *testing.T) {
 }
 
 func TestAPlainTaskIsOneDockerRunOfTheDemoTask(t *testing.T) {
-	task := plainTask("rmbench-x-conv-raw-1", "img", map[string]string{runLabel: "x"}, true)
+	task := plainTask("rmbench-x-conv-raw", 1, "img", map[string]string{runLabel: "x"}, true)
 	if len(task.volumes) != 0 || len(task.containers) != 1 || !task.pull {
 		t.Fatalf("%+v", task)
 	}

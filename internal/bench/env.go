@@ -109,18 +109,17 @@ func setupDocker(ctx context.Context, cfg Config, runID, runDir string, machine 
 	return env, nil
 }
 
-// buildImage builds the demo task as tag with scripts/build-image.sh, with
-// the HEALTHCHECK arguments healthcheck; without any (""), the image has no
-// HEALTHCHECK, so that a container is ready as soon as it runs and no
-// health probes load the engine while it is measured: the image of every
-// part but health.
+// buildImage builds the demo task as tag with scripts/build-image.sh.
 func (e *dockerEnv) buildImage(ctx context.Context, tag, healthcheck string) error {
 	fmt.Fprintf(e.progress, "building image %s\n", tag)
 	return dockertest.BuildImage(ctx, buildImageArgs(tag, healthcheck)...)
 }
 
-// buildImageArgs are the arguments of scripts/build-image.sh that build
-// the demo task as tag with the HEALTHCHECK arguments healthcheck, or none.
+// buildImageArgs are build-image.sh's arguments for the demo task as tag
+// with the HEALTHCHECK arguments healthcheck; without any (""), the image
+// has none, so that a container is ready as soon as it runs and no health
+// probes load the engine while it is measured: the image of every part but
+// health.
 func buildImageArgs(tag, healthcheck string) []string {
 	if healthcheck == "" {
 		return []string{"--cmd", "demo-task", "--bin-name", "task", "--no-healthcheck", tag}

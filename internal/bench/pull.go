@@ -40,8 +40,8 @@ func (e *dockerEnv) measurePull(ctx context.Context, cfg Config, res *DockerResu
 	pr := &PullConvergenceResult{Replicas: cfg.Replicas, Image: e.pullRef}
 	res.Pull = pr
 	manager := e.managerSystem("pull", e.pullRef, demospec.Controller, &pr.ManagerVersusRaw)
-	raw := e.rawSystem("pull", &pr.ManagerVersusRaw, func(name string, _ int, labels map[string]string) rawTask {
-		return plainTask(name, e.pullRef, labels, true)
+	raw := e.rawSystem("pull", &pr.ManagerVersusRaw, func(id string, slot int, labels map[string]string) rawTask {
+		return plainTask(id, slot, e.pullRef, labels, true)
 	})
 	// before each 0→N: the engine lacks the image and every layer of it
 	manager.before = func(ctx context.Context, _ int) error {

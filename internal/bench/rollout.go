@@ -224,7 +224,7 @@ func (e *dockerEnv) rollManager(ctx context.Context, id string, n int, s rollout
 
 	watchCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	complete, err := e.watchStatus(watchCtx, id, func(st *api.ReplicationControllerStatus) (bool, error) {
+	complete, err := e.watchStatus(watchCtx, id, fmt.Sprintf("Progressing/%s and updatedReplicas %d", api.ReasonRolloutComplete, n), func(st *api.ReplicationControllerStatus) (bool, error) {
 		if st.ObservedRevision <= spec.ModRevision {
 			return false, nil // a status of the spec before this update
 		}
@@ -240,7 +240,7 @@ func (e *dockerEnv) rollManager(ctx context.Context, id string, n int, s rollout
 	if err != nil {
 		return rolloutSample{}, fmt.Errorf("new containers: %w", err)
 	}
-	at, err := awaitStatus(ctx, complete, fmt.Sprintf("Progressing/%s and updatedReplicas %d", api.ReasonRolloutComplete, n))
+	at, err := complete()
 	if err != nil {
 		return rolloutSample{}, err
 	}

@@ -1,12 +1,9 @@
 package bench
 
-// This file runs the parts in order and writes what they measured, then
-// tears down what the run started. A part that fails is reported; after a
+// This file runs the parts in order, tears down what the run started and
+// writes what the parts measured. A part that fails is reported; after a
 // failure only the missing-image part still runs (it counts the daemon's
-// calls, which what a failed part left on the engine does not change), and
-// the table shows what was measured. The control plane at scale is not
-// here: it is the Go benchmarks of registry/agent and registry/leader
-// (make bench).
+// calls, which what a failed part left on the engine does not change).
 
 import (
 	"context"

@@ -37,12 +37,7 @@ const replaceReplicas = 3
 // new container of the controller starts.
 func (e *dockerEnv) measureReplacement(ctx context.Context, cfg Config, res *DockerResults) error {
 	for i := range cfg.ReplaceTries {
-		d, err := e.plainStart(ctx, fmt.Sprintf("rmbench-%s-plain-%d", e.runID, i+1))
-		if err != nil {
-			return err
-		}
-		res.DockerStart = append(res.DockerStart, d)
-		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+		if err := e.plainStart(ctx, "rmbench-"+e.runID+"-plain", i+1, &res.DockerStart); err != nil {
 			return err
 		}
 	}
@@ -82,19 +77,24 @@ func (e *dockerEnv) measureReplacement(ctx context.Context, cfg Config, res *Doc
 	return e.settle(ctx, labels)
 }
 
-// plainStart times one create+start of the image, as `docker run -d`,
-// until its start event, then removes the container.
-func (e *dockerEnv) plainStart(ctx context.Context, name string) (time.Duration, error) {
-	task := plainTask(name, e.image, e.runLabels("plain"), false)
+// plainStart times one create+start of the image named <id>-<try>, as
+// `docker run -d`, until its start event, into samples, removes the
+// container and pauses 200 ms.
+func (e *dockerEnv) plainStart(ctx context.Context, id string, try int, samples *Durations) error {
+	task := plainTask(id, try, e.image, e.runLabels("plain"), false)
 	var ids []string
 	d, err := e.timeChange(ctx, func() (err error) {
 		ids, err = task.run(ctx, e.cli)
 		return err
 	}, "start", 1, func(ev dockerEvent) bool { return slices.Contains(ids, ev.ID) })
-	if err != nil {
-		return 0, fmt.Errorf("plain docker start: %w", err)
+	if err == nil {
+		*samples = append(*samples, d)
+		err = task.remove(ctx, e.cli, ids)
 	}
-	return d, task.remove(ctx, e.cli, ids)
+	if err != nil {
+		return fmt.Errorf("plain docker start: %w", err)
+	}
+	return sleepCtx(ctx, 200*time.Millisecond)
 }
 
 // measureEndToEnd writes new controllers one after the other, each deleted
@@ -102,12 +102,15 @@ func (e *dockerEnv) plainStart(ctx context.Context, name string) (time.Duration,
 // plain one first in every other try.
 func (e *dockerEnv) measureEndToEnd(ctx context.Context, cfg Config, res *DockerResults) error {
 	for i := range cfg.EndToEndTries {
-		steps := []func(context.Context, int, *DockerResults) error{e.endToEndPlain, e.endToEndManager}
+		steps := []func() error{
+			func() error { return e.plainStart(ctx, "rmbench-"+e.runID+"-e2eplain", i+1, &res.EndToEndPlain) },
+			func() error { return e.endToEndManager(ctx, i, res) },
+		}
 		if i%2 == 1 {
 			slices.Reverse(steps)
 		}
 		for _, step := range steps {
-			if err := step(ctx, i, res); err != nil {
+			if err := step(); err != nil {
 				return fmt.Errorf("end to end %d: %w", i+1, err)
 			}
 		}
@@ -118,16 +121,6 @@ func (e *dockerEnv) measureEndToEnd(ctx context.Context, cfg Config, res *Docker
 	return nil
 }
 
-// endToEndPlain is try i of the plain create+start.
-func (e *dockerEnv) endToEndPlain(ctx context.Context, i int, res *DockerResults) error {
-	d, err := e.plainStart(ctx, fmt.Sprintf("rmbench-%s-e2eplain-%d", e.runID, i+1))
-	if err != nil {
-		return err
-	}
-	res.EndToEndPlain = append(res.EndToEndPlain, d)
-	return sleepCtx(ctx, 200*time.Millisecond)
-}
-
 // endToEndManager is try i of the manager: a new controller, timed until
 // its container started and until its status said readyReplicas 1, then
 // deleted.
@@ -135,7 +128,7 @@ func (e *dockerEnv) endToEndManager(ctx context.Context, i int, res *DockerResul
 	id := fmt.Sprintf("rmbench-%s-e2e-%d", e.runID, i+1)
 	watchCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ready, err := e.watchStatus(watchCtx, id, func(st *api.ReplicationControllerStatus) (bool, error) { return st.ReadyReplicas >= 1, nil })
+	ready, err := e.watchStatus(watchCtx, id, "readyReplicas 1", func(st *api.ReplicationControllerStatus) (bool, error) { return st.ReadyReplicas >= 1, nil })
 	if err != nil {
 		return err
 	}
@@ -147,7 +140,7 @@ func (e *dockerEnv) endToEndManager(ctx context.Context, i int, res *DockerResul
 	if err != nil {
 		return err
 	}
-	at, err := awaitStatus(ctx, ready, "readyReplicas 1")
+	at, err := ready()
 	if err != nil {
 		return err
 	}
@@ -162,53 +155,44 @@ func (e *dockerEnv) endToEndManager(ctx context.Context, i int, res *DockerResul
 	return sleepCtx(ctx, 200*time.Millisecond)
 }
 
-// statusSeen is when a watched status said what was waited for, or why it
-// never will.
-type statusSeen struct {
-	at  time.Time
-	err error
-}
-
-// watchStatus watches controller id's status and sends, once, when a
-// status ends the wait: ends says so, with an error when what was waited
-// for will never come. The watch is in place when it returns; it ends with
-// ctx.
-func (e *dockerEnv) watchStatus(ctx context.Context, id string, ends func(*api.ReplicationControllerStatus) (bool, error)) (<-chan statusSeen, error) {
+// watchStatus watches controller id's status for one that ends the wait:
+// ends says so, with an error when what is waited for (what) will never
+// come. The watch is in place when it returns; it ends with ctx. The
+// returned func waits for that status, for at most changeTimeout, and
+// returns when it was put.
+func (e *dockerEnv) watchStatus(ctx context.Context, id, what string, ends func(*api.ReplicationControllerStatus) (bool, error)) (func() (time.Time, error), error) {
 	watch := e.daemon.client.Watch(ctx, e.daemon.store.StatusKey(id), clientv3.WithCreatedNotify())
 	if resp, ok := <-watch; !ok || !resp.Created {
 		return nil, fmt.Errorf("watch status: %w", resp.Err())
 	}
-	out := make(chan statusSeen, 1)
+	type seen struct {
+		at  time.Time
+		err error
+	}
+	out := make(chan seen, 1)
 	go func() {
 		for resp := range watch {
 			for _, ev := range resp.Events {
 				at := time.Now()
-				if ev.Type != clientv3.EventTypePut {
-					continue
-				}
-				if st, err := api.DecodeStatus(ev.Kv.Value); err == nil {
+				if st, err := api.DecodeStatus(ev.Kv.Value); ev.Type == clientv3.EventTypePut && err == nil {
 					if done, err := ends(st); done {
-						out <- statusSeen{at: at, err: err}
+						out <- seen{at, err}
 						return
 					}
 				}
 			}
 		}
 	}()
-	return out, nil
-}
-
-// awaitStatus waits for what watchStatus sends, for at most changeTimeout;
-// what names it.
-func awaitStatus(ctx context.Context, seen <-chan statusSeen, what string) (time.Time, error) {
-	select {
-	case s := <-seen:
-		return s.at, s.err
-	case <-time.After(changeTimeout):
-		return time.Time{}, fmt.Errorf("no status with %s within %s", what, changeTimeout)
-	case <-ctx.Done():
-		return time.Time{}, ctx.Err()
-	}
+	return func() (time.Time, error) {
+		select {
+		case s := <-out:
+			return s.at, s.err
+		case <-time.After(changeTimeout):
+			return time.Time{}, fmt.Errorf("no status with %s within %s", what, changeTimeout)
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		}
+	}, nil
 }
 
 // measureMissingImage writes a controller of a missing image, counts the
