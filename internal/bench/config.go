@@ -14,23 +14,19 @@ import (
 type Config struct {
 	// BinDir holds the replication-manager binary.
 	BinDir string `json:"binDir"`
-	// ResultsDir receives one directory per run: results, logs, profiles.
+	// ResultsDir receives one directory per run: results and logs.
 	ResultsDir string `json:"resultsDir"`
 
-	Replicas      int           `json:"replicas"`
-	Rounds        int           `json:"rounds"`
-	ReplaceTries  int           `json:"replaceTries"`
-	EndToEndTries int           `json:"endToEndTries"`
-	FailureReps   int           `json:"failureReplicas"`
-	FailureWindow time.Duration `json:"failureWindowNs"`
-	Swarm         bool          `json:"swarm"`
-	// RolloutReplicas and RolloutRounds size the rolling updates.
-	RolloutReplicas int  `json:"rolloutReplicas"`
-	RolloutRounds   int  `json:"rolloutRounds"`
-	SkipDocker      bool `json:"skipDocker"`
-	SkipRollout     bool `json:"skipRollout"`
-	// Only names the parts to measure (Parts); empty measures every one
-	// the skip flags leave.
+	Replicas        int           `json:"replicas"`
+	Rounds          int           `json:"rounds"`
+	ReplaceTries    int           `json:"replaceTries"`
+	EndToEndTries   int           `json:"endToEndTries"`
+	FailureReps     int           `json:"failureReplicas"`
+	FailureWindow   time.Duration `json:"failureWindowNs"`
+	Swarm           bool          `json:"swarm"`
+	RolloutReplicas int           `json:"rolloutReplicas"`
+	RolloutRounds   int           `json:"rolloutRounds"`
+	// Only names the parts to measure (Parts); empty measures every one.
 	Only []string `json:"only,omitempty"`
 }
 
@@ -49,46 +45,21 @@ const (
 // Parts are the parts of a run in the order it measures them.
 var Parts = []string{PartConvergence, PartTasks, PartHealth, PartPull, PartReplacement, PartEndToEnd, PartRollout, PartMissingImage}
 
-// runs reports whether the run measures part: --only names it (or is
-// empty) and no skip flag leaves it out.
+// runs reports whether the run measures part: --only names it, or is empty.
 func (c *Config) runs(part string) bool {
-	if len(c.Only) > 0 && !slices.Contains(c.Only, part) {
-		return false
-	}
-	switch part {
-	case PartRollout:
-		return !c.SkipDocker && !c.SkipRollout
-	default:
-		return !c.SkipDocker
-	}
+	return len(c.Only) == 0 || slices.Contains(c.Only, part)
 }
 
-// runsDocker reports whether any part that needs Docker runs.
-func (c *Config) runsDocker() bool {
-	return slices.ContainsFunc(Parts, c.runs)
-}
-
-// DefaultConfig is what `make bench` runs.
+// DefaultConfig is what `make bench-docker` runs.
 func DefaultConfig() Config {
-	return Config{
-		BinDir:          "bin",
-		ResultsDir:      "bench-results",
-		Replicas:        30,
-		Rounds:          6,
-		ReplaceTries:    10,
-		EndToEndTries:   20,
-		FailureReps:     100,
-		FailureWindow:   time.Minute,
-		Swarm:           true,
-		RolloutReplicas: 10,
-		RolloutRounds:   4,
-	}
+	return Config{BinDir: "bin", ResultsDir: "bench-results", Replicas: 30, Rounds: 6, ReplaceTries: 10, EndToEndTries: 20,
+		FailureReps: 100, FailureWindow: time.Minute, Swarm: true, RolloutReplicas: 10, RolloutRounds: 4}
 }
 
 // AddFlags registers the options on fs.
 func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.BinDir, "bin-dir", c.BinDir, "directory with the replication-manager binary")
-	fs.StringVar(&c.ResultsDir, "results-dir", c.ResultsDir, "directory for the raw results, logs and profiles (one subdirectory per run)")
+	fs.StringVar(&c.ResultsDir, "results-dir", c.ResultsDir, "directory for the raw results and logs (one subdirectory per run)")
 	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "N of the 0→N and N→0 convergence")
 	fs.IntVar(&c.Rounds, "rounds", c.Rounds, "rounds of the convergence; each round starts with the next system, so a multiple of the systems (3, or 2 without Swarm) gives each the same positions")
 	fs.IntVar(&c.ReplaceTries, "replace-tries", c.ReplaceTries, "docker rm -f of a replica, how many times")
@@ -98,9 +69,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.Swarm, "swarm", c.Swarm, "also measure Swarm mode (docker swarm init on loopback when the engine is not in a swarm)")
 	fs.IntVar(&c.RolloutReplicas, "rollout-replicas", c.RolloutReplicas, "replicas of the rolling updates (manager and Swarm)")
 	fs.IntVar(&c.RolloutRounds, "rollout-rounds", c.RolloutRounds, "rounds of the rolling updates; each round rolls every strategy once on each system, the next system first, so an even number gives each the same positions")
-	fs.BoolVar(&c.SkipDocker, "skip-docker", c.SkipDocker, "skip the parts that need Docker (convergence, tasks, health-checked image, pulled image, replacement, end to end, rolling updates, missing image, Swarm)")
-	fs.BoolVar(&c.SkipRollout, "skip-rollout", c.SkipRollout, "skip the rolling updates")
-	fs.StringSliceVar(&c.Only, "only", c.Only, "measure only these parts ("+strings.Join(Parts, ", ")+"); the skip flags still apply")
+	fs.StringSliceVar(&c.Only, "only", c.Only, "measure only these parts ("+strings.Join(Parts, ", ")+")")
 }
 
 // Validate checks the options and names the flag at fault.

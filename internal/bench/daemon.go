@@ -2,10 +2,10 @@ package bench
 
 // This file runs the real daemon, bin/replication-manager, with its
 // embedded etcd on free loopback ports and its data in a temporary
-// directory, as a user would start it, and reads its /metrics.
+// directory, as a user would start it, and reads its /metrics in the
+// Prometheus text format, with the format's own parser.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,9 +15,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/internal/testpoll"
@@ -89,17 +92,14 @@ func (d *daemon) waitReady(ctx context.Context) error {
 			return fmt.Errorf("daemon exited: %w", err)
 		default:
 		}
-		if err := d.get(ctx, "/readyz", nil); err != nil {
+		if err := d.get(ctx, "/readyz", io.Discard); err != nil {
 			return err
 		}
-		text, err := d.metrics(ctx)
-		if err != nil {
-			return err
+		leading, err := d.metrics(ctx, "replication_manager_is_leader", "", nil)
+		if err == nil && leading[""] != 1 {
+			err = errors.New("not leading yet")
 		}
-		if v, ok := metricValue(text, "replication_manager_is_leader", nil); !ok || v != 1 {
-			return errors.New("not leading yet")
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("daemon not ready: %w (see %s)", err, d.log.Name())
@@ -107,37 +107,67 @@ func (d *daemon) waitReady(ctx context.Context) error {
 	return nil
 }
 
-// get fetches a path of the metrics address; a status other than 200 is an
-// error. The body goes to w when it is not nil.
+// get fetches a path of the metrics address into w; a status other than
+// 200 is an error.
 func (d *daemon) get(ctx context.Context, path string, w io.Writer) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+d.metricsAddr+path, nil)
 	if err != nil {
 		return err
 	}
 	resp, err := http.DefaultClient.Do(req)
+	if err == nil {
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			err = errors.New(resp.Status)
+		} else {
+			_, err = io.Copy(w, resp.Body)
+		}
+	}
 	if err != nil {
-		return fmt.Errorf("daemon %s: %w", path, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("daemon %s: %s", path, resp.Status)
-	}
-	if w == nil {
-		w = io.Discard
-	}
-	if _, err := io.Copy(w, resp.Body); err != nil {
 		return fmt.Errorf("daemon %s: %w", path, err)
 	}
 	return nil
 }
 
-// metrics returns the daemon's /metrics text.
-func (d *daemon) metrics(ctx context.Context) (string, error) {
-	var b bytes.Buffer
-	if err := d.get(ctx, "/metrics", &b); err != nil {
-		return "", err
+// metrics sums the samples of the daemon's metric name by the value of
+// their label by, of those whose labels include every pair of want.
+func (d *daemon) metrics(ctx context.Context, name, by string, want map[string]string) (map[string]float64, error) {
+	var text strings.Builder
+	if err := d.get(ctx, "/metrics", &text); err != nil {
+		return nil, err
 	}
-	return b.String(), nil
+	return sumMetric(text.String(), name, by, want)
+}
+
+// calls are the daemon's Docker API calls so far, by operation.
+func (d *daemon) calls(ctx context.Context) (map[string]float64, error) {
+	return d.metrics(ctx, "replication_manager_docker_calls_total", "operation", nil)
+}
+
+// sumMetric sums the samples of metric name in the text format, of those
+// whose labels include every pair of want, by the value of their label by
+// ("" for every one).
+func sumMetric(text, name, by string, want map[string]string) (map[string]float64, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		return nil, fmt.Errorf("read /metrics: %w", err)
+	}
+	out := make(map[string]float64)
+	for _, m := range families[name].GetMetric() {
+		labels := make(map[string]string)
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		matches := true
+		for k, v := range want {
+			matches = matches && labels[k] == v
+		}
+		if matches { // a sample is a counter, a gauge or untyped: the other two read 0
+			out[labels[by]] += m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetUntyped().GetValue()
+		}
+	}
+	return out, nil
 }
 
 // stop sends SIGTERM and waits for a clean exit; after daemonStopTimeout it

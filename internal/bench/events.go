@@ -58,7 +58,9 @@ func startRecorder(ctx context.Context, cli *client.Client, runID, image string)
 	defer func() {
 		_ = cli.ContainerRemove(context.WithoutCancel(ctx), probe.ID, container.RemoveOptions{Force: true})
 	}()
-	if _, err := r.waitDistinct(ctx, mark, "create", 1, 30*time.Second, func(e dockerEvent) bool { return e.ID == probe.ID }); err != nil {
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := r.waitEvents(waitCtx, mark, "create", 1, func(e dockerEvent) bool { return e.ID == probe.ID }); err != nil {
 		return nil, fmt.Errorf("docker events: the probe's create never came through: %w", err)
 	}
 	return r, nil
@@ -68,22 +70,20 @@ func (r *recorder) follow(msgs <-chan events.Message, errs <-chan error) {
 	for {
 		select {
 		case m := <-msgs:
-			r.add(dockerEvent{At: time.Now(), Action: string(m.Action), ID: m.Actor.ID, Labels: m.Actor.Attributes})
+			ev := dockerEvent{At: time.Now(), Action: string(m.Action), ID: m.Actor.ID, Labels: m.Actor.Attributes}
+			r.update(func() { r.events = append(r.events, ev) })
 		case err := <-errs:
-			r.mu.Lock()
-			r.err = fmt.Errorf("docker events: %w", err)
-			close(r.changed)
-			r.changed = make(chan struct{})
-			r.mu.Unlock()
+			r.update(func() { r.err = fmt.Errorf("docker events: %w", err) })
 			return
 		}
 	}
 }
 
-func (r *recorder) add(e dockerEvent) {
+// update changes the record under its lock and wakes the waiters.
+func (r *recorder) update(change func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.events = append(r.events, e)
+	change()
 	close(r.changed)
 	r.changed = make(chan struct{})
 }
@@ -95,47 +95,34 @@ func (r *recorder) mark() int {
 	return len(r.events)
 }
 
-// waitDistinct waits until n distinct containers accepted by match have
-// had action since mark, and returns the n-th one's event.
-func (r *recorder) waitDistinct(ctx context.Context, mark int, action string, n int, timeout time.Duration, match func(dockerEvent) bool) (dockerEvent, error) {
-	evs, err := r.waitEvents(ctx, mark, action, n, timeout, match)
-	if err != nil {
-		return dockerEvent{}, err
-	}
-	return evs[n-1], nil
-}
-
 // waitEvents waits until n distinct containers accepted by match have had
-// action since mark, and returns the first such event of each, in the
-// order received.
-func (r *recorder) waitEvents(ctx context.Context, mark int, action string, n int, timeout time.Duration, match func(dockerEvent) bool) ([]dockerEvent, error) {
-	timer := time.NewTimer(timeout)
+// action since mark, for at most changeTimeout, and returns the first such
+// event of each, in the order received.
+func (r *recorder) waitEvents(ctx context.Context, mark int, action string, n int, match func(dockerEvent) bool) ([]dockerEvent, error) {
+	timer := time.NewTimer(changeTimeout)
 	defer timer.Stop()
 	seen := make(map[string]bool, n)
 	out := make([]dockerEvent, 0, n)
-	next := mark
-	for {
+	for next := mark; ; {
 		r.mu.Lock()
 		for ; next < len(r.events) && len(out) < n; next++ {
-			e := r.events[next]
-			if e.Action != action || seen[e.ID] || !match(e) {
-				continue
+			if e := r.events[next]; e.Action == action && !seen[e.ID] && match(e) {
+				seen[e.ID] = true
+				out = append(out, e)
 			}
-			seen[e.ID] = true
-			out = append(out, e)
 		}
 		changed, err := r.changed, r.err
 		r.mu.Unlock()
-		if len(out) == n {
+		switch {
+		case len(out) == n:
 			return out, nil
-		}
-		if err != nil {
+		case err != nil:
 			return nil, err
 		}
 		select {
 		case <-changed:
 		case <-timer.C:
-			return nil, fmt.Errorf("%d of %d %s events within %s", len(out), n, action, timeout)
+			return nil, fmt.Errorf("%d of %d %s events within %s", len(out), n, action, changeTimeout)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

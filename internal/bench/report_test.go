@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +32,16 @@ func wantVerdicts(t *testing.T, rows []Row, want Verdict, whats ...string) {
 	}
 }
 
+// hasMeasure reports whether a row's measure contains what.
+func hasMeasure(rows []Row, what string) bool {
+	for _, r := range rows {
+		if strings.Contains(r.Measure, what) {
+			return true
+		}
+	}
+	return false
+}
+
 // targeted are the rows with a target.
 func targeted(rows []Row) []Row {
 	var out []Row
@@ -41,29 +53,24 @@ func targeted(rows []Row) []Row {
 	return out
 }
 
-// targetRows are the measures of the rows that carry the issue's targets.
-var targetRows = []string{
-	"ratio manager (new controller)/raw", "replacement beyond", "ratio manager/plain of the p50s", "ratio manager/plain of the p99s",
-	"create calls", "start-first: ratio manager/Swarm", "stop-first: ratio manager/Swarm",
-	"running: ratio manager (new controller)/raw", "healthy: ratio manager (new controller)/raw",
-	"pulled: ratio manager (new controller)/raw",
-}
-
 // repeat returns n samples of v ms.
-func repeat(n, v int) Durations {
-	out := make(Durations, n)
-	for i := range out {
-		out[i] = time.Duration(v) * time.Millisecond
-	}
-	return out
+func repeat(n, v int) Durations { return slices.Repeat(ms(v), n) }
+
+// versus are samples of a manager-versus-raw part whose up ratio is
+// manager/raw of the medians.
+func versus(manager, raw Durations) ManagerVersusRaw {
+	return ManagerVersusRaw{ManagerUp: manager, RawUp: raw, ManagerDown: ms(500), RawDown: ms(500)}
 }
 
-// goodResults meets every target.
+// goodResults meets every target, each ratio of the medians at most 1.05.
 func goodResults() *Results {
 	return &Results{
 		Docker: &DockerResults{
-			Replicas: 30, ManagerUp: ms(1000, 1100, 1050), RawUp: ms(1000, 1000, 1000),
-			ManagerDown: ms(500), RawDown: ms(500), SwarmUp: ms(1500), SwarmDown: ms(700),
+			Replicas: 30, ManagerVersusRaw: versus(ms(1000, 1100, 1050), ms(1000, 1000, 1000)), SwarmUp: ms(1500), SwarmDown: ms(700),
+			Tasks:  &TaskConvergenceResult{Replicas: 30, Containers: 2, Volumes: 1, Shape: taskShape, ManagerVersusRaw: versus(ms(2000, 2200, 2100), ms(2000))},
+			Health: &HealthConvergenceResult{Replicas: 30, HealthCheck: healthCheck, ManagerVersusRaw: versus(ms(1000, 1050, 1100), ms(1000)), ManagerHealthy: ms(2100), RawHealthy: ms(2000)},
+			Pull:   &PullConvergenceResult{Replicas: 30, Image: "127.0.0.1:40000/rm-bench-pull:run", ManagerVersusRaw: versus(ms(2000, 2100, 2200), ms(2000))},
+
 			DockerStart: ms(300), Replacement: ms(390, 400),
 			EndToEnd: repeat(20, 320), EndToEndRunning: repeat(20, 300), EndToEndStatus: repeat(20, 320), EndToEndPlain: repeat(20, 300),
 			Failure:         &FailureResult{Replicas: 100, Window: time.Minute, CreateErrors: 6},
@@ -72,10 +79,16 @@ func goodResults() *Results {
 				{Strategy: "start-first", Manager: ms(4000, 4200), Swarm: ms(4100, 4100)},
 				{Strategy: "stop-first", Manager: ms(3000), Swarm: ms(3000)},
 			},
-			Health: goodHealth(),
-			Pull:   goodPull(),
 		},
 	}
+}
+
+// targetRows are the measures of the rows that carry the issues' targets.
+var targetRows = []string{
+	"0→30 ratio manager (new controller)/raw", "0→30 tasks ratio manager (new controller)/raw",
+	"running: ratio manager (new controller)/raw", "healthy: ratio manager (new controller)/raw", "pulled: ratio manager (new controller)/raw",
+	"replacement beyond", "ratio manager/plain of the p50s", "ratio manager/plain of the p99s",
+	"create calls", "start-first: ratio manager/Swarm", "stop-first: ratio manager/Swarm",
 }
 
 func TestBuildRowsJudgesEveryTarget(t *testing.T) {
@@ -86,16 +99,82 @@ func TestBuildRowsJudgesEveryTarget(t *testing.T) {
 	}
 
 	bad := goodResults()
-	bad.Docker.ManagerUp = ms(1200)
-	bad.Docker.Replacement = ms(401)
-	bad.Docker.EndToEnd = append(repeat(19, 340), ms(400)...)
-	bad.Docker.Failure.CreateErrors = 11
-	bad.Docker.Rollouts[0].Manager = ms(4200, 4201)
-	bad.Docker.Rollouts[1].Manager = ms(3001)
-	bad.Docker.Health.ManagerUp = ms(1051)
-	bad.Docker.Health.ManagerHealthy = ms(2101)
-	bad.Docker.Pull.ManagerUp = ms(2101)
+	d := bad.Docker
+	d.ManagerUp = ms(1200)
+	d.Tasks.ManagerUp = ms(2201)
+	d.Health.ManagerUp, d.Health.ManagerHealthy = ms(1051), ms(2101)
+	d.Pull.ManagerUp = ms(2101)
+	d.Replacement = ms(401)
+	d.EndToEnd = append(repeat(19, 340), ms(400)...)
+	d.Failure.CreateErrors = 11
+	d.Rollouts[0].Manager = ms(4200, 4201)
+	d.Rollouts[1].Manager = ms(3001)
 	wantVerdicts(t, BuildRows(bad), Missed, targetRows...)
+}
+
+func TestEachRatioIsJudgedAtItsBound(t *testing.T) {
+	tests := []struct {
+		name    string
+		measure string
+		bound   float64
+		// set gives the part the manager's samples against raw's (or
+		// Swarm's) median
+		set func(d *DockerResults, manager Durations)
+		raw int
+	}{
+		{"convergence", "0→30 ratio manager (new controller)/raw", 1.10, func(d *DockerResults, m Durations) { d.ManagerUp = m }, 1000},
+		{"tasks", "0→30 tasks ratio", 1.10, func(d *DockerResults, m Durations) { d.Tasks.ManagerUp = m }, 2000},
+		{"health, running", "0→30 running: ratio", 1.05, func(d *DockerResults, m Durations) { d.Health.ManagerUp = m }, 1000},
+		{"health, healthy", "0→30 healthy: ratio", 1.05, func(d *DockerResults, m Durations) { d.Health.ManagerHealthy = m }, 2000},
+		{"pull", "0→30 pulled: ratio", 1.05, func(d *DockerResults, m Durations) { d.Pull.ManagerUp = m }, 2000},
+		{"rolling update, start-first", "start-first: ratio manager/Swarm", 1.00, func(d *DockerResults, m Durations) { d.Rollouts[0].Manager = m }, 4100},
+		{"rolling update, stop-first", "stop-first: ratio manager/Swarm", 1.00, func(d *DockerResults, m Durations) { d.Rollouts[1].Manager = m }, 3000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			at := int(tt.bound * float64(tt.raw))
+			for _, c := range []struct {
+				manager Durations
+				want    Verdict
+			}{{ms(at), Met}, {ms(at + 1), Missed}, {nil, NotAvailable}} {
+				r := goodResults()
+				tt.set(r.Docker, c.manager)
+				rows := BuildRows(r)
+				wantVerdicts(t, rows, c.want, tt.measure)
+				for _, row := range rows {
+					if target := fmt.Sprintf("≤ %.2f", tt.bound); strings.Contains(row.Measure, tt.measure) && row.Target != target {
+						t.Errorf("%s: target %q, want %q", row.Measure, row.Target, target)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestPartsNotMeasuredSaySo(t *testing.T) {
+	r := goodResults()
+	r.Docker.Tasks, r.Docker.Health, r.Docker.Pull = nil, nil, nil
+	wantVerdicts(t, BuildRows(r), NotAvailable, "tasks", "health-checked image", "pulled image")
+}
+
+func TestInspectsAreJudgedPerReplica(t *testing.T) {
+	for _, tt := range []struct {
+		inspects float64
+		want     Verdict
+	}{{0, Met}, {30, Met}, {30.5, Missed}, {90, Missed}} {
+		r := goodResults()
+		calls := map[string]float64{"create": 30, "inspect": tt.inspects}
+		r.Docker.ManagerDockerCalls, r.Docker.Health.ManagerDockerCalls = calls, calls
+		if got := verdictOf(t, convergenceRows(r.Docker), "inspects per 0→30→0"); got != tt.want {
+			t.Errorf("convergence: %.1f inspects per round of 30 replicas: verdict %v, want %v", tt.inspects, got, tt.want)
+		}
+		if got := verdictOf(t, healthRows(r.Docker), "inspects per 0→30→0"); got != tt.want {
+			t.Errorf("health: %.1f inspects per round of 30 replicas: verdict %v, want %v", tt.inspects, got, tt.want)
+		}
+	}
+	if hasMeasure(healthRows(goodResults().Docker), "inspects per") {
+		t.Error("an inspects row without the daemon's calls")
+	}
 }
 
 func TestWithoutSwarmItsComparisonsAreNotAvailable(t *testing.T) {
@@ -106,53 +185,32 @@ func TestWithoutSwarmItsComparisonsAreNotAvailable(t *testing.T) {
 		r.Docker.Rollouts[i].Swarm = nil
 	}
 	rows := BuildRows(r)
-	for _, what := range []string{"Swarm", "start-first: ratio manager/Swarm", "stop-first: ratio manager/Swarm"} {
-		if got := verdictOf(t, rows, what); got != NotAvailable {
-			t.Errorf("%s: verdict %v, want n/a", what, got)
-		}
-	}
-	if hasMeasure(rows, "Swarm, service update") {
-		t.Errorf("Swarm's rolling-update rows without Swarm: %+v", rows)
-	}
-}
-
-func TestRolloutTargetIsTheManagerAtMostSwarm(t *testing.T) {
-	tests := []struct {
-		name           string
-		manager, swarm Durations
-		want           Verdict
-	}{
-		{"equal medians", ms(3000, 5000, 4000), ms(4000), Met},
-		{"faster", ms(2000), ms(4000), Met},
-		{"a millisecond slower", ms(4001), ms(4000), Missed},
-		{"no manager sample", nil, ms(4000), NotAvailable},
-		{"no Swarm sample", ms(4000), nil, NotAvailable},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rows := rolloutRows(&DockerResults{RolloutReplicas: 10, Rollouts: []RolloutResult{{Strategy: "stop-first", Manager: tt.manager, Swarm: tt.swarm}}})
-			if got := verdictOf(t, rows, "stop-first: ratio manager/Swarm"); got != tt.want {
-				t.Errorf("verdict %v, want %v", got, tt.want)
-			}
-		})
+	wantVerdicts(t, rows, NotAvailable, "Swarm", "start-first: ratio manager/Swarm", "stop-first: ratio manager/Swarm")
+	if hasMeasure(rows, "Swarm, service update") || hasMeasure(rows, "Swarm (service rm)") {
+		t.Errorf("Swarm's rows without Swarm: %+v", rows)
 	}
 }
 
 func TestRolloutRowsOfAFailedPartNameEveryStrategy(t *testing.T) {
 	rows := rolloutRows(&DockerResults{RolloutReplicas: 10})
-	for _, s := range rolloutStrategies() {
-		if got := verdictOf(t, rows, s.name+": ratio manager/Swarm"); got != NotAvailable {
-			t.Errorf("%s without samples: verdict %v, want n/a", s.name, got)
-		}
-	}
+	wantVerdicts(t, rows, NotAvailable, "start-first: ratio manager/Swarm", "stop-first: ratio manager/Swarm")
 }
 
 func TestOnlyKeepsTheRowsOfThePartsItNames(t *testing.T) {
-	r := goodResults()
-	r.Config.Only = []string{PartRollout}
-	for _, row := range BuildRows(r) {
-		if !strings.HasPrefix(row.Part, "6. Rolling update") {
-			t.Errorf("--only rollout: row %q of part %q", row.Measure, row.Part)
+	for part, prefix := range map[string]string{
+		PartConvergence: "1. Convergence", PartTasks: "1b. ", PartHealth: healthPart, PartPull: pullPart, PartReplacement: "2. Replacement",
+		PartEndToEnd: "3. End to end", PartMissingImage: "5. Missing image", PartRollout: "6. Rolling update",
+	} {
+		r := goodResults()
+		r.Config.Only = []string{part}
+		rows := BuildRows(r)
+		if len(rows) == 0 {
+			t.Errorf("--only %s: no rows", part)
+		}
+		for _, row := range rows {
+			if !strings.HasPrefix(row.Part, prefix) {
+				t.Errorf("--only %s: row %q of part %q", part, row.Measure, row.Part)
+			}
 		}
 	}
 }
@@ -187,58 +245,9 @@ func TestEndToEndJudgesTheP50AndTheP99Apart(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rows := endToEndRows(&DockerResults{EndToEnd: tt.manager, EndToEndPlain: tt.plain})
-			if got := verdictOf(t, rows, "of the p50s"); got != tt.p50 {
-				t.Errorf("p50 ratio: verdict %v, want %v", got, tt.p50)
-			}
-			if got := verdictOf(t, rows, "of the p99s"); got != tt.p99 {
-				t.Errorf("p99 ratio: verdict %v, want %v", got, tt.p99)
-			}
+			wantVerdicts(t, rows, tt.p50, "of the p50s")
+			wantVerdicts(t, rows, tt.p99, "of the p99s")
 		})
-	}
-}
-
-func TestConvergenceRows(t *testing.T) {
-	d := goodResults().Docker
-	d.ManagerCurves = []Durations{ms(100, 1000)}
-	d.RawCurves = []Durations{ms(100, 1000)}
-	rows := convergenceRows(d)
-	if got := verdictOf(t, rows, "ratio manager (new controller)/raw"); got != Met {
-		t.Errorf("new-controller ratio 1.05: verdict %v, want met", got)
-	}
-}
-
-// hasMeasure reports whether a row's measure contains what.
-func hasMeasure(rows []Row, what string) bool {
-	for _, r := range rows {
-		if strings.Contains(r.Measure, what) {
-			return true
-		}
-	}
-	return false
-}
-
-func TestRenderTextNamesEachPartOnce(t *testing.T) {
-	out := RenderText([]Row{
-		{Part: "A", Measure: "one", Result: "1"},
-		{Part: "A", Measure: "two", Result: "2", Target: "≤ 3", Verdict: Met},
-		{Part: "B", Measure: "three", Result: "3"},
-	})
-	if n := strings.Count(out, "A "); n != 1 {
-		t.Errorf("part A named %d times:\n%s", n, out)
-	}
-	for _, line := range strings.Split(out, "\n") {
-		if strings.HasSuffix(line, " ") {
-			t.Errorf("trailing space in %q", line)
-		}
-	}
-}
-
-func TestUnmeasuredPartsMissNothing(t *testing.T) {
-	rows := BuildRows(&Results{Docker: &DockerResults{Replicas: 30}})
-	for _, r := range rows {
-		if r.Verdict == Missed {
-			t.Errorf("%s: MISSED without a sample", r.Measure)
-		}
 	}
 }
 
@@ -254,9 +263,17 @@ func TestMissingImageWindowShorterThanAMinuteCanOnlyMiss(t *testing.T) {
 		{15 * time.Second, 11, Missed},
 	}
 	for _, tt := range tests {
-		rows := failureRows(&FailureResult{Replicas: 100, Window: tt.window, CreateErrors: tt.creates})
+		rows := failureRows(&DockerResults{Failure: &FailureResult{Replicas: 100, Window: tt.window, CreateErrors: tt.creates}})
 		if got := verdictOf(t, rows, "create calls"); got != tt.want {
 			t.Errorf("%d creates in %s: verdict %v, want %v", tt.creates, tt.window, got, tt.want)
+		}
+	}
+}
+
+func TestUnmeasuredPartsMissNothing(t *testing.T) {
+	for _, r := range BuildRows(&Results{Docker: &DockerResults{Replicas: 30}}) {
+		if r.Verdict == Missed {
+			t.Errorf("%s: MISSED without a sample", r.Measure)
 		}
 	}
 }
@@ -270,15 +287,19 @@ func TestFmtCallsShowsFractionsOfARound(t *testing.T) {
 	}
 }
 
-func TestConvergenceRowsJudgeTheInspects(t *testing.T) {
-	d := goodResults().Docker
-	for _, tt := range []struct {
-		inspects float64
-		want     Verdict
-	}{{0, Met}, {float64(d.Replicas), Met}, {3 * float64(d.Replicas), Missed}} {
-		d.ManagerDockerCalls = map[string]float64{"create": float64(d.Replicas), "inspect": tt.inspects}
-		if got := verdictOf(t, convergenceRows(d), "inspects per 0→"); got != tt.want {
-			t.Errorf("%.0f inspects per round of %d replicas: verdict %v, want %v", tt.inspects, d.Replicas, got, tt.want)
-		}
+func TestRenderTextNamesEachPartOnce(t *testing.T) {
+	out := RenderText([]Row{
+		{Part: "A", Measure: "one", Result: "1"},
+		{Part: "A", Measure: "two", Result: "2", Target: "≤ 3", Verdict: Met},
+		{Part: "B", Measure: "three", Result: "3"},
+	})
+	want := `Part  Measure  Result  Target  Verdict
+----  -------  ------  ------  -------
+A     one      1
+      two      2       ≤ 3     met
+B     three    3
+`
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}
 }

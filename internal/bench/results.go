@@ -1,12 +1,9 @@
 package bench
 
-// This file holds the raw results of a run, as written to the results file.
-// Every sample is kept, so that the table can be recomputed and runs
-// compared.
+// This file holds the raw results of a run, as written to results.json:
+// every sample, so that the table can be recomputed and runs compared.
 
-import (
-	"time"
-)
+import "time"
 
 // Results is everything one run measured.
 type Results struct {
@@ -15,7 +12,7 @@ type Results struct {
 	Command string    `json:"command"`
 	Machine Machine   `json:"machine"`
 	Config  Config    `json:"config"`
-	// Docker is nil when the Docker parts were skipped.
+	// Docker is nil when the engine could not be set up.
 	Docker *DockerResults `json:"docker,omitempty"`
 	// Errors are the parts that failed; the others still report.
 	Errors []string `json:"errors,omitempty"`
@@ -23,121 +20,138 @@ type Results struct {
 	Wall time.Duration `json:"wallNs"`
 }
 
-// DockerResults are the parts measured against the real Docker Engine.
+// Machine is the hardware and software a run measured, as the engine
+// sees it, so that figures from different machines are not compared by
+// mistake.
+type Machine struct {
+	CPUs          int    `json:"cpus"`
+	MemTotal      int64  `json:"memTotalBytes"`
+	Kernel        string `json:"kernel"`
+	OS            string `json:"os"`
+	Go            string `json:"go"`
+	Docker        string `json:"docker,omitempty"`
+	DockerAPI     string `json:"dockerApi,omitempty"`
+	StorageDriver string `json:"storageDriver,omitempty"`
+}
+
+// DockerResults are the parts, measured against the real Docker Engine.
 type DockerResults struct {
 	Replicas int `json:"replicas"`
 	Rounds   int `json:"rounds"`
-	// 0→N and N→0 of each system, one sample per round. The manager's
-	// 0→N is a new controller's first apply, its N→0 the scale to 0.
-	ManagerUp   Durations `json:"managerUpMs"`
-	ManagerDown Durations `json:"managerDownMs"`
-	RawUp       Durations `json:"rawUpMs"`
-	RawDown     Durations `json:"rawDownMs"`
-	SwarmUp     Durations `json:"swarmUpMs,omitempty"`
-	SwarmDown   Durations `json:"swarmDownMs,omitempty"`
-	// Swarm is empty when Swarm was measured, else why not.
-	Swarm string `json:"swarm,omitempty"`
-	// ManagerDockerCalls are the daemon's Docker API calls per round
-	// (one 0→N and one N→0), by operation, from its /metrics.
-	ManagerDockerCalls map[string]float64 `json:"managerDockerCallsPerRound,omitempty"`
-	// The curves are, per round, when the k-th container of the 0→N
-	// started, k = 1..N.
-	ManagerCurves []Durations `json:"managerCurvesMs"`
-	RawCurves     []Durations `json:"rawCurvesMs"`
-	SwarmCurves   []Durations `json:"swarmCurvesMs,omitempty"`
+	// The convergence, and Swarm's (Swarm says why not, if not).
+	ManagerVersusRaw
+	SwarmUp     Durations   `json:"swarmUpMs,omitempty"`
+	SwarmDown   Durations   `json:"swarmDownMs,omitempty"`
+	SwarmCurves []Durations `json:"swarmCurvesMs,omitempty"`
+	Swarm       string      `json:"swarm,omitempty"`
 
-	// Tasks is the convergence of tasks of several containers; nil when
-	// not measured.
-	Tasks *TaskConvergenceResult `json:"tasks,omitempty"`
-	// Health is the convergence of a health-checked image; nil when not
-	// measured.
+	// Tasks, Health, Pull and Failure are nil when not measured.
+	Tasks  *TaskConvergenceResult   `json:"tasks,omitempty"`
 	Health *HealthConvergenceResult `json:"health,omitempty"`
-	// Pull is the convergence of an image pulled from a registry each
-	// round; nil when not measured.
-	Pull *PullConvergenceResult `json:"pull,omitempty"`
+	Pull   *PullConvergenceResult   `json:"pull,omitempty"`
 
-	// DockerStart is one plain create+start of the image, until it runs.
+	// DockerStart is one plain create+start of the image until it runs;
+	// Replacement docker rm -f of a replica until its replacement runs.
 	DockerStart Durations `json:"dockerStartMs"`
-	// Replacement is docker rm -f of a replica until its replacement runs.
 	Replacement Durations `json:"replacementMs"`
 
-	// EndToEnd is a new controller's spec write until its replica runs and
-	// its status says readyReplicas 1; the two parts are kept too.
+	// EndToEnd is a new controller's spec write until its replica runs
+	// (EndToEndRunning) and its status says readyReplicas 1
+	// (EndToEndStatus), the later of the two; EndToEndPlain one plain
+	// create+start until it runs, taken alternately, one each per try.
 	EndToEnd        Durations `json:"endToEndMs"`
 	EndToEndRunning Durations `json:"endToEndRunningMs"`
 	EndToEndStatus  Durations `json:"endToEndStatusMs"`
-	// EndToEndPlain is one plain create+start of the image until it runs,
-	// taken alternately with EndToEnd, one each per try.
-	EndToEndPlain Durations `json:"endToEndPlainMs"`
+	EndToEndPlain   Durations `json:"endToEndPlainMs"`
 
-	// Failure is the missing-image part.
 	Failure *FailureResult `json:"failure,omitempty"`
 
 	// RolloutReplicas is the size of the rolling updates; Rollouts has one
-	// entry per strategy, start-first then stop-first, each with one
-	// sample per round and system.
+	// entry per strategy, start-first then stop-first.
 	RolloutReplicas int             `json:"rolloutReplicas,omitempty"`
 	Rollouts        []RolloutResult `json:"rollouts,omitempty"`
 }
 
-// ManagerVersusRaw are the samples of a part that sets a new controller of
-// the manager each round against the same containers made by the engine
-// driven directly (the tasks and health parts): one per round and system.
+// ManagerVersusRaw are the samples of a part that gives the manager a new
+// controller each round against the same containers made by the engine
+// driven directly (converge.go): the 0→N and N→0 of each, one per round;
+// the curves, per round, when the k-th container of the 0→N started; and
+// the daemon's task-control calls per round, by operation.
 type ManagerVersusRaw struct {
-	ManagerUp   Durations `json:"managerUpMs"`
-	ManagerDown Durations `json:"managerDownMs"`
-	RawUp       Durations `json:"rawUpMs"`
-	RawDown     Durations `json:"rawDownMs"`
-	// The curves are, per round, when the k-th container of the 0→N
-	// started, k = 1 to every container of the part's N.
-	ManagerCurves []Durations `json:"managerCurvesMs"`
-	RawCurves     []Durations `json:"rawCurvesMs"`
-	// ManagerDockerCalls are the daemon's task-control calls per round
-	// (one 0→N and one N→0 of a new controller, and its deletion).
+	ManagerUp          Durations          `json:"managerUpMs"`
+	ManagerDown        Durations          `json:"managerDownMs"`
+	RawUp              Durations          `json:"rawUpMs"`
+	RawDown            Durations          `json:"rawDownMs"`
+	ManagerCurves      []Durations        `json:"managerCurvesMs"`
+	RawCurves          []Durations        `json:"rawCurvesMs"`
 	ManagerDockerCalls map[string]float64 `json:"managerDockerCallsPerRound,omitempty"`
 }
 
-// RolloutResult is the rolling updates of one strategy: N running
-// replicas switched to the other image name, by the manager (a spec write)
-// and by Swarm (a service update), one of each per round.
-type RolloutResult struct {
-	// Strategy names it: start-first or stop-first.
-	Strategy string `json:"strategy"`
-	// Manager is the spec write until every replica runs the new template
-	// and the status says Progressing/RolloutComplete with updatedReplicas
-	// N: the later of ManagerRunning (the N-th new container's start
-	// event) and ManagerStatus (that status, watched in etcd).
-	Manager        Durations `json:"managerMs"`
-	ManagerRunning Durations `json:"managerRunningMs"`
-	ManagerStatus  Durations `json:"managerStatusMs"`
-	// Swarm is ServiceUpdate until every task runs the new image and the
-	// old ones have stopped: the later of SwarmRunning (the N-th new
-	// container's start event) and the N-th old container's die event.
-	// SwarmCompleted is until the service's UpdateStatus says completed.
-	Swarm          Durations `json:"swarmMs,omitempty"`
-	SwarmRunning   Durations `json:"swarmRunningMs,omitempty"`
-	SwarmCompleted Durations `json:"swarmCompletedMs,omitempty"`
-	// The curves are, per round, when the k-th new container started.
-	ManagerCurves []Durations `json:"managerCurvesMs,omitempty"`
-	SwarmCurves   []Durations `json:"swarmCurvesMs,omitempty"`
-	// ManagerCalls are the daemon's task-control calls per rollout, by
-	// operation, from its /metrics.
-	ManagerCalls map[string]float64 `json:"managerCallsPerRollout,omitempty"`
+// TaskConvergenceResult is the tasks part: N tasks (Replicas) of
+// Containers containers and Volumes emptyDir volumes each, of Shape; the
+// prober's HealthCheck is left out (false) on both sides.
+type TaskConvergenceResult struct {
+	Replicas    int    `json:"replicas"`
+	Containers  int    `json:"containers"`
+	Volumes     int    `json:"volumes"`
+	Shape       string `json:"shape"`
+	HealthCheck bool   `json:"healthCheck"`
+	ManagerVersusRaw
 }
 
-// FailureResult is what a controller of a missing image cost.
+// HealthConvergenceResult is the health part, of an image with
+// HEALTHCHECK HealthCheck: the 0→N is until the N-th start event;
+// ManagerHealthy and RawHealthy are, per round, from the same start until
+// the N-th health_status: healthy event.
+type HealthConvergenceResult struct {
+	Replicas    int    `json:"replicas"`
+	HealthCheck string `json:"healthCheck"`
+	ManagerVersusRaw
+	ManagerHealthy Durations `json:"managerHealthyMs"`
+	RawHealthy     Durations `json:"rawHealthyMs"`
+}
+
+// PullConvergenceResult is the pull part, of Image in the registry the
+// part started.
+type PullConvergenceResult struct {
+	Replicas int    `json:"replicas"`
+	Image    string `json:"image"`
+	ManagerVersusRaw
+}
+
+// RolloutResult is the rolling updates of one strategy (start-first or
+// stop-first), one of each system per round (rollout.go). Manager is the
+// spec write until every replica runs the new template and the status says
+// RolloutComplete: the later of ManagerRunning (the N-th new container's
+// start) and ManagerStatus (that status). Swarm is ServiceUpdate until
+// every task runs the new image and the old ones have stopped: the later of
+// SwarmRunning and the N-th old container's die; SwarmCompleted is until
+// its UpdateStatus says completed. The curves are, per round, when the
+// k-th new container started; ManagerCalls the daemon's task-control calls
+// per rollout, by operation.
+type RolloutResult struct {
+	Strategy       string             `json:"strategy"`
+	Manager        Durations          `json:"managerMs"`
+	ManagerRunning Durations          `json:"managerRunningMs"`
+	ManagerStatus  Durations          `json:"managerStatusMs"`
+	Swarm          Durations          `json:"swarmMs,omitempty"`
+	SwarmRunning   Durations          `json:"swarmRunningMs,omitempty"`
+	SwarmCompleted Durations          `json:"swarmCompletedMs,omitempty"`
+	ManagerCurves  []Durations        `json:"managerCurvesMs,omitempty"`
+	SwarmCurves    []Durations        `json:"swarmCurvesMs,omitempty"`
+	ManagerCalls   map[string]float64 `json:"managerCallsPerRollout,omitempty"`
+}
+
+// FailureResult is what a controller of a missing image cost over Window:
+// the daemon's replication_manager_containers_total{operation="create"},
+// the ReplicaFailure condition in the status at the end, and all its
+// task-control calls, by operation (the image checks, the lists).
 type FailureResult struct {
-	Image    string        `json:"image"`
-	Replicas int           `json:"replicas"`
-	Window   time.Duration `json:"windowNs"`
-	// CreateErrors and CreateSuccesses are the daemon's
-	// replication_manager_containers_total{operation="create"} over the
-	// window.
-	CreateErrors    int `json:"createErrors"`
-	CreateSuccesses int `json:"createSuccesses"`
-	// Condition is the ReplicaFailure message in the status at the end.
-	Condition string `json:"condition"`
-	// DockerCalls are all the daemon's task-control calls over the
-	// window, by operation (the image checks, the lists of a resync).
-	DockerCalls map[string]float64 `json:"dockerCalls,omitempty"`
+	Image           string             `json:"image"`
+	Replicas        int                `json:"replicas"`
+	Window          time.Duration      `json:"windowNs"`
+	CreateErrors    int                `json:"createErrors"`
+	CreateSuccesses int                `json:"createSuccesses"`
+	Condition       string             `json:"condition"`
+	DockerCalls     map[string]float64 `json:"dockerCalls,omitempty"`
 }

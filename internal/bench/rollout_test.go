@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/demospec"
 )
 
 func TestRolloutOutcome(t *testing.T) {
@@ -27,37 +28,41 @@ func TestRolloutOutcome(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			seen, ends := rolloutOutcome(&tt.st, 10)
+			ends, err := rolloutOutcome(&tt.st, 10)
 			if ends != tt.ends {
 				t.Fatalf("ends = %v, want %v", ends, tt.ends)
 			}
 			switch {
-			case tt.wantErr == "" && seen.err != nil:
-				t.Errorf("error %v, want none", seen.err)
-			case tt.wantErr != "" && (seen.err == nil || !strings.Contains(seen.err.Error(), tt.wantErr)):
-				t.Errorf("error %v, want one with %q", seen.err, tt.wantErr)
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("error %v, want one with %q", err, tt.wantErr)
 			}
 		})
 	}
 }
 
-func TestCallsSinceAndAddCalls(t *testing.T) {
-	d := callsSince(map[string]float64{"create": 10, "list": 3}, map[string]float64{"create": 20, "list": 3, "rename": 10})
-	if len(d) != 2 || d["create"] != 10 || d["rename"] != 10 {
-		t.Errorf("callsSince = %v, want create 10, rename 10", d)
+func TestARolloutResultKeepsEachSystemsSamplesAndTheMeanCalls(t *testing.T) {
+	var r RolloutResult
+	for range 2 {
+		r.add("manager", rolloutSample{done: 3, running: 2, status: 3, curve: Durations{1, 2}, calls: map[string]float64{"create": 10, "remove": 5}}, 4)
+		r.add("swarm", rolloutSample{done: 5, running: 4, status: 9, curve: Durations{1, 4}}, 4)
 	}
-	sum := addCalls(addCalls(nil, d), d)
-	if sum["create"] != 20 || sum["rename"] != 20 {
-		t.Errorf("addCalls twice = %v", sum)
+	if len(r.Manager) != 2 || r.ManagerRunning[1] != 2 || r.ManagerStatus[0] != 3 || len(r.ManagerCurves) != 2 {
+		t.Errorf("the manager's samples: %+v", r)
 	}
-	if addCalls(nil, nil) != nil {
-		t.Error("addCalls(nil, nil) allocated")
+	if len(r.Swarm) != 2 || r.SwarmRunning[1] != 4 || r.SwarmCompleted[0] != 9 || len(r.SwarmCurves) != 2 {
+		t.Errorf("Swarm's samples: %+v", r)
+	}
+	// 2 of 4 rounds so far: half a round's calls per rollout
+	if r.ManagerCalls["create"] != 5 || r.ManagerCalls["remove"] != 2.5 {
+		t.Errorf("calls per rollout: %v", r.ManagerCalls)
 	}
 }
 
 func TestRolloutStrategiesMatchEachOther(t *testing.T) {
 	for _, s := range rolloutStrategies() {
-		rc := newController("x", "img", 10, nil)
+		rc := demospec.Controller("x", "img", 10, nil)
 		rc.DesiredState.UpdateStrategy = s.manager
 		if err := api.Validate(rc, api.ValidateOptions{Key: "x", MaxReplicas: 1000}); err != nil {
 			t.Fatalf("%s: the manager's spec is refused: %v", s.name, err)

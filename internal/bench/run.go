@@ -1,11 +1,9 @@
 package bench
 
-// This file runs the parts in order and writes what they measured: the
-// Docker parts, the missing-image window last, then the teardown, the
-// table and the results file. A part that fails is reported and the
-// others still run; --only and the skip flags leave parts out. The control
-// plane at scale is not here: it is the Go benchmarks of registry/agent
-// and registry/leader (make bench).
+// This file runs the parts in order, tears down what the run started and
+// writes what the parts measured. A part that fails is reported; after a
+// failure only the missing-image part still runs (it counts the daemon's
+// calls, which what a failed part left on the engine does not change).
 
 import (
 	"context"
@@ -19,6 +17,18 @@ import (
 	"path/filepath"
 	"time"
 )
+
+// measures are what each part measures, by name.
+var measures = map[string]func(*dockerEnv, context.Context, Config, *DockerResults) error{
+	PartConvergence:  (*dockerEnv).measureConvergence,
+	PartTasks:        (*dockerEnv).measureTasks,
+	PartHealth:       (*dockerEnv).measureHealth,
+	PartPull:         (*dockerEnv).measurePull,
+	PartReplacement:  (*dockerEnv).measureReplacement,
+	PartEndToEnd:     (*dockerEnv).measureEndToEnd,
+	PartRollout:      (*dockerEnv).measureRollout,
+	PartMissingImage: (*dockerEnv).measureMissingImage,
+}
 
 // Run measures what cfg asks for and writes the results. command is how
 // the run was started, for the document. It returns an error when a part
@@ -42,32 +52,21 @@ func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writ
 		res.Errors = append(res.Errors, err.Error())
 	}
 
-	var env *dockerEnv
-	var failure *failurePart
-	if cfg.runsDocker() {
-		env, err = setupDocker(ctx, cfg, res.RunID, runDir, &res.Machine, progress)
-		if err != nil {
-			fail(err)
-		} else {
-			res.Docker = &DockerResults{Replicas: cfg.Replicas, Rounds: cfg.Rounds, Swarm: env.swarmUnavailable}
-			if err := env.measure(ctx, cfg, res.Docker); err != nil {
+	if env, err := setupDocker(ctx, cfg, res.RunID, runDir, &res.Machine, progress); err != nil {
+		fail(err)
+	} else {
+		res.Docker = &DockerResults{Replicas: cfg.Replicas, Rounds: cfg.Rounds, Swarm: env.swarmUnavailable}
+		failed := false
+		for _, part := range Parts {
+			if !cfg.runs(part) || ctx.Err() != nil || (failed && part != PartMissingImage) {
+				continue
+			}
+			if err := measures[part](env, ctx, cfg, res.Docker); err != nil {
 				fail(err)
-			}
-			if ctx.Err() == nil && cfg.runs(PartMissingImage) {
-				if failure, err = env.startFailure(ctx, cfg.FailureReps, cfg.FailureWindow); err != nil {
-					fail(err)
-				}
+				failed = true
 			}
 		}
-	}
-
-	if failure != nil {
-		if res.Docker.Failure, err = failure.finish(ctx); err != nil {
-			fail(err)
-		}
-	}
-	if env != nil {
-		fmt.Fprintln(progress, "cleaning up: services, swarm, daemon, containers, volumes, image, temp dir")
+		fmt.Fprintln(progress, "cleaning up: services, swarm, daemon, containers, volumes, images, temp dir")
 		if err := env.teardown(context.WithoutCancel(ctx)); err != nil {
 			fail(fmt.Errorf("cleanup: %w", err))
 		}
@@ -78,62 +77,18 @@ func Run(ctx context.Context, cfg Config, command string, stdout, stderr io.Writ
 	return errors.Join(writeOutputs(res, rows, runDir, stdout), runError(res))
 }
 
-// measure runs the Docker parts cfg asks for but the missing-image
-// window; the first that fails ends it.
-func (e *dockerEnv) measure(ctx context.Context, cfg Config, res *DockerResults) error {
-	if cfg.runs(PartConvergence) {
-		if err := e.measureConvergence(ctx, cfg, res); err != nil {
-			return err
-		}
-	}
-	if cfg.runs(PartTasks) {
-		if err := e.measureTaskConvergence(ctx, cfg, res); err != nil {
-			return err
-		}
-	}
-	if cfg.runs(PartHealth) {
-		if err := e.measureHealthConvergence(ctx, cfg, res); err != nil {
-			return err
-		}
-	}
-	if cfg.runs(PartPull) {
-		if err := e.measurePullConvergence(ctx, cfg, res); err != nil {
-			return err
-		}
-	}
-	if cfg.runs(PartReplacement) {
-		if err := e.measureDockerStart(ctx, cfg.ReplaceTries, res); err != nil {
-			return err
-		}
-		if err := e.measureReplacement(ctx, cfg.ReplaceTries, res); err != nil {
-			return err
-		}
-	}
-	if cfg.runs(PartEndToEnd) {
-		if err := e.measureEndToEnd(ctx, cfg.EndToEndTries, res); err != nil {
-			return err
-		}
-	}
-	if cfg.runs(PartRollout) {
-		return e.measureRollout(ctx, cfg, res)
-	}
-	return nil
-}
-
 // writeOutputs prints the table and writes results.json and table.txt.
 func writeOutputs(res *Results, rows []Row, runDir string, stdout io.Writer) error {
 	table := RenderText(rows)
 	fmt.Fprintf(stdout, "\n%s\nwall time %s; results in %s\n", table, res.Wall.Round(time.Second), runDir)
-
-	resultsFile := filepath.Join(runDir, "results.json")
 	data, err := json.MarshalIndent(res, "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(runDir, "results.json"), append(data, '\n'), 0o644)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(runDir, "table.txt"), []byte(table), 0o644)
+	}
 	if err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	if err := os.WriteFile(resultsFile, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(runDir, "table.txt"), []byte(table), 0o644); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
 	return nil

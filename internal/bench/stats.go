@@ -1,32 +1,27 @@
 package bench
 
-// This file summarises samples: medians and nearest-rank percentiles. It
-// does no I/O.
+// This file summarises samples, medians and nearest-rank percentiles, and
+// prints them. It does no I/O.
 
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
 // Durations are the samples of one measurement, in the order taken.
 type Durations []time.Duration
 
-// sorted returns a sorted copy.
-func (d Durations) sorted() []time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s
-}
-
 // Median is the middle sample, or the mean of the two middle ones; 0 for
 // no samples.
 func (d Durations) Median() time.Duration {
-	s := d.sorted()
-	n := len(s)
-	switch {
+	s := slices.Sorted(slices.Values(d))
+	switch n := len(s); {
 	case n == 0:
 		return 0
 	case n%2 == 1:
@@ -41,29 +36,11 @@ func (d Durations) Median() time.Duration {
 // samples p99 is the largest; with 200 it is the second largest. 0 for no
 // samples.
 func (d Durations) Percentile(p float64) time.Duration {
-	s := d.sorted()
-	if len(s) == 0 {
-		return 0
-	}
-	rank := int(math.Ceil(p / 100 * float64(len(s))))
-	rank = min(max(rank, 1), len(s))
-	return s[rank-1]
-}
-
-// Max is the largest sample; 0 for no samples.
-func (d Durations) Max() time.Duration {
 	if len(d) == 0 {
 		return 0
 	}
-	return slices.Max(d)
-}
-
-// Min is the smallest sample; 0 for no samples.
-func (d Durations) Min() time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	return slices.Min(d)
+	rank := int(math.Ceil(p / 100 * float64(len(d))))
+	return slices.Sorted(slices.Values(d))[min(max(rank, 1), len(d))-1]
 }
 
 // MarshalJSON writes the samples as milliseconds with microsecond
@@ -76,27 +53,18 @@ func (d Durations) MarshalJSON() ([]byte, error) {
 	return json.Marshal(ms)
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote.
-func (d *Durations) UnmarshalJSON(data []byte) error {
-	var ms []float64
-	if err := json.Unmarshal(data, &ms); err != nil {
-		return err
+// ratio is a/b, or NaN when b is 0.
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return math.NaN()
 	}
-	out := make(Durations, len(ms))
-	for i, v := range ms {
-		out[i] = time.Duration(math.Round(v * float64(time.Millisecond)))
-	}
-	*d = out
-	return nil
+	return float64(a) / float64(b)
 }
 
 // fmtDuration prints a duration with two or three significant digits in
 // the unit that suits it: 612ns, 1.25µs, 812µs, 4.31ms, 1.25s.
 func fmtDuration(d time.Duration) string {
-	abs := d
-	if abs < 0 {
-		abs = -abs
-	}
+	abs := d.Abs()
 	switch {
 	case abs < time.Microsecond:
 		return fmt.Sprintf("%dns", d.Nanoseconds())
@@ -115,10 +83,33 @@ func fmtDuration(d time.Duration) string {
 	}
 }
 
-// ratio is a/b, or NaN when b is 0.
-func ratio(a, b time.Duration) float64 {
-	if b == 0 {
-		return math.NaN()
+// spread prints the median of samples with their range.
+func spread(d Durations) string {
+	switch len(d) {
+	case 0:
+		return "no samples"
+	case 1:
+		return fmtDuration(d[0])
 	}
-	return float64(a) / float64(b)
+	return fmt.Sprintf("median %s (min %s, max %s, n=%d)", fmtDuration(d.Median()), fmtDuration(slices.Min(d)), fmtDuration(slices.Max(d)), len(d))
+}
+
+func fmtRatio(r float64) string {
+	if math.IsNaN(r) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", r)
+}
+
+// fmtCalls prints calls by operation, sorted by operation; an average per
+// round may be a fraction.
+func fmtCalls(calls map[string]float64) string {
+	if len(calls) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, op := range slices.Sorted(maps.Keys(calls)) {
+		parts = append(parts, op+" "+strconv.FormatFloat(math.Round(calls[op]*10)/10, 'f', -1, 64))
+	}
+	return strings.Join(parts, ", ")
 }

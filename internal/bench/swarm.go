@@ -9,12 +9,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/swarm"
 	"github.com/docker/docker/client"
+
+	"github.com/replication-manager/replication-manager/internal/demospec"
 )
 
 // gwBridge is the network Swarm creates on its first init and does not
@@ -46,10 +49,11 @@ func setupSwarm(ctx context.Context, cli *client.Client) (mode *swarmMode, unava
 	default:
 		return nil, fmt.Sprintf("not available: the engine's swarm state is %q", info.Swarm.LocalNodeState)
 	}
-	bridgeExisted, err := networkExists(ctx, cli, gwBridge)
+	nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("name", gwBridge))})
 	if err != nil {
-		return nil, "not available: " + err.Error()
+		return nil, "not available: list networks: " + err.Error()
 	}
+	bridgeExisted := slices.ContainsFunc(nets, func(n network.Summary) bool { return n.Name == gwBridge })
 	if _, err := cli.SwarmInit(ctx, swarm.InitRequest{ListenAddr: "127.0.0.1:2377", AdvertiseAddr: "127.0.0.1"}); err != nil {
 		return nil, fmt.Sprintf("not available: docker swarm init --advertise-addr 127.0.0.1: %v", err)
 	}
@@ -82,19 +86,6 @@ func (m *swarmMode) teardown(ctx context.Context, cli *client.Client, runID stri
 	return errors.Join(errs...)
 }
 
-func networkExists(ctx context.Context, cli *client.Client, name string) (bool, error) {
-	nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("name", name))})
-	if err != nil {
-		return false, fmt.Errorf("list networks: %w", err)
-	}
-	for _, n := range nets {
-		if n.Name == name {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
 // createService is `docker service create --no-resolve-image --replicas n`
 // of the image, running the same command as the other systems.
 func createService(ctx context.Context, cli *client.Client, name, img string, n int, labels map[string]string) (string, error) {
@@ -102,7 +93,7 @@ func createService(ctx context.Context, cli *client.Client, name, img string, n 
 	spec := swarm.ServiceSpec{
 		Annotations: swarm.Annotations{Name: name, Labels: labels},
 		TaskTemplate: swarm.TaskSpec{
-			ContainerSpec: &swarm.ContainerSpec{Image: img, Args: taskCommand, Labels: labels},
+			ContainerSpec: &swarm.ContainerSpec{Image: img, Args: demospec.Command, Labels: labels},
 		},
 		Mode: swarm.ServiceMode{Replicated: &swarm.ReplicatedService{Replicas: &replicas}},
 	}
