@@ -71,7 +71,8 @@ func TestAGoneNodeIsRecordedWithTheContainersItsLastReportsListed(t *testing.T) 
 		s.testPutNode(t, "b")
 		s.testPutReport(t, "web", "a", 2, task("web-2", 2, "demo:1"))
 		s.testPutReport(t, "web", "b", 3, task("web-1", 1, "demo:1"), task("web-3", 3, "demo:2"))
-		s.testPutReport(t, "db", "b", 4, task("db-1", 1, "db:1"))
+		// db-1-old: renamed out of its slot's name by a start-first step
+		s.testPutReport(t, "db", "b", 4, task("db-1", 1, "db:1"), task("db-1-old", 1, "db:0"))
 		s.testPutReport(t, "old", "b", 5, task("old-1", 1, "old:1"))
 		s.delReport(s.store.ReportKey("old", "b"), 6) // the node removed it itself
 		s.deliver()
@@ -96,6 +97,7 @@ func TestAGoneNodeIsRecordedWithTheContainersItsLastReportsListed(t *testing.T) 
 		}
 		want := []api.GoneContainer{
 			{Controller: "db", Slot: 1, Name: "db-1", Image: "db:1", State: api.StateRunning},
+			{Controller: "db", Slot: 1, Name: "db-1-old", Image: "db:0", State: api.StateRunning},
 			{Controller: "web", Slot: 1, Name: "web-1", Image: "demo:1", State: api.StateRunning},
 			{Controller: "web", Slot: 3, Name: "web-3", Image: "demo:2", State: api.StateRunning},
 		}
