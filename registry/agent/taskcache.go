@@ -223,7 +223,7 @@ func (c *taskCache) applyListedLocked(t api.Task, since uint64, seen, changed ma
 		drift.add(func() string { return driftListed(t) })
 	}
 	changed[t.Labels[api.LabelController]] = struct{}{}
-	c.insertLocked(t)
+	c.insertLocked(shared(t))
 }
 
 // observe records a container as an inspect saw it: one whose event the
@@ -260,7 +260,7 @@ func (c *taskCache) observe(t api.Task) bool {
 	}
 	c.seq++
 	c.touched[t.ID] = c.seq
-	c.insertLocked(t)
+	c.insertLocked(shared(t))
 	return true
 }
 

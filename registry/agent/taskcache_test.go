@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/replication-manager/replication-manager/api"
 )
@@ -228,5 +229,49 @@ func TestStaleInspectOfACreatedContainerIsIgnored(t *testing.T) {
 	tasks, _ := c.list("web")
 	if len(tasks) != 1 || tasks[0].State != api.StateRunning {
 		t.Errorf("cache = %+v, want web-1 running", tasks)
+	}
+}
+
+// decoded is a listed container as a decode of the engine's answer gives
+// it: every string a copy of its own.
+func decoded(id, rc, slot string) api.Task {
+	fresh := strings.Clone
+	return api.Task{ID: id, Name: id, Image: fresh("demo:1"), ImageID: fresh("sha256:1"), State: fresh(api.StateRunning),
+		Labels: map[string]string{fresh(api.LabelController): fresh(rc), fresh(api.LabelSlot): fresh(slot)}}
+}
+
+// TestTheCacheKeepsOneCopyOfTheStringsContainersRepeat: two containers
+// listed with the same labels, image and state hold the same strings in
+// the cache, not a copy each, however the task control decoded them.
+func TestTheCacheKeepsOneCopyOfTheStringsContainersRepeat(t *testing.T) {
+	c := newTaskCache()
+	first, second := decoded("a", "web", "1"), decoded("b", "web", "1")
+	c.replace([]api.Task{first, second}, c.startList(), time.Now())
+	tasks, _ := c.list("web")
+	if len(tasks) != 2 {
+		t.Fatalf("web = %v, want a and b", tasks)
+	}
+	same := func(what, x, y string) {
+		t.Helper()
+		if x != y || unsafe.StringData(x) != unsafe.StringData(y) {
+			t.Errorf("%s: %q and %q are two copies", what, x, y)
+		}
+	}
+	a, b := tasks[0], tasks[1]
+	same("image", a.Image, b.Image)
+	same("image ID", a.ImageID, b.ImageID)
+	same("state", a.State, b.State)
+	for k, v := range a.Labels {
+		var other string
+		for k2 := range b.Labels {
+			if k2 == k {
+				other = k2
+			}
+		}
+		same("label key", k, other)
+		same("label "+k, v, b.Labels[k])
+	}
+	if unsafe.StringData(first.Labels[api.LabelController]) == unsafe.StringData(second.Labels[api.LabelController]) {
+		t.Fatal("the test's two containers share their strings already")
 	}
 }

@@ -5,7 +5,8 @@ package roles
 // (and a log of every call) lives in the manager's process, where Docker
 // would keep it in dockerd. bareTasks stores a few strings per container
 // and one label map per controller, and builds fresh tasks on every list
-// or inspect, as decoding a Docker response would. It sends no events: the
+// or inspect, every string a copy of its own, as decoding a Docker
+// response would. It sends no events: the
 // manager writes its own creates and deletes through to its cache.
 
 import (
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,11 +51,16 @@ func (b *bareTasks) Len() int {
 	return len(b.byID)
 }
 
-// task builds the api.Task of t; b.mu must be held.
+// task builds the api.Task of t as decoding the engine's answer would,
+// every string a fresh copy; b.mu must be held.
 func (b *bareTasks) task(t *bareTask) api.Task {
-	labels := maps.Clone(b.labels[t.rc])
-	labels[api.LabelSlot] = t.slot
-	return api.Task{ID: t.id, Name: t.name, Labels: labels, State: api.StateRunning, Created: t.created, StartedAt: t.created}
+	labels := make(map[string]string, len(b.labels[t.rc])+1)
+	for k, v := range b.labels[t.rc] {
+		labels[strings.Clone(k)] = strings.Clone(v)
+	}
+	labels[strings.Clone(api.LabelSlot)] = strings.Clone(t.slot)
+	return api.Task{ID: strings.Clone(t.id), Name: strings.Clone(t.name), Labels: labels, State: strings.Clone(api.StateRunning),
+		Created: t.created, StartedAt: t.created}
 }
 
 // ListTasks returns the containers whose labels contain the selector;
@@ -115,7 +122,8 @@ func (b *bareTasks) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task
 	t := &bareTask{id: fmt.Sprintf("%064x", b.seq), name: spec.Name, rc: rc, slot: spec.Labels[api.LabelSlot], created: time.Now()}
 	b.byID[t.id] = t
 	b.byName[t.name] = t
-	return b.task(t), nil
+	// as taskcontrol.Docker's create: the spec's labels, no decode
+	return api.Task{ID: t.id, Name: t.name, Labels: maps.Clone(spec.Labels), State: api.StateRunning, Created: t.created, StartedAt: t.created}, nil
 }
 
 // WaitTask is not for the benchmarks' tasks, which never end on their own
