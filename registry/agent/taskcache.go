@@ -46,7 +46,7 @@ const replaceChunk = 512
 // create.
 type taskCache struct {
 	mu     sync.Mutex
-	tasks  map[string]api.Task            // container id -> task
+	tasks  map[string]cachedTask          // container id -> task (cachedtask.go)
 	byRC   map[string]map[string]struct{} // controller id -> container ids
 	synced bool
 	// versions changes each time a controller's containers do, by
@@ -77,7 +77,7 @@ type pendingCreate struct {
 
 func newTaskCache() *taskCache {
 	return &taskCache{
-		tasks:    make(map[string]api.Task),
+		tasks:    make(map[string]cachedTask),
 		byRC:     make(map[string]map[string]struct{}),
 		versions: make(map[string]uint64),
 		touched:  make(map[string]uint64),
@@ -98,7 +98,7 @@ func (c *taskCache) list(rcID string) ([]api.Task, bool) {
 	ids := c.byRC[rcID]
 	out := make([]api.Task, 0, len(ids))
 	for id := range ids {
-		out = append(out, c.tasks[id])
+		out = append(out, c.tasks[id].task(id))
 	}
 	return out, true
 }
@@ -113,7 +113,7 @@ func (c *taskCache) scan(rcID string, f func(api.Task)) {
 		return
 	}
 	for id := range c.byRC[rcID] {
-		f(c.tasks[id])
+		f(c.tasks[id].task(id))
 	}
 }
 
@@ -168,7 +168,7 @@ func (c *taskCache) replace(listed []api.Task, since uint64, now time.Time) list
 					continue // listed, or created after the list started
 				}
 				changed[rc] = struct{}{}
-				t := c.tasks[id]
+				t := c.tasks[id].task(id)
 				drift.add(func() string { return driftGone(t) })
 				c.removeLocked(id)
 			}
@@ -207,7 +207,7 @@ func (c *taskCache) applyListedLocked(t api.Task, since uint64, seen, changed ma
 		return
 	}
 	seen[t.ID] = struct{}{}
-	o, ok := c.tasks[t.ID]
+	o, ok := c.taskLocked(t.ID)
 	if ok {
 		if c.touched[t.ID] > since || sameTask(o, t) {
 			// the cache learned of a newer change than the list saw, or
@@ -239,7 +239,7 @@ func (c *taskCache) observe(t api.Task) bool {
 	if _, ok := t.Labels[api.LabelController]; !ok {
 		return false
 	}
-	if old, ok := c.tasks[t.ID]; ok {
+	if old, ok := c.taskLocked(t.ID); ok {
 		if sameTask(old, t) {
 			if (old.StartedAt.IsZero() && !t.StartedAt.IsZero()) || (old.FinishedAt.IsZero() && !t.FinishedAt.IsZero()) {
 				// times a list lacked: keep them, so that the sync
@@ -247,7 +247,7 @@ func (c *taskCache) observe(t api.Task) bool {
 				old.StartedAt, old.FinishedAt, old.ExitCode = t.StartedAt, t.FinishedAt, t.ExitCode
 				c.seq++
 				c.touched[t.ID] = c.seq
-				c.tasks[t.ID] = old
+				c.tasks[t.ID] = cacheForm(old)
 				c.changedLocked(old)
 			}
 			return false
@@ -379,7 +379,7 @@ func (c *taskCache) event(ev api.TaskEvent) eventResult {
 		// a create of that name is under way: unless the cache knows
 		// the container under another name (an earlier holder of the
 		// name, renamed since), this is the create's container
-		if old, known := c.tasks[ev.ID]; !known || old.Name == ev.Name {
+		if old, known := c.taskLocked(ev.ID); !known || old.Name == ev.Name {
 			name, held = ev.Name, true
 		}
 	}
@@ -389,7 +389,7 @@ func (c *taskCache) event(ev api.TaskEvent) eventResult {
 		p.events = append(p.events, ev)
 		return eventHeld
 	}
-	old, ok := c.tasks[ev.ID]
+	old, ok := c.taskLocked(ev.ID)
 	switch {
 	case !ok && ev.Action == "kill":
 		return eventUnchanged // its die follows, and tells what an inspect would
@@ -485,14 +485,14 @@ func eventTask(t api.Task, ev api.TaskEvent) (api.Task, bool) {
 func (c *taskCache) renamed(id, name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t, ok := c.tasks[id]
+	t, ok := c.taskLocked(id)
 	if !ok {
 		return
 	}
 	c.seq++
 	c.touched[id] = c.seq
 	t.Name = name
-	c.tasks[id] = t
+	c.tasks[id] = cacheForm(t)
 	c.changedLocked(t)
 }
 
@@ -508,7 +508,7 @@ func (c *taskCache) deleted(id string, now time.Time) {
 
 func (c *taskCache) insertLocked(t api.Task) {
 	c.removeLocked(t.ID) // its controller label may have changed
-	c.tasks[t.ID] = t
+	c.tasks[t.ID] = cacheForm(t)
 	rc := t.Labels[api.LabelController]
 	if c.byRC[rc] == nil {
 		c.byRC[rc] = make(map[string]struct{})
@@ -532,7 +532,7 @@ func (c *taskCache) versionOf(rcID string) uint64 {
 }
 
 func (c *taskCache) removeLocked(id string) {
-	t, ok := c.tasks[id]
+	t, ok := c.taskLocked(id)
 	if !ok {
 		return
 	}
@@ -570,4 +570,14 @@ func (c *taskCache) isSynced() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.synced
+}
+
+// taskLocked returns the container of id, or false when the cache does
+// not hold it.
+func (c *taskCache) taskLocked(id string) (api.Task, bool) {
+	t, ok := c.tasks[id]
+	if !ok {
+		return api.Task{}, false
+	}
+	return t.task(id), true
 }
