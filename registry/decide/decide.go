@@ -161,7 +161,7 @@ func (d *decision) findHeld() {
 		if d.expired(node) {
 			continue
 		}
-		for slot := range r.Slots {
+		for _, slot := range r.Slots {
 			d.held[slot] = true
 		}
 	}
@@ -188,7 +188,7 @@ func (d *decision) releasedRuns(slot int) (node string, most int, ok bool) {
 		return old.Node, d.inFlight(slot, old), true
 	}
 	rel, was := d.in.Released[slot]
-	if !was || d.lost(rel.Node) || d.in.ReportsRevision >= rel.Rev && !d.in.Reports[rel.Node].Slots[slot] {
+	if !was || d.lost(rel.Node) || d.in.ReportsRevision >= rel.Rev && !d.in.Reports[rel.Node].Slots.Has(slot) {
 		// no release of this leader's holds it: a node's report may
 		// still say it started a successor next to an outdated container
 		return d.startedFirstOn(slot)
@@ -231,7 +231,7 @@ func (d *decision) inFlight(slot int, a Assignment) int {
 // containers of slot.
 func (d *decision) reportsStartedFirst(node string, slot int) bool {
 	r := d.in.Reports[node]
-	return r.StartedFirst[slot] && r.Slots[slot]
+	return r.StartedFirst.Has(slot) && r.Slots.Has(slot)
 }
 
 // isHeld reports whether slot is unassigned and a node may still run a
@@ -743,7 +743,7 @@ func (d *decision) runsReported(slot int) bool {
 // mayRun reports whether slot's assigned node may run it: a report shows
 // a live container of it there, or the node's report holds the slot.
 func (d *decision) mayRun(slot int) bool {
-	return d.runsReported(slot) || d.in.Reports[d.next[slot].Node].Slots[slot]
+	return d.runsReported(slot) || d.in.Reports[d.next[slot].Node].Slots.Has(slot)
 }
 
 // rank orders slots for taking away: not serving first, then the

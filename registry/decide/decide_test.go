@@ -259,7 +259,7 @@ func TestDecide(t *testing.T) {
 			ns := nodes("a", "b")
 			ns[1].Alive, ns[1].GoneSince = false, t0.Add(-31*time.Second)
 			return Input{Controller: ctl(2), Assigned: as, Containers: cs, Nodes: ns, Grace: 30 * time.Second,
-				Reports: map[string]Report{"b": {Slots: map[int]bool{2: true}}}}
+				Reports: map[string]Report{"b": {Slots: NewSlotSet(2)}}}
 		}, "2:a/new"},
 		{"a slot whose name an outsider holds on a node goes to another node", func() Input {
 			return Input{Controller: ctl(1), Nodes: nodes("a", "b"), Blocked: map[int]map[string]bool{1: {"a": true}}}
@@ -303,7 +303,7 @@ func TestDecide(t *testing.T) {
 			return Input{Controller: ctl(2), Nodes: nodes("a", "b"), Released: map[int]Release{1: {Node: "a", Rev: 9}}, ReportsRevision: 8}
 		}, "2:a/new"},
 		{"a slot a node still reports as its own stays held", func() Input {
-			return Input{Controller: ctl(2), Nodes: nodes("a", "b"), Reports: map[string]Report{"a": {Slots: map[int]bool{1: true}}}}
+			return Input{Controller: ctl(2), Nodes: nodes("a", "b"), Reports: map[string]Report{"a": {Slots: NewSlotSet(1)}}}
 		}, "2:a/new"},
 		{"a deleted controller loses every assignment", func() Input {
 			as, cs := settled("new", "a", "b")
@@ -375,7 +375,7 @@ func TestARewriteKeepsCountingAStartFirstStepInFlight(t *testing.T) {
 		// the node has not reported the successor yet: its old container
 		// is all the report shows, renamed out of the slot's name
 		Containers: []Container{{Node: "a", Slot: 1, Hash: "old", Live: true, Ready: true, StartedAt: t0.Add(-time.Hour)}},
-		Reports:    map[string]Report{"a": {Slots: map[int]bool{1: true}}},
+		Reports:    map[string]Report{"a": {Slots: NewSlotSet(1)}},
 	}
 	r := Decide(in)
 	if len(r.Changes) != 1 || r.Changes[0].New == nil || r.Changes[0].New.StartFirst {
@@ -406,7 +406,7 @@ func TestARenamedContainerOfAStopFirstSlotDoesNotServe(t *testing.T) {
 			{Node: "a", Slot: 1, Hash: "old", Live: true, Ready: true, StartedAt: t0.Add(-time.Hour)},
 			running("a", 2, "old"),
 		},
-		Reports: map[string]Report{"a": {Slots: map[int]bool{1: true, 2: true}}},
+		Reports: map[string]Report{"a": {Slots: NewSlotSet(1, 2)}},
 	}
 	if r := Decide(in); len(r.Changes) != 0 {
 		t.Errorf("changes %s, want none: slot 1 is down already, and maxUnavailable is 1", summary(r))

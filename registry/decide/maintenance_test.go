@@ -59,14 +59,14 @@ func TestADrainOfSlotsTheNodeHoldsButHasNotReportedRunningIsPacedToo(t *testing.
 	as, _ := settled("new", "a", "a", "a")
 	ns := nodes("a", "b")
 	ns[0].Availability = api.NodeDrain
-	held := Report{Slots: map[int]bool{1: true, 2: true, 3: true}}
+	held := Report{Slots: NewSlotSet(1, 2, 3)}
 	r := Decide(Input{Controller: ctl(3), Assigned: as, Reports: map[string]Report{"a": held}, Nodes: ns, Now: t0})
 	if got := summary(r); got != "3:-" {
 		t.Errorf("a drain of 3 slots a holds, none reported running yet: %q, want one off at a time", got)
 	}
 
 	// a slot a neither runs nor holds moves at once
-	r = Decide(Input{Controller: ctl(3), Assigned: as, Reports: map[string]Report{"a": {Slots: map[int]bool{1: true}}}, Nodes: ns, Now: t0})
+	r = Decide(Input{Controller: ctl(3), Assigned: as, Reports: map[string]Report{"a": {Slots: NewSlotSet(1)}}, Nodes: ns, Now: t0})
 	if got := summary(r); got != "2:- 3:-" {
 		t.Errorf("a drain of 3 slots, a holding slot 1 only: %q, want slots 2 and 3 off at once", got)
 	}

@@ -313,7 +313,7 @@ func (w *world) see(n *simNode) {
 // report before it creates anything, and so do those whose successor it
 // starts next to an outdated container.
 func (w *world) act(n *simNode) {
-	if n.report == nil || !maps.Equal(n.report.Slots, w.slotsOf(n)) {
+	if n.report == nil || !slices.Equal(n.report.Slots, slotSetOf(w.slotsOf(n))) {
 		w.writeReport(n, nil)
 	}
 	in := nodemodel.Input{Controller: w.ctl.ID, Assigned: map[int]registry.SlotAssignment{}, Hash: w.ctl.Hash,
@@ -366,16 +366,16 @@ func (w *world) act(n *simNode) {
 		w.writeReport(n, twice)
 	}
 	for _, slot := range creates {
-		if twice[slot] && !n.report.StartedFirst[slot] {
+		if twice[slot] && !n.report.StartedFirst.Has(slot) {
 			continue // its assignment changed: the node waits for its watch
 		}
 		w.create(n, slot, n.applied[slot].Hash)
 	}
 }
 
-func subset(a, b map[int]bool) bool {
+func subset(a map[int]bool, b SlotSet) bool {
 	for k := range a {
-		if !b[k] {
+		if !b.Has(k) {
 			return false
 		}
 	}
@@ -422,6 +422,17 @@ func (w *world) slotsOf(n *simNode) map[int]bool {
 	return slots
 }
 
+// slotSetOf is the set of the slots m holds.
+func slotSetOf(m map[int]bool) SlotSet {
+	var slots []int
+	for slot, in := range m {
+		if in {
+			slots = append(slots, slot)
+		}
+	}
+	return NewSlotSet(slots...)
+}
+
 // writeReport writes node n's report, with the slots of twice, whose
 // successor it is about to start next to an outdated container, under
 // StartedFirst. A slot it did not report before, or did not report there
@@ -435,23 +446,24 @@ func (w *world) writeReport(n *simNode, twice map[int]bool) {
 		return !ok || cur.ModRev != a.ModRev
 	}
 	for slot, a := range n.applied {
-		if (n.report == nil || !n.report.Slots[slot]) && changed(slot, a) {
+		if (n.report == nil || !n.report.Slots.Has(slot)) && changed(slot, a) {
 			delete(n.applied, slot)
 		}
 	}
 	w.rev++
-	r := &simReport{Report: Report{Slots: w.slotsOf(n), StartedFirst: map[int]bool{}}}
+	var startedFirst []int
 	for slot := range twice {
-		if a, ok := n.applied[slot]; ok && (n.report != nil && n.report.StartedFirst[slot] || !changed(slot, a)) {
-			r.StartedFirst[slot] = true
+		if a, ok := n.applied[slot]; ok && (n.report != nil && n.report.StartedFirst.Has(slot) || !changed(slot, a)) {
+			startedFirst = append(startedFirst, slot)
 		}
 	}
 	count := map[int]int{}
 	for _, c := range n.containers {
 		if count[c.slot]++; count[c.slot] == 2 {
-			r.StartedFirst[c.slot] = true
+			startedFirst = append(startedFirst, c.slot)
 		}
 	}
+	r := &simReport{Report: Report{Slots: slotSetOf(w.slotsOf(n)), StartedFirst: NewSlotSet(startedFirst...)}}
 	for _, c := range n.containers {
 		r.containers = append(r.containers, Container{Node: n.name, Slot: c.slot, Named: c.named, Hash: c.hash, Live: true, Ready: c.ready, StartedAt: c.started,
 			ID: c.id, Unhealthy: c.sick})

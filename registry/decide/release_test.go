@@ -14,7 +14,7 @@ func TestASlotTakenOffItsNodeCountsWhatItsStartFirstStepMayHaveStarted(t *testin
 	step.StartFirst = true
 	in := Input{Controller: ctl(2), Assigned: map[int]Assignment{1: step}, Nodes: nodes("a", "b"), Now: t0,
 		Containers: []Container{running("a", 1, "old")}, // the successor is not reported yet
-		Reports:    map[string]Report{"a": {Slots: map[int]bool{1: true}}}}
+		Reports:    map[string]Report{"a": {Slots: NewSlotSet(1)}}}
 
 	d := newDecision(in)
 	d.set(1, nil)
@@ -36,7 +36,7 @@ func TestASlotTakenOffItsNodeCountsWhatItsStartFirstStepMayHaveStarted(t *testin
 	if got := newDecision(in).liveCount(); got != 2 {
 		t.Errorf("reports as of the release, a's report holding the slot: %d live counted, want 2", got)
 	}
-	in.Reports, in.Containers = map[string]Report{"a": {Slots: map[int]bool{}}}, nil
+	in.Reports, in.Containers = map[string]Report{"a": {Slots: NewSlotSet()}}, nil
 	if got := newDecision(in).liveCount(); got != 0 {
 		t.Errorf("a's report let the slot go: %d live counted, want 0", got)
 	}
@@ -51,7 +51,7 @@ func TestANewLeaderCountsTheSuccessorANodeReportsStartedFirst(t *testing.T) {
 	old := running("a", 1, "old")
 	old.Named = false // renamed out for its successor
 	in := Input{Controller: ctl(2), Assigned: map[int]Assignment{}, Nodes: nodes("a", "b"), Now: t0, ReportsRevision: 9,
-		Containers: []Container{old}, Reports: map[string]Report{"a": {Slots: map[int]bool{1: true}, StartedFirst: map[int]bool{1: true}}}}
+		Containers: []Container{old}, Reports: map[string]Report{"a": {Slots: NewSlotSet(1), StartedFirst: NewSlotSet(1)}}}
 	if got := newDecision(in).liveCount(); got != 2 {
 		t.Errorf("a's report says it started slot 1's successor first: %d live counted, want 2", got)
 	}

@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"slices"
 	"time"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -42,21 +43,25 @@ func (a Assignment) same(b Assignment) bool {
 }
 
 // Container is one container of the controller as a node reported it.
+//
+// Its bools come last, together: the leader holds one per container
+// reported (100,000 at 10,000 controllers × 10), and a bool between two
+// wider fields takes eight bytes.
 type Container struct {
-	Node string
-	Slot int
+	Node      string
+	Hash      string
+	StartedAt time.Time
+	Slot      int
+	// ID is the container's (its task's first container's) id.
+	ID string
 	// Named: it holds its slot's name (<id>-<slot>); an outdated one
 	// renamed out for a successor started first does not.
 	Named bool
-	Hash  string
 	// Live: running, paused, restarting, or created and about to start.
 	Live bool
 	// Ready: running and, where it has a health check, healthy.
-	Ready     bool
-	StartedAt time.Time
-	// ID is the container's (its task's first container's) id, and
-	// Unhealthy says Docker reports a container of the task unhealthy.
-	ID        string
+	Ready bool
+	// Unhealthy: Docker reports a container of the task unhealthy.
 	Unhealthy bool
 }
 
@@ -143,11 +148,29 @@ type Report struct {
 	// a slot here before it creates a container of it, and drops it only
 	// once no container of it is left, so that a node's report always
 	// covers what it may run, stale or not.
-	Slots map[int]bool
+	Slots SlotSet
 	// StartedFirst are the slots of which the node may run two
 	// containers: a successor started next to an outdated one. It writes
 	// a slot here as it writes one into Slots, before the create.
-	StartedFirst map[int]bool
+	StartedFirst SlotSet
+}
+
+// SlotSet is a set of slots, sorted: the leader keeps two per report it
+// holds, 20,000 at 10,000 controllers, where a map of ten slots took 288
+// bytes and a slice takes 80.
+type SlotSet []int
+
+// NewSlotSet is the set of slots, given in any order, repeats allowed.
+func NewSlotSet(slots ...int) SlotSet {
+	s := slices.Clone(slots)
+	slices.Sort(s)
+	return slices.Clip(slices.Compact(s))
+}
+
+// Has reports whether slot is in s.
+func (s SlotSet) Has(slot int) bool {
+	_, ok := slices.BinarySearch(s, slot)
+	return ok
 }
 
 // Release is a slot the leader took off Node at etcd revision Rev. A node

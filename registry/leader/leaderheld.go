@@ -51,13 +51,13 @@ func (s *ReplicationManager) heldOnGoneNodes(id string) map[string][]decide.Cont
 func addGoneNodes(in *decide.Input, gone map[string][]decide.Container) {
 	for _, node := range slices.Sorted(maps.Keys(gone)) {
 		cts := gone[node]
-		slots := make(map[int]bool, len(cts))
+		var slots []int
 		for _, ct := range cts {
 			if ct.Live {
-				slots[ct.Slot] = true
+				slots = append(slots, ct.Slot)
 			}
 		}
-		in.Reports[node] = decide.Report{Slots: slots}
+		in.Reports[node] = decide.Report{Slots: decide.NewSlotSet(slots...)}
 		in.Containers = append(in.Containers, cts...)
 	}
 }

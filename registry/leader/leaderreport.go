@@ -21,8 +21,8 @@ type leaderReport struct {
 	// slots are the slots the node runs or claims, startedFirst those of
 	// which it may run two containers (nil when none), and blocked those
 	// whose names an outsider holds there.
-	slots        map[int]bool
-	startedFirst map[int]bool
+	slots        decide.SlotSet
+	startedFirst decide.SlotSet
 	blocked      []int
 	containers   []decide.Container
 	// last is what a gone node's record shows of each container
@@ -55,16 +55,10 @@ func (last lastTask) nameOf(id string, c decide.Container) string {
 // reads.
 func newLeaderReport(id string, r *api.NodeReport) *leaderReport {
 	lr := &leaderReport{report: api.NodeReport{Node: r.Node, Status: r.Status}, blocked: r.BlockedSlots,
-		slots: make(map[int]bool, len(r.Slots)), containers: make([]decide.Container, 0, len(r.Tasks)),
+		slots: decide.NewSlotSet(r.Slots...), containers: make([]decide.Container, 0, len(r.Tasks)),
 		last: make([]lastTask, 0, len(r.Tasks)), images: imageGroups(r.Tasks)}
-	for _, slot := range r.Slots {
-		lr.slots[slot] = true
-	}
-	for _, slot := range r.StartedFirst {
-		if lr.startedFirst == nil {
-			lr.startedFirst = make(map[int]bool, len(r.StartedFirst))
-		}
-		lr.startedFirst[slot] = true
+	if len(r.StartedFirst) > 0 {
+		lr.startedFirst = decide.NewSlotSet(r.StartedFirst...)
 	}
 	for _, t := range r.Tasks {
 		c := reportedContainer(id, r.Node, t)

@@ -446,7 +446,7 @@ func (s *ReplicationManager) pruneReleased(id string, rec *leaderRecord) bool {
 // report lets the slot go, even once the reports are as of the release.
 func (s *ReplicationManager) reportHolds(id, node string, slot int) bool {
 	r := s.reports[id][node]
-	return r != nil && r.slots[slot]
+	return r != nil && r.slots.Has(slot)
 }
 
 // requestProgress asks etcd to tell the watches where they are, so that
