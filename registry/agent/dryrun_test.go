@@ -287,7 +287,8 @@ func TestTheNodeAndTheDryRunLeaveTheOutdatedContainerOfABareAssignmentToTheLeade
 			with(ours(1), func(t *api.Task) { t.Labels[api.LabelTemplateHash] = oldHash }),
 			with(ours(3), func(t *api.Task) { t.Labels[api.LabelTemplateHash] = oldHash }),
 		},
-		assigned:  map[int]registry.SlotAssignment{1: {Assignment: bare.Assignments["web"][1]}, 3: {Assignment: bare.Assignments["web"][3]}},
+		assigned: registry.SlotAssignments{}.With(1, registry.SlotAssignment{Assignment: bare.Assignments["web"][1]}).
+			With(3, registry.SlotAssignment{Assignment: bare.Assignments["web"][3]}),
 		templates: map[string]*api.TaskTemplate{newHash: &rc.DesiredState.TaskTemplate},
 	})
 	dryBare, err := leader.DryRun(bare)

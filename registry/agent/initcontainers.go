@@ -136,7 +136,7 @@ func (rm *Agent) waitInit(ctx context.Context, id string, t api.Task) (api.TaskE
 // stillWanted reports whether init container t's slot is assigned to
 // this node, with t's template.
 func (rm *Agent) stillWanted(id string, t api.Task) bool {
-	a, ok := rm.slots.of(id)[slotOf(t)]
+	a, ok := rm.slots.of(id).Get(slotOf(t))
 	return ok && (a.TemplateHash == "" || a.TemplateHash == t.Labels[api.LabelTemplateHash])
 }
 

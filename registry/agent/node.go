@@ -9,7 +9,6 @@ package agent
 import (
 	"context"
 	"errors"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -34,9 +33,9 @@ type nodeSlots struct {
 	name string
 	mu   sync.Mutex
 	// slots holds, per controller, the assignments naming this node. A
-	// controller's map is never changed once in: Put and Del put a
+	// controller's value is never changed once in: Put and Del put a
 	// changed copy in its place, so of hands it out as it is.
-	slots map[string]map[int]registry.SlotAssignment
+	slots map[string]registry.SlotAssignments
 	// versions changes each time a controller's slots here do (none: it
 	// has none); gen is the last one given (quiet.go).
 	versions map[string]uint64
@@ -54,13 +53,13 @@ type nodeSlots struct {
 }
 
 func newNodeSlots(store *registry.Store, name string, changed, rolled func(string), warn func(string, ...any)) *nodeSlots {
-	return &nodeSlots{name: name, store: store, slots: map[string]map[int]registry.SlotAssignment{}, versions: map[string]uint64{}, listed: make(chan struct{}),
+	return &nodeSlots{name: name, store: store, slots: map[string]registry.SlotAssignments{}, versions: map[string]uint64{}, listed: make(chan struct{}),
 		changed: changed, rolled: rolled, warn: warn}
 }
 
 // of returns the slots assigned here to controller id, for reading only:
 // a sync takes them every time, and a steady one copied them for nothing.
-func (n *nodeSlots) of(id string) map[int]registry.SlotAssignment {
+func (n *nodeSlots) of(id string) registry.SlotAssignments {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.slots[id]
@@ -75,9 +74,9 @@ func (n *nodeSlots) versionOf(id string) uint64 {
 }
 
 // setLocked puts id's slots in place, a new version with them.
-func (n *nodeSlots) setLocked(id string, slots map[int]registry.SlotAssignment) {
+func (n *nodeSlots) setLocked(id string, slots registry.SlotAssignments) {
 	n.gen++
-	if len(slots) == 0 {
+	if slots.Len() == 0 {
 		delete(n.slots, id)
 		delete(n.versions, id)
 		return
@@ -95,19 +94,18 @@ func (n *nodeSlots) decode(k registry.KV) (id string, slot int, a registry.SlotA
 }
 
 func (n *nodeSlots) Reset(keys []registry.KV, _ int64) {
-	all := map[string]map[int]registry.SlotAssignment{}
+	all := map[string]registry.SlotAssignments{} // fresh values, built in place
 	for _, k := range keys {
 		if id, slot, a, mine := n.decode(k); mine {
-			if all[id] == nil {
-				all[id] = map[int]registry.SlotAssignment{}
-			}
-			all[id][slot] = a
+			slots := all[id]
+			slots.Set(slot, a)
+			all[id] = slots
 		}
 	}
 	n.mu.Lock()
 	var changed []string
 	for id := range all {
-		if !maps.Equal(all[id], n.slots[id]) {
+		if !all[id].Equal(n.slots[id]) {
 			changed = append(changed, id)
 		}
 	}
@@ -135,15 +133,10 @@ func (n *nodeSlots) Put(k registry.KV) {
 		return
 	}
 	n.mu.Lock()
-	old, had := n.slots[id][slot]
+	old, had := n.slots[id].Get(slot)
 	switch {
 	case mine:
-		next := maps.Clone(n.slots[id])
-		if next == nil {
-			next = map[int]registry.SlotAssignment{}
-		}
-		next[slot] = a
-		n.setLocked(id, next)
+		n.setLocked(id, n.slots[id].With(slot, a))
 	case had:
 		n.dropLocked(id, slot)
 	}
@@ -162,7 +155,7 @@ func (n *nodeSlots) Del(key string, _ int64) {
 		return
 	}
 	n.mu.Lock()
-	_, had := n.slots[id][slot]
+	_, had := n.slots[id].Get(slot)
 	n.dropLocked(id, slot)
 	n.mu.Unlock()
 	if had {
@@ -171,12 +164,10 @@ func (n *nodeSlots) Del(key string, _ int64) {
 }
 
 func (n *nodeSlots) dropLocked(id string, slot int) {
-	if _, ok := n.slots[id][slot]; !ok {
+	if _, ok := n.slots[id].Get(slot); !ok {
 		return
 	}
-	next := maps.Clone(n.slots[id])
-	delete(next, slot)
-	n.setLocked(id, next)
+	n.setLocked(id, n.slots[id].Without(slot))
 }
 
 // nodeReport is the report of this node's share of a controller, from
@@ -213,9 +204,9 @@ func reportedTask(t api.Task, parts []api.Task) api.ReportedTask {
 
 // runSlots are the slots a node reports as its own: those assigned to it
 // and those it still has a container of, in order.
-func runSlots(assigned map[int]registry.SlotAssignment, active []api.Task) []int {
-	out := make([]int, 0, len(assigned)+len(active))
-	for slot := range assigned {
+func runSlots(assigned registry.SlotAssignments, active []api.Task) []int {
+	out := make([]int, 0, assigned.Len()+len(active))
+	for slot := range assigned.All() {
 		out = append(out, slot)
 	}
 	for _, t := range active {
@@ -265,7 +256,7 @@ func samePulling(a, b api.PullingSlot) bool {
 // The report's repo digests are asked of the engine first, once per new
 // image; a failure to learn one leaves it out of the report, and is
 // returned after the report is written.
-func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active, inits []api.Task, blocked []int, pulling []api.PullingSlot, assigned map[int]registry.SlotAssignment) error {
+func (rm *Agent) writeReport(ctx context.Context, record *controllerState, st api.ReplicationControllerStatus, active, inits []api.Task, blocked []int, pulling []api.PullingSlot, assigned registry.SlotAssignments) error {
 	// a slot whose init container may run is a slot that may run
 	live := active
 	if len(inits) > 0 {
@@ -334,13 +325,14 @@ func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.
 // assignment changed meanwhile (the watch brings it). The claim goes
 // into d.state, the state the sync leaves: a report that fails after the
 // creates must not make the node forget it.
-func (rm *Agent) claimSlots(ctx context.Context, id string, d *decision, assigned map[int]registry.SlotAssignment, inits []api.Task) (bool, error) {
+func (rm *Agent) claimSlots(ctx context.Context, id string, d *decision, assigned registry.SlotAssignments, inits []api.Task) (bool, error) {
 	record, creates := &d.state, createdSlots(d.creates)
 	twice := startedFirstSlots(withoutTasks(d.active, d.deletes), inits, creates)
 	var cmps []clientv3.Cmp
 	for _, slot := range creates {
 		if !slices.Contains(record.reportedSlots, slot) || slices.Contains(twice, slot) && !slices.Contains(record.reportedStartedFirst, slot) {
-			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(rm.store.AssignmentKey(id, slot)), "=", assigned[slot].Rev))
+			a, _ := assigned.Get(slot)
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(rm.store.AssignmentKey(id, slot)), "=", a.Rev))
 		}
 	}
 	if len(cmps) == 0 {

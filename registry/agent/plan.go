@@ -49,7 +49,7 @@ type planInput struct {
 	// assigned are the slots the leader assigned to this node: the node
 	// runs those, each with its assigned template, and removes its
 	// containers of any other.
-	assigned map[int]registry.SlotAssignment
+	assigned registry.SlotAssignments
 	// templates are the templates of the assigned revisions, by hash; one
 	// missing (its history record is gone) cannot be created.
 	templates map[string]*api.TaskTemplate
@@ -57,14 +57,15 @@ type planInput struct {
 
 // wants reports whether slot is assigned to this node.
 func (in *planInput) wants(slot int) bool {
-	_, ok := in.assigned[slot]
+	_, ok := in.assigned.Get(slot)
 	return ok
 }
 
 // hashOf is the template hash slot runs: the assigned one, or the spec's
 // for an assignment written before assignments carried one.
 func (in *planInput) hashOf(slot int) string {
-	return nodemodel.HashOf(in.assigned[slot].Assignment, in.hash)
+	a, _ := in.assigned.Get(slot)
+	return nodemodel.HashOf(a.Assignment, in.hash)
 }
 
 // imageNeed is one image a template runs, and its pull policy.
@@ -393,7 +394,8 @@ func planCreates(in planInput, d *decision, slots []int, more bool) {
 		hash := in.hashOf(slot)
 		tmpl := in.templates[hash]
 		if tmpl == nil {
-			missing = append(missing, fmt.Sprintf("slot %d (revision %d, template %s)", slot, in.assigned[slot].Revision, hash))
+			a, _ := in.assigned.Get(slot)
+			missing = append(missing, fmt.Sprintf("slot %d (revision %d, template %s)", slot, a.Revision, hash))
 			continue
 		}
 		if d.hash == "" {

@@ -297,9 +297,9 @@ func TestPlan(t *testing.T) {
 				in.templates = map[string]*api.TaskTemplate{hash: &tt.spec.DesiredState.TaskTemplate}
 				in.assigned = assignedSlots(tt.assigned, tt.spec.DesiredState.Replicas, hash)
 				if tt.bare {
-					for slot, a := range in.assigned {
+					for slot, a := range in.assigned.All() {
 						a.Revision, a.TemplateHash = 0, ""
-						in.assigned[slot] = a
+						in.assigned = in.assigned.With(slot, a)
 					}
 				}
 			}
@@ -340,15 +340,15 @@ func TestPlan(t *testing.T) {
 
 // assignedSlots assigns the slots assigned (nil: 1..replicas) to the node under test,
 // with template hash.
-func assignedSlots(assigned []int, replicas int, hash string) map[int]registry.SlotAssignment {
+func assignedSlots(assigned []int, replicas int, hash string) registry.SlotAssignments {
 	if assigned == nil {
 		for slot := 1; slot <= replicas; slot++ {
 			assigned = append(assigned, slot)
 		}
 	}
-	out := make(map[int]registry.SlotAssignment, len(assigned))
+	var out registry.SlotAssignments
 	for _, slot := range assigned {
-		out[slot] = registry.SlotAssignment{Assignment: api.Assignment{Node: "a", Revision: 30, TemplateHash: hash}, Rev: 40}
+		out = out.With(slot, registry.SlotAssignment{Assignment: api.Assignment{Node: "a", Revision: 30, TemplateHash: hash}, Rev: 40})
 	}
 	return out
 }
@@ -438,7 +438,7 @@ func TestAContainerOfAnUnassignedSlotStaysReportedUntilItIsRemoved(t *testing.T)
 		id: "web", spec: spec, hash: webHash, revision: 30, createRevision: 1,
 		tasks: []api.Task{ours(1), ours(2), ours(3)}, now: planNow, registryID: testRegistryID, burst: 1,
 		templates: map[string]*api.TaskTemplate{webHash: &spec.DesiredState.TaskTemplate},
-		assigned:  map[int]registry.SlotAssignment{}, // every slot moved to another node
+		assigned:  registry.SlotAssignments{}, // every slot moved to another node
 	}
 	d := plan(in)
 	if got := deleteNames(d); !slices.Equal(got, []string{"web-1"}) || !d.more {

@@ -70,7 +70,7 @@ func progressing(in planInput, active []api.Task, prev rolloutProgress) (api.Con
 		r.progress = in.now
 	}
 	r.updatedAvailable, r.outdated = updatedAvailable, outdated
-	desired := len(in.assigned)
+	desired := in.assigned.Len()
 	message := fmt.Sprintf("%d of %d updated, %d available", updated, desired, updatedAvailable)
 	switch {
 	case outdated == 0 && updatedAvailable >= desired:

@@ -79,20 +79,19 @@ func TestProgressingCondition(t *testing.T) {
 func TestPlanRunsTheAssignedSlots(t *testing.T) {
 	web := newController("web", 2)
 	hash := webHash
-	at := func(slot int, fn func(*api.Assignment)) map[int]registry.SlotAssignment {
+	at := func(slot int, fn func(*api.Assignment)) registry.SlotAssignments {
 		a := assignedSlots([]int{slot}, 0, hash)
-		sa := a[slot]
+		sa, _ := a.Get(slot)
 		if fn != nil {
 			fn(&sa.Assignment)
 		}
-		a[slot] = sa
-		return a
+		return a.With(slot, sa)
 	}
-	withSlots := func(maps ...map[int]registry.SlotAssignment) map[int]registry.SlotAssignment {
-		out := map[int]registry.SlotAssignment{}
-		for _, m := range maps {
-			for k, v := range m {
-				out[k] = v
+	withSlots := func(all ...registry.SlotAssignments) registry.SlotAssignments {
+		var out registry.SlotAssignments
+		for _, as := range all {
+			for k, v := range as.All() {
+				out = out.With(k, v)
 			}
 		}
 		return out
@@ -102,7 +101,7 @@ func TestPlanRunsTheAssignedSlots(t *testing.T) {
 	tests := []struct {
 		name                      string
 		tasks                     []api.Task
-		assigned                  map[int]registry.SlotAssignment
+		assigned                  registry.SlotAssignments
 		creates, deletes, renames []string
 	}{
 		{"a slot without a container is created", nil, at(2, nil), []string{"web-2"}, nil, nil},

@@ -229,7 +229,7 @@ func (rm *Agent) forget(ctx context.Context, id string) error {
 func (rm *Agent) templatesOf(ctx context.Context, record *controllerState, in planInput) (map[string]*api.TaskTemplate, error) {
 	out := map[string]*api.TaskTemplate{in.hash: &in.spec.DesiredState.TaskTemplate}
 	var errs []error
-	for slot, a := range in.assigned {
+	for slot, a := range in.assigned.All() {
 		hash := in.hashOf(slot)
 		if out[hash] != nil {
 			continue

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/replication-manager/replication-manager/api"
-	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/registry/leader"
 )
 
@@ -20,12 +19,12 @@ func TestTheNodeReplacesTheTaskItsAssignmentNames(t *testing.T) {
 		templates: map[string]*api.TaskTemplate{webHash: &spec.DesiredState.TaskTemplate},
 		assigned:  assignedSlots(nil, 3, webHash),
 	}
-	a := in.assigned[2]
+	a, _ := in.assigned.Get(2)
 	a.Replace = ours(2).ID
-	in.assigned[2] = a
-	a = in.assigned[3]
+	in.assigned = in.assigned.With(2, a)
+	a, _ = in.assigned.Get(3)
 	a.Replace = "an-earlier-container"
-	in.assigned[3] = a
+	in.assigned = in.assigned.With(3, a)
 
 	d := plan(in)
 	if got := deleteNames(d); !slices.Equal(got, []string{"web-2"}) {
@@ -45,11 +44,10 @@ func TestAReplacementWaitsForTheBurst(t *testing.T) {
 		id: "web", spec: spec, hash: webHash, revision: 30, createRevision: 1,
 		tasks: []api.Task{ours(1), ours(2)}, now: planNow, registryID: testRegistryID, burst: 1,
 		templates: map[string]*api.TaskTemplate{webHash: &spec.DesiredState.TaskTemplate},
-		assigned:  map[int]registry.SlotAssignment{},
 	}
-	for slot, a := range assignedSlots(nil, 2, webHash) {
+	for slot, a := range assignedSlots(nil, 2, webHash).All() {
 		a.Replace = ours(slot).ID
-		in.assigned[slot] = a
+		in.assigned = in.assigned.With(slot, a)
 	}
 	d := plan(in)
 	if got := deleteNames(d); !slices.Equal(got, []string{"web-1"}) || !d.more {

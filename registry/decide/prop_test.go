@@ -316,11 +316,11 @@ func (w *world) act(n *simNode) {
 	if n.report == nil || !slices.Equal(n.report.Slots, slotSetOf(w.slotsOf(n))) {
 		w.writeReport(n, nil)
 	}
-	in := nodemodel.Input{Controller: w.ctl.ID, Assigned: map[int]registry.SlotAssignment{}, Hash: w.ctl.Hash,
+	in := nodemodel.Input{Controller: w.ctl.ID, Hash: w.ctl.Hash,
 		Burst: math.MaxInt, Window: w.ctl.AvailableAfter, Now: w.now}
 	for slot, a := range n.applied {
-		in.Assigned[slot] = registry.SlotAssignment{Assignment: api.Assignment{Node: a.Node, Revision: a.Revision, TemplateHash: a.Hash,
-			OnDelete: a.OnDelete, StartFirst: a.StartFirst, Replace: a.Replace}, Rev: a.ModRev}
+		in.Assigned.Set(slot, registry.SlotAssignment{Assignment: api.Assignment{Node: a.Node, Revision: a.Revision, TemplateHash: a.Hash,
+			OnDelete: a.OnDelete, StartFirst: a.StartFirst, Replace: a.Replace}, Rev: a.ModRev})
 	}
 	var live []*simContainer // as in.Containers
 	for _, c := range n.containers {

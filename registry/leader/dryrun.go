@@ -141,8 +141,7 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 		return DryRunPlan{}, fmt.Errorf("controller %q is invalid: %w", rc.ID, sp.invalid)
 	}
 	d := &dryRun{
-		id: rc.ID, sp: sp, now: in.Now, rev: 1,
-		assigned: map[int]registry.SlotAssignment{}, reports: map[string]*api.NodeReport{},
+		id: rc.ID, sp: sp, now: in.Now, rev: 1, reports: map[string]*api.NodeReport{},
 		nodes: map[string]*nodeState{}, configs: in.Configs, others: map[string]*nodeLoad{},
 		why: map[int]leaving{}, moving: map[int]int{}, order: map[int]int{},
 	}
@@ -165,11 +164,13 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 		}
 	}
 	for id, slots := range in.Assignments {
-		for slot, a := range slots {
-			if id == rc.ID {
-				d.assigned[slot] = registry.SlotAssignment{Assignment: a, Rev: d.rev}
-				continue
+		if id == rc.ID {
+			for _, slot := range slices.Sorted(maps.Keys(slots)) { // in order: appended, not inserted
+				d.assigned.Set(slot, registry.SlotAssignment{Assignment: slots[slot], Rev: d.rev})
 			}
+			continue
+		}
+		for _, a := range slots {
 			loadIn(d.others, a.Node).add(specs[id], 1)
 		}
 	}
@@ -183,7 +184,7 @@ func DryRun(in DryRunInput) (DryRunPlan, error) {
 
 	var res decide.Result
 	var plan DryRunPlan
-	rounds := min(dryRunRounds, max(100, dryRunWork/max(1, len(d.assigned), rc.DesiredState.Replicas)))
+	rounds := min(dryRunRounds, max(100, dryRunWork/max(1, d.assigned.Len(), rc.DesiredState.Replicas)))
 	for range rounds {
 		acted, recheck := d.nodesAct()
 		din := d.input()
@@ -260,8 +261,9 @@ type dryRun struct {
 	sp    *schedSpec
 	image string
 	// assigned are the controller's assignments, and reports its nodes'
-	// reports, as the simulation leaves them.
-	assigned map[int]registry.SlotAssignment
+	// reports, as the simulation leaves them; assigned is the dry run's
+	// own, changed in place.
+	assigned registry.SlotAssignments
 	reports  map[string]*api.NodeReport
 	// nodes are the registered ones; others what the other controllers'
 	// slots hold on each node.
@@ -303,14 +305,14 @@ func (d *dryRun) input() decide.Input {
 		c.ports = maps.Clone(l.ports)
 		loads[name] = &c
 	}
-	for _, a := range d.assigned {
+	for _, a := range d.assigned.All() {
 		loadIn(loads, a.Node).add(d.sp, 1)
 	}
 	var view nodeView
 	for name, ns := range d.nodes {
 		view.set(name, ns, d.configs[name], loads[name], time.Time{})
 	}
-	for _, a := range d.assigned {
+	for _, a := range d.assigned.All() {
 		if d.nodes[a.Node] == nil {
 			view.set(a.Node, nil, d.configs[a.Node], loads[a.Node], time.Time{}) // not registered: gone
 		}
@@ -344,11 +346,11 @@ func (d *dryRun) apply(in decide.Input, changes []decide.Change) {
 			d.why[c.Slot] = leavingNode(in, c.Slot, c.Old.Node, c.New == nil)
 		}
 		if c.New == nil {
-			delete(d.assigned, c.Slot)
+			d.assigned.Delete(c.Slot)
 			continue
 		}
 		d.rev++
-		d.assigned[c.Slot] = registry.SlotAssignment{Assignment: assignmentOf(*c.New), Rev: d.rev}
+		d.assigned.Set(c.Slot, registry.SlotAssignment{Assignment: assignmentOf(*c.New), Rev: d.rev})
 	}
 }
 
@@ -396,12 +398,11 @@ func (d *dryRun) hashOf(a registry.SlotAssignment) string {
 // again though nothing changes (0: never).
 func (d *dryRun) nodesAct() (acted bool, recheck time.Duration) {
 	d.round, d.toMove = d.round[:0], map[int]bool{}
-	byNode := map[string]map[int]registry.SlotAssignment{}
-	for slot, a := range d.assigned {
-		if byNode[a.Node] == nil {
-			byNode[a.Node] = map[int]registry.SlotAssignment{}
-		}
-		byNode[a.Node][slot] = a
+	byNode := map[string]registry.SlotAssignments{} // fresh values, built in place
+	for slot, a := range d.assigned.All() {
+		mine := byNode[a.Node]
+		mine.Set(slot, a)
+		byNode[a.Node] = mine
 	}
 	for _, node := range slices.Sorted(maps.Keys(d.nodes)) {
 		changed, after := d.nodeActs(node, byNode[node])
@@ -441,7 +442,7 @@ const dryRunPasses = 4
 // the unhealthy ones the leader names, and creates the missing ones whose
 // name is free there. It reports whether anything changed, and when the
 // node would look again (0: never).
-func (d *dryRun) nodeActs(node string, mine map[int]registry.SlotAssignment) (bool, time.Duration) {
+func (d *dryRun) nodeActs(node string, mine registry.SlotAssignments) (bool, time.Duration) {
 	r := d.reports[node]
 	if r == nil {
 		r = &api.NodeReport{Node: node, Status: api.ReplicationControllerStatus{ID: d.id}}
@@ -465,7 +466,10 @@ func (d *dryRun) nodeActs(node string, mine map[int]registry.SlotAssignment) (bo
 		tasks = d.play(node, mine, tasks, res)
 		changed = true
 	}
-	slots := slices.Sorted(maps.Keys(mine))
+	var slots []int // in order
+	for slot := range mine.All() {
+		slots = append(slots, slot)
+	}
 	if !changed && slices.Equal(r.Slots, slots) {
 		return false, recheck
 	}
@@ -496,7 +500,7 @@ func startedFirst(tasks []api.ReportedTask) []int {
 
 // modelInput is the node model's input of a node whose live containers
 // of the controller are tasks: a dry run has no burst limit.
-func (d *dryRun) modelInput(mine map[int]registry.SlotAssignment, tasks []api.ReportedTask, blocked []int) nodemodel.Input {
+func (d *dryRun) modelInput(mine registry.SlotAssignments, tasks []api.ReportedTask, blocked []int) nodemodel.Input {
 	cs := make([]nodemodel.Container, len(tasks))
 	for i, t := range tasks {
 		c := reportedContainer(d.id, "", t)
@@ -509,7 +513,7 @@ func (d *dryRun) modelInput(mine map[int]registry.SlotAssignment, tasks []api.Re
 // play carries out one pass of the node model on node's tasks, records
 // its steps, and returns the tasks it leaves: a replaced or created
 // container is running, ready and available at once.
-func (d *dryRun) play(node string, mine map[int]registry.SlotAssignment, tasks []api.ReportedTask, res nodemodel.Result) []api.ReportedTask {
+func (d *dryRun) play(node string, mine registry.SlotAssignments, tasks []api.ReportedTask, res nodemodel.Result) []api.ReportedTask {
 	removed := make(map[int]bool, len(res.Remove))
 	for _, i := range res.Remove {
 		removed[i] = true
@@ -547,13 +551,15 @@ func (d *dryRun) play(node string, mine map[int]registry.SlotAssignment, tasks [
 			d.round = append(d.round, DryRunStep{Action: "replace", Container: t.Name, Slot: t.Slot, Node: node,
 				Detail: fmt.Sprintf("template %s → %s, stopped first", t.TemplateHash, rep.Hash)})
 		}
-		out = append(out, d.newTask(rep.Slot, mine[rep.Slot]))
+		a, _ := mine.Get(rep.Slot)
+		out = append(out, d.newTask(rep.Slot, a))
 		succeeded[rep.Slot] = true
 	}
 	for _, slot := range res.Create {
 		if !succeeded[slot] {
 			d.created(node, slot)
-			out = append(out, d.newTask(slot, mine[slot]))
+			a, _ := mine.Get(slot)
+			out = append(out, d.newTask(slot, a))
 		}
 	}
 	return out
@@ -571,7 +577,7 @@ func (d *dryRun) removed(node string, t api.ReportedTask) {
 	case t.Slot <= 0 || t.Name != api.TaskName(d.id, t.Slot):
 		step.Detail = "not a slot's container"
 	default:
-		if a, assigned := d.assigned[t.Slot]; assigned {
+		if a, assigned := d.assigned.Get(t.Slot); assigned {
 			step.Detail = "the slot is assigned to node " + a.Node
 		} else {
 			step.Detail = "the slot is not assigned"

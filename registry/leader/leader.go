@@ -124,8 +124,10 @@ type ReplicationManager struct {
 	specs   map[string]*schedSpec
 	nodes   map[string]*nodeState
 	// configs are the nodes' configs (/registry/nodeconfig), by node.
-	configs     map[string]api.NodeConfig
-	assignments map[string]map[int]registry.SlotAssignment
+	configs map[string]api.NodeConfig
+	// assignments are each controller's, which setAssignment changes in
+	// place: no value of them is kept beyond a call.
+	assignments map[string]registry.SlotAssignments
 	// undecodable are the ModRevisions of assignment keys whose values do
 	// not decode, by controller and slot (leaderundecodable.go).
 	undecodable map[string]map[int]int64
@@ -293,7 +295,7 @@ func NewReplicationManager(store *registry.Store, logger *slog.Logger, opts Opti
 	return &ReplicationManager{
 		store: store, logger: logger, opts: opts, now: opts.Clock.Now, started: opts.Clock.Now(), mailbox: mb, seen: seen,
 		specs: map[string]*schedSpec{}, nodes: map[string]*nodeState{}, configs: map[string]api.NodeConfig{},
-		assignments: map[string]map[int]registry.SlotAssignment{}, undecodable: map[string]map[int]int64{}, reports: map[string]map[string]*leaderReport{},
+		assignments: map[string]registry.SlotAssignments{}, undecodable: map[string]map[int]int64{}, reports: map[string]map[string]*leaderReport{},
 		loads: map[string]*nodeLoad{}, listed: map[string]bool{}, records: map[string]*leaderRecord{}, wanting: map[string]bool{}, releasing: map[string]bool{},
 		inflight: map[string]*inflightWrite{}, queue: newLaneQueue(opts.Clock),
 		gone: map[string]*goneNode{}, dropped: map[string]*droppedReports{}, events: make(chan api.Event, eventQueue),

@@ -66,7 +66,7 @@ func TestTheEchoOfTheLeadersOwnWriteDecidesNothing(t *testing.T) {
 	if string(w.Changes[0].Data) != string(data) {
 		t.Fatalf("Prepare set Data %q, want %q", w.Changes[0].Data, data)
 	}
-	s.assignments["web"] = map[int]registry.SlotAssignment{2: {Assignment: api.Assignment{Node: "b"}, Rev: 3}}
+	s.assignments["web"] = registry.SlotAssignments{}.With(2, registry.SlotAssignment{Assignment: api.Assignment{Node: "b"}, Rev: 3})
 	own := &inflightWrite{changes: w.Changes}
 	s.inflight["web"] = own
 
@@ -81,10 +81,10 @@ func TestTheEchoOfTheLeadersOwnWriteDecidesNothing(t *testing.T) {
 		t.Error("the write is not marked echoed")
 	}
 	got := s.assignments["web"]
-	if a, ok := got[1]; !ok || a.Assignment != next || a.Rev != 10 {
+	if a, ok := got.Get(1); !ok || a.Assignment != next || a.Rev != 10 {
 		t.Errorf("slot 1 in the mirror: %+v (%v), want %+v at revision 10", a, ok, next)
 	}
-	if _, ok := got[2]; ok {
+	if _, ok := got.Get(2); ok {
 		t.Error("slot 2 is still in the mirror after the echo of its delete")
 	}
 	if l := s.loads["a"]; l == nil || l.slots != 1 || l.ids["web"] != 1 {

@@ -57,7 +57,7 @@ func (l *nodeLoad) add(sp *schedSpec, sign int) {
 // loadOf adds (sign 1) or takes away (-1) what the slots of id hold on
 // their nodes under its current spec: around a spec change.
 func (s *ReplicationManager) loadOf(id string, sign int) {
-	for _, a := range s.assignments[id] {
+	for _, a := range s.assignments[id].All() {
 		s.addLoad(a.Node, s.specs[id], sign)
 	}
 }

@@ -7,6 +7,7 @@ package leader
 // controllers a change concerns for a decision.
 
 import (
+	"cmp"
 	"encoding/json"
 	"maps"
 	"runtime"
@@ -461,11 +462,17 @@ func (s *ReplicationManager) resetAssignments(keys []registry.KV, _ int64) {
 // setAssignments replaces the assignments with a list's.
 func (s *ReplicationManager) setAssignments(listed []listedAssignment) {
 	for id, slots := range s.assignments {
-		for slot := range slots {
-			s.setAssignment(id, slot, nil)
+		for _, a := range slots.All() {
+			s.holdSlot(id, a.Node, -1)
 		}
 	}
+	clear(s.assignments)
 	clear(s.undecodable)
+	// a list is in key order (slot 10 before 2): in slot order, each
+	// controller's slots are appended to its assignments, not inserted
+	slices.SortStableFunc(listed, func(a, b listedAssignment) int {
+		return cmp.Or(strings.Compare(a.id, b.id), cmp.Compare(a.slot, b.slot))
+	})
 	for _, l := range listed {
 		if l.a == nil {
 			s.setUndecodable(l.id, l.slot, l.undecodable)
@@ -487,7 +494,7 @@ func (s *ReplicationManager) putAssignment(k registry.KV) {
 		if !ok {
 			return
 		}
-		if cur, ok := s.assignments[id][slot]; ok && cur.Rev >= k.ModRev {
+		if cur, ok := s.assignments[id].Get(slot); ok && cur.Rev >= k.ModRev {
 			return // the echo of this leader's own write, applied already
 		}
 		if a == nil {
@@ -511,7 +518,7 @@ func (s *ReplicationManager) delAssignment(key string, rev int64) {
 		if rev >= s.undecodable[id][slot] {
 			s.setUndecodable(id, slot, 0)
 		}
-		cur, ok := s.assignments[id][slot]
+		cur, ok := s.assignments[id].Get(slot)
 		if !ok || cur.Rev > rev {
 			return // applied already
 		}
@@ -536,23 +543,25 @@ func (s *ReplicationManager) decodeAssignment(k registry.KV) (id string, slot in
 }
 
 // setAssignment replaces slot's assignment of id (nil removes it) and
-// keeps the loads in step.
+// keeps the loads in step. It changes id's assignments in place: the
+// loop's own (ReplicationManager.assignments).
 func (s *ReplicationManager) setAssignment(id string, slot int, a *registry.SlotAssignment) {
-	if cur, ok := s.assignments[id][slot]; ok {
+	slots := s.assignments[id]
+	if cur, ok := slots.Get(slot); ok {
 		s.holdSlot(id, cur.Node, -1)
 	}
 	s.setUndecodable(id, slot, 0)
 	if a == nil {
-		delete(s.assignments[id], slot)
-		if len(s.assignments[id]) == 0 {
+		slots.Delete(slot)
+		if slots.Len() == 0 {
 			delete(s.assignments, id)
+		} else {
+			s.assignments[id] = slots
 		}
 		return
 	}
-	if s.assignments[id] == nil {
-		s.assignments[id] = map[int]registry.SlotAssignment{}
-	}
-	s.assignments[id][slot] = *a
+	slots.Set(slot, *a)
+	s.assignments[id] = slots
 	s.holdSlot(id, a.Node, 1)
 }
 

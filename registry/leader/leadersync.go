@@ -351,7 +351,7 @@ func (s *ReplicationManager) ownEcho(key string, value []byte, rev int64, put bo
 			return false
 		}
 		own.echoed = true
-		cur, ok := s.assignments[id][slot]
+		cur, ok := s.assignments[id].Get(slot)
 		switch {
 		case put && (!ok || cur.Rev < rev):
 			s.setAssignment(id, slot, &registry.SlotAssignment{Assignment: *c.Next, Rev: rev})
@@ -384,12 +384,12 @@ func (s *ReplicationManager) applied(id string, before map[int]decide.Assignment
 		s.setUndecodable(id, c.Slot, 0) // compared and written over
 		released(before, c, c.Rev, rec)
 		if c.Next == nil {
-			if cur, ok := s.assignments[id][c.Slot]; ok && cur.Rev <= c.Rev {
+			if cur, ok := s.assignments[id].Get(c.Slot); ok && cur.Rev <= c.Rev {
 				s.setAssignment(id, c.Slot, nil)
 			}
 			continue
 		}
-		if cur, ok := s.assignments[id][c.Slot]; !ok || cur.Rev < c.Rev {
+		if cur, ok := s.assignments[id].Get(c.Slot); !ok || cur.Rev < c.Rev {
 			s.setAssignment(id, c.Slot, &registry.SlotAssignment{Assignment: *c.Next, Rev: c.Rev})
 		}
 	}
@@ -504,7 +504,7 @@ type decisionSource struct {
 	// spec is nil when the spec is gone.
 	spec *schedSpec
 	// assignments and reports (by node) are the controller's.
-	assignments map[int]registry.SlotAssignment
+	assignments registry.SlotAssignments
 	reports     map[string]*leaderReport
 	reportsRev  int64
 	// gone are the controller's containers on gone nodes without a
@@ -523,7 +523,7 @@ type decisionSource struct {
 // node order with it. Pure: it changes nothing in src.
 func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 	id, sp := src.id, src.spec
-	in := decide.Input{Assigned: make(map[int]decide.Assignment, len(src.assignments)), Reports: make(map[string]decide.Report, len(src.reports)),
+	in := decide.Input{Assigned: make(map[int]decide.Assignment, src.assignments.Len()), Reports: make(map[string]decide.Report, len(src.reports)),
 		ReportsRevision: src.reportsRev, Now: src.now, Grace: src.grace, Nodes: src.nodes}
 	in.Controller = decide.Controller{ID: id, Gone: true}
 	if sp != nil {
@@ -553,7 +553,7 @@ func decisionInput(src decisionSource) (decide.Input, []*api.NodeReport) {
 	if sp != nil {
 		in.DeadlineExceeded = deadlineExceeded(reports, sp.spec.ModRevision)
 	}
-	for slot, a := range src.assignments {
+	for slot, a := range src.assignments.All() {
 		in.Assigned[slot] = decide.Assignment{Node: a.Node, Revision: a.Revision, Hash: a.TemplateHash,
 			OnDelete: a.OnDelete, StartFirst: a.StartFirst, StartedFirst: a.StartedFirst, ModRev: a.Rev, Replace: a.Replace}
 		if a.TemplateHash == "" && sp != nil {

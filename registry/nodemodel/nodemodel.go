@@ -13,7 +13,6 @@ package nodemodel
 // them gone: the model only says what goes.
 
 import (
-	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -46,7 +45,7 @@ type Input struct {
 	// Controller is the controller's id.
 	Controller string
 	// Assigned are the slots the leader assigned to the node.
-	Assigned map[int]registry.SlotAssignment
+	Assigned registry.SlotAssignments
 	// Hash is the spec's template hash: what a slot assigned before
 	// assignments carried a template runs once created.
 	Hash string
@@ -141,8 +140,8 @@ func Plan(in Input) Result {
 	}
 	var creates []int
 	steps := 0
-	for _, slot := range slices.Sorted(maps.Keys(in.Assigned)) {
-		a := in.Assigned[slot].Assignment
+	for slot, sa := range in.Assigned.All() {
+		a := sa.Assignment
 		hash := HashOf(a, in.Hash)
 		i, ok := named[slot]
 		if !ok {
@@ -195,7 +194,7 @@ func Plan(in Input) Result {
 // pass.
 func removeUnassigned(in Input, r *Result) {
 	for i, c := range in.Containers {
-		if _, ok := in.Assigned[c.Slot]; !ok {
+		if _, ok := in.Assigned.Get(c.Slot); !ok {
 			r.Remove = append(r.Remove, i)
 		}
 	}
@@ -213,7 +212,7 @@ func removeUnassigned(in Input, r *Result) {
 func retire(in Input, r *Result, named map[int]int, renamed []int) {
 	for _, i := range renamed {
 		slot := in.Containers[i].Slot
-		a, ok := in.Assigned[slot]
+		a, ok := in.Assigned.Get(slot)
 		if !ok {
 			continue // removeUnassigned's
 		}

@@ -28,20 +28,19 @@ func renamedOut(slot int, hash string) Container {
 }
 
 // assigned assigns slots to the node, each running template hash.
-func assigned(hash string, slots ...int) map[int]registry.SlotAssignment {
-	out := map[int]registry.SlotAssignment{}
+func assigned(hash string, slots ...int) registry.SlotAssignments {
+	var out registry.SlotAssignments
 	for _, slot := range slots {
-		out[slot] = registry.SlotAssignment{Assignment: api.Assignment{Node: "a", Revision: 10, TemplateHash: hash}, Rev: 20}
+		out = out.With(slot, registry.SlotAssignment{Assignment: api.Assignment{Node: "a", Revision: 10, TemplateHash: hash}, Rev: 20})
 	}
 	return out
 }
 
 // with returns as with slot's assignment changed by fn.
-func with(as map[int]registry.SlotAssignment, slot int, fn func(*api.Assignment)) map[int]registry.SlotAssignment {
-	a := as[slot]
+func with(as registry.SlotAssignments, slot int, fn func(*api.Assignment)) registry.SlotAssignments {
+	a, _ := as.Get(slot)
 	fn(&a.Assignment)
-	as[slot] = a
-	return as
+	return as.With(slot, a)
 }
 
 // acts renders what r has the node do, one line an action, as people say it.
@@ -81,7 +80,7 @@ func acts(in Input, r Result) []string {
 func TestANodeRunsExactlyItsAssignedSlots(t *testing.T) {
 	tests := []struct {
 		name       string
-		assigned   map[int]registry.SlotAssignment
+		assigned   registry.SlotAssignments
 		containers []Container
 		removing   []Container
 		blocked    []int
