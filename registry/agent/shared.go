@@ -4,9 +4,9 @@ package agent
 // decode of an engine's answer (a list, an inspect) gives each container
 // its own copy of every label key and value, of its image and of its
 // state: after a restart, a node of 100,000 containers would hold each of
-// them 100,000 times. The cache shares what a list or an inspect brings;
-// a create's labels are its spec's, and an event's update keeps the
-// labels the cache has.
+// them 100,000 times. The cache shares what a list, an inspect or a create
+// brings (Docker's create answers with an inspect of the new container);
+// an event's update keeps the labels the cache has.
 
 import (
 	"unique"

@@ -313,7 +313,7 @@ func (c *taskCache) created(t api.Task) (changed, inspect bool) {
 	}
 	c.seq++
 	c.touched[t.ID] = c.seq
-	c.insertLocked(t)
+	c.insertLocked(shared(t))
 	return changed, inspect
 }
 

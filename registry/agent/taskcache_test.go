@@ -244,34 +244,54 @@ func decoded(id, rc, slot string) api.Task {
 // listed with the same labels, image and state hold the same strings in
 // the cache, not a copy each, however the task control decoded them.
 func TestTheCacheKeepsOneCopyOfTheStringsContainersRepeat(t *testing.T) {
-	c := newTaskCache()
-	first, second := decoded("a", "web", "1"), decoded("b", "web", "1")
-	c.replace([]api.Task{first, second}, c.startList(), time.Now())
-	tasks, _ := c.list("web")
-	if len(tasks) != 2 {
-		t.Fatalf("web = %v, want a and b", tasks)
-	}
-	same := func(what, x, y string) {
-		t.Helper()
-		if x != y || unsafe.StringData(x) != unsafe.StringData(y) {
-			t.Errorf("%s: %q and %q are two copies", what, x, y)
-		}
-	}
-	a, b := tasks[0], tasks[1]
-	same("image", a.Image, b.Image)
-	same("image ID", a.ImageID, b.ImageID)
-	same("state", a.State, b.State)
-	for k, v := range a.Labels {
-		var other string
-		for k2 := range b.Labels {
-			if k2 == k {
-				other = k2
+	// the second container comes as a list, an inspect or a create
+	// (Docker's answers with an inspect) brings it
+	for how, learn := range map[string]func(c *taskCache, first, second api.Task){
+		"listed": func(c *taskCache, first, second api.Task) {
+			c.replace([]api.Task{first, second}, c.startList(), time.Now())
+		},
+		"inspected": func(c *taskCache, first, second api.Task) {
+			c.replace([]api.Task{first}, c.startList(), time.Now())
+			c.observe(second)
+		},
+		"created": func(c *taskCache, first, second api.Task) {
+			c.replace([]api.Task{first}, c.startList(), time.Now())
+			c.creating(second.Name)
+			c.created(second)
+			c.createDone(second.Name)
+		},
+	} {
+		t.Run(how, func(t *testing.T) {
+			c := newTaskCache()
+			first, second := decoded("a", "web", "1"), decoded("b", "web", "1")
+			learn(c, first, second)
+			tasks, _ := c.list("web")
+			if len(tasks) != 2 {
+				t.Fatalf("web = %v, want a and b", tasks)
 			}
-		}
-		same("label key", k, other)
-		same("label "+k, v, b.Labels[k])
-	}
-	if unsafe.StringData(first.Labels[api.LabelController]) == unsafe.StringData(second.Labels[api.LabelController]) {
-		t.Fatal("the test's two containers share their strings already")
+			same := func(what, x, y string) {
+				t.Helper()
+				if x != y || unsafe.StringData(x) != unsafe.StringData(y) {
+					t.Errorf("%s: %q and %q are two copies", what, x, y)
+				}
+			}
+			a, b := tasks[0], tasks[1]
+			same("image", a.Image, b.Image)
+			same("image ID", a.ImageID, b.ImageID)
+			same("state", a.State, b.State)
+			for k, v := range a.Labels {
+				var other string
+				for k2 := range b.Labels {
+					if k2 == k {
+						other = k2
+					}
+				}
+				same("label key", k, other)
+				same("label "+k, v, b.Labels[k])
+			}
+			if unsafe.StringData(first.Labels[api.LabelController]) == unsafe.StringData(second.Labels[api.LabelController]) {
+				t.Fatal("the test's two containers share their strings already")
+			}
+		})
 	}
 }

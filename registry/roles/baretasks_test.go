@@ -4,9 +4,9 @@ package roles
 // memory measurement: with taskcontrol.Fake, every container's full record
 // (and a log of every call) lives in the manager's process, where Docker
 // would keep it in dockerd. bareTasks stores a few strings per container
-// and one label map per controller, and builds fresh tasks on every list
-// or inspect, every string a copy of its own, as decoding a Docker
-// response would. It sends no events: the
+// and one label map per controller, and builds fresh tasks on every list,
+// inspect or create (Docker's answers with an inspect), every string a
+// copy of its own, as decoding a Docker response would. It sends no events: the
 // manager writes its own creates and deletes through to its cache.
 
 import (
@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,7 +27,7 @@ import (
 type bareTasks struct {
 	mu     sync.Mutex
 	seq    uint64
-	byID   map[string]*bareTask
+	byID   map[uint64]*bareTask // by sequence number (bareID)
 	byName map[string]*bareTask
 	// labels holds one label map per controller: its containers' labels
 	// but the slot, which every container has its own.
@@ -34,14 +35,17 @@ type bareTasks struct {
 }
 
 type bareTask struct {
-	id, name string
-	rc       string
-	slot     string
-	created  time.Time
+	// seq is its number, which its id spells (bareID): the engine's
+	// bookkeeping is not the host's, and stays as small as it can
+	seq     uint64
+	name    string
+	rc      string
+	slot    string
+	created time.Time
 }
 
 func newBareTasks() *bareTasks {
-	return &bareTasks{byID: make(map[string]*bareTask), byName: make(map[string]*bareTask), labels: make(map[string]map[string]string)}
+	return &bareTasks{byID: make(map[uint64]*bareTask), byName: make(map[string]*bareTask), labels: make(map[string]map[string]string)}
 }
 
 // Len returns the number of containers.
@@ -59,8 +63,21 @@ func (b *bareTasks) task(t *bareTask) api.Task {
 		labels[strings.Clone(k)] = strings.Clone(v)
 	}
 	labels[strings.Clone(api.LabelSlot)] = strings.Clone(t.slot)
-	return api.Task{ID: strings.Clone(t.id), Name: strings.Clone(t.name), Labels: labels, State: strings.Clone(api.StateRunning),
+	return api.Task{ID: bareID(t.seq), Name: strings.Clone(t.name), Labels: labels, State: strings.Clone(api.StateRunning),
 		Created: t.created, StartedAt: t.created}
+}
+
+// bareID is the id of container number seq: 64 hex digits, as Docker's.
+func bareID(seq uint64) string { return fmt.Sprintf("%064x", seq) }
+
+// bareSeq is the number of the container of id; 0, which no container
+// has, for an id not of bareTasks.
+func bareSeq(id string) uint64 {
+	seq, err := strconv.ParseUint(id, 16, 64)
+	if err != nil || len(id) != 64 {
+		return 0
+	}
+	return seq
 }
 
 // ListTasks returns the containers whose labels contain the selector;
@@ -86,7 +103,7 @@ func (b *bareTasks) ListTasks(ctx context.Context, selector map[string]string) (
 func (b *bareTasks) InspectTask(ctx context.Context, id string) (api.Task, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	t, ok := b.byID[id]
+	t, ok := b.byID[bareSeq(id)]
 	if !ok {
 		return api.Task{}, fmt.Errorf("inspect %s: %w", id, api.ErrTaskNotFound)
 	}
@@ -119,11 +136,11 @@ func (b *bareTasks) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task
 		b.labels[rc] = base
 	}
 	b.seq++
-	t := &bareTask{id: fmt.Sprintf("%064x", b.seq), name: spec.Name, rc: rc, slot: spec.Labels[api.LabelSlot], created: time.Now()}
-	b.byID[t.id] = t
+	t := &bareTask{seq: b.seq, name: spec.Name, rc: rc, slot: spec.Labels[api.LabelSlot], created: time.Now()}
+	b.byID[t.seq] = t
 	b.byName[t.name] = t
-	// as taskcontrol.Docker's create: the spec's labels, no decode
-	return api.Task{ID: t.id, Name: t.name, Labels: maps.Clone(spec.Labels), State: api.StateRunning, Created: t.created, StartedAt: t.created}, nil
+	// as taskcontrol.Docker's create, which answers with an inspect
+	return b.task(t), nil
 }
 
 // WaitTask is not for the benchmarks' tasks, which never end on their own
@@ -136,7 +153,7 @@ func (b *bareTasks) WaitTask(ctx context.Context, id string, tailLines int) (api
 func (b *bareTasks) RenameTask(ctx context.Context, id, newName string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	t, ok := b.byID[id]
+	t, ok := b.byID[bareSeq(id)]
 	if !ok {
 		return fmt.Errorf("rename %s: %w", id, api.ErrTaskNotFound)
 	}
@@ -153,8 +170,8 @@ func (b *bareTasks) RenameTask(ctx context.Context, id, newName string) error {
 func (b *bareTasks) DeleteTask(ctx context.Context, id string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if t, ok := b.byID[id]; ok {
-		delete(b.byID, id)
+	if t, ok := b.byID[bareSeq(id)]; ok {
+		delete(b.byID, t.seq)
 		delete(b.byName, t.name)
 	}
 	return nil
