@@ -223,25 +223,24 @@ func runSlots(assigned registry.SlotAssignments, active []api.Task) []int {
 // or more, in order: a successor started next to an outdated container
 // of its slot, or about to be.
 func startedFirstSlots(active, inits []api.Task, creating []int) []int {
-	count := make(map[int]int, len(active)+len(creating))
+	slots := make([]int, 0, len(active)+len(inits)+len(creating))
 	for _, t := range active {
-		count[slotOf(t)]++
+		slots = append(slots, slotOf(t))
 	}
 	for _, t := range inits {
 		if t.Active() {
-			count[slotOf(t)]++
+			slots = append(slots, slotOf(t))
 		}
 	}
-	for _, slot := range creating {
-		count[slot]++
-	}
+	slots = append(slots, creating...)
+	slices.Sort(slots)
 	var out []int
-	for slot, n := range count {
-		if n > 1 && slot != noSlot {
-			out = append(out, slot)
+	for i := 1; i < len(slots); i++ {
+		twice := slots[i] == slots[i-1] && slots[i] != noSlot
+		if twice && (len(out) == 0 || out[len(out)-1] != slots[i]) {
+			out = append(out, slots[i])
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -31,6 +32,33 @@ func TestIsTaskNameMatchesTaskNameOnly(t *testing.T) {
 	} {
 		if got := api.IsTaskName(c.name, c.id, c.slot); got != c.want || got && api.TaskName(c.id, c.slot) != c.name {
 			t.Errorf("isTaskName(%q, %q, %d) = %v, want %v", c.name, c.id, c.slot, got, c.want)
+		}
+	}
+}
+
+// A slot is started first when the node runs, or is about to create, two
+// or more containers of it; a container without a slot is never counted.
+func TestStartedFirstSlotsAreThoseOfTwoOrMoreContainers(t *testing.T) {
+	of := func(slots ...string) []api.Task {
+		var out []api.Task
+		for _, s := range slots {
+			out = append(out, api.Task{Labels: map[string]string{api.LabelSlot: s}, State: api.StateRunning})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name           string
+		active, inits  []api.Task
+		creating, want []int
+	}{
+		{name: "one each", active: of("1", "2", "3"), want: nil},
+		{name: "two and three of a slot", active: of("3", "1", "2", "3", "1", "3"), want: []int{1, 3}},
+		{name: "one running, one being created", active: of("2"), creating: []int{2, 4}, want: []int{2}},
+		{name: "an init container running", active: of("5"), inits: of("5"), want: []int{5}},
+		{name: "no slot twice", active: of("none", "none", "0"), want: nil},
+	} {
+		if got := startedFirstSlots(c.active, c.inits, c.creating); !slices.Equal(got, c.want) {
+			t.Errorf("%s: started first %v, want %v", c.name, got, c.want)
 		}
 	}
 }

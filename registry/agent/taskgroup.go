@@ -168,7 +168,10 @@ func volumeLabels(in planInput, slot int) map[string]string {
 func newTaskCreate(in planInput, tmpl *api.TaskTemplate, slot int, labels map[string]string) taskCreate {
 	m := &tmpl.DesiredState.Manifest
 	specs := api.TaskSpecs(in.id, slot, m, labels)
-	volLabels := volumeLabels(in, slot)
+	var volLabels map[string]string // none to label without volumes
+	if len(m.Volumes) > 0 {
+		volLabels = volumeLabels(in, slot)
+	}
 	for i := range specs {
 		for j := range specs[i].Mounts {
 			if specs[i].Mounts[j].Type == api.MountVolume {
