@@ -11,7 +11,7 @@ REGISTRY  := github.com/distribution/distribution/v3/cmd/registry@v3.1.2
 REGISTRY_DIR ?= .registry
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test prop test-short lint vuln image registry clean
+.PHONY: help build run test prop test-short lint vuln image registry registry-bin clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -25,8 +25,8 @@ image: ## build the demo workload image (demo-task:latest, or IMAGE=...) FROM sc
 run: build image ## start the daemon with its embedded etcd against the local Docker
 	$(BIN)/replication-manager $(RUN_FLAGS)
 
-test: ## run every test with the race detector (real etcd, real Docker)
-	$(GO) test -race -count=1 -parallel 4 -timeout 15m ./...
+test: registry-bin ## run every test with the race detector (real etcd, real Docker)
+	RM_TEST_REGISTRY=$(abspath $(BIN))/registry $(GO) test -race -count=1 -parallel 4 -timeout 15m ./...
 
 prop: ## the property tests, long: 200,000 decide histories and 2,000 cluster histories (make test runs them briefly), side by side
 	$(MAKE) -j2 --output-sync=target prop-decide prop-cluster
@@ -51,9 +51,15 @@ lint: ## gofmt, go vet and golangci-lint
 vuln: ## check dependencies for known vulnerabilities
 	$(GO) run $(GOVULN) ./...
 
-registry: ## run an image registry (distribution v3) on 127.0.0.1:5000, storage in .registry/ (or REGISTRY_DIR=...)
-	GOBIN=$(abspath $(BIN)) CGO_ENABLED=0 $(GO) install $(REGISTRY)
+registry: registry-bin ## run an image registry (distribution v3) on 127.0.0.1:5000, storage in .registry/ (or REGISTRY_DIR=...)
 	REGISTRY_STORAGE_FILESYSTEM_ROOTDIRECTORY=$(abspath $(REGISTRY_DIR)) exec $(abspath $(BIN))/registry serve scripts/registry/config.yml
+
+# The registry's binary, for `make registry` and the tests that pull (make
+# test hands it to them in RM_TEST_REGISTRY): built before the tests start,
+# since a first build downloads and compiles the registry's modules, which
+# on a new machine beside the whole suite outlasted a test's timeout.
+registry-bin:
+	GOBIN=$(abspath $(BIN)) CGO_ENABLED=0 GOFLAGS= $(GO) install $(REGISTRY)
 
 clean: ## remove build output (not the etcd data dir)
 	rm -rf $(BIN)

@@ -34,10 +34,20 @@ var (
 	buildErr  error
 )
 
-// Binary builds the registry once per process into the user's cache
-// directory (kept between runs: the first build downloads the module) and
-// returns its path.
+// BinaryEnv names a registry binary built already: make test builds one
+// before the tests start (make registry-bin) and names it here.
+const BinaryEnv = "RM_TEST_REGISTRY"
+
+// Binary returns the path of the registry's binary: the one BinaryEnv
+// names, or else one it builds once per process into the user's cache
+// directory (kept between runs: the first build downloads the module).
 func Binary(ctx context.Context) (string, error) {
+	if bin := os.Getenv(BinaryEnv); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			return "", fmt.Errorf("%s=%s: %w", BinaryEnv, bin, err)
+		}
+		return bin, nil
+	}
 	buildOnce.Do(func() { buildPath, buildErr = build(ctx) })
 	return buildPath, buildErr
 }
