@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -396,14 +397,24 @@ func TestProvenTemplateSkipsSlowStartUntilItFails(t *testing.T) {
 	}
 	var failing atomic.Bool
 	var inFlight, most atomic.Int64
+	allIn, once := make(chan struct{}), sync.Once{}
 	h.fake.CreateErr = func(spec api.TaskSpec) error {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 		}
-		time.Sleep(20 * time.Millisecond) // let the batch overlap
 		if failing.Load() {
 			return errors.New("daemon refused")
+		}
+		// hold each create until the batch's 8 are all in flight, or
+		// until it is clear they never will be: a sleep let a loaded
+		// machine run them one after another
+		if n == 8 {
+			once.Do(func() { close(allIn) })
+		}
+		select {
+		case <-allIn:
+		case <-time.After(5 * time.Second):
 		}
 		return nil
 	}
