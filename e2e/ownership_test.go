@@ -411,10 +411,12 @@ func registryID(t *testing.T, d *daemon) string {
 }
 
 // waitForStatus waits until id has a status that ok accepts, and returns it.
+// It waits up to a minute: a status may wait on a stop and a create, which
+// an engine loaded by the whole suite has taken 7 and 17 s for.
 func waitForStatus(t *testing.T, d *daemon, id string, ok func(*api.ReplicationControllerStatus) error) *api.ReplicationControllerStatus {
 	t.Helper()
 	var st *api.ReplicationControllerStatus
-	testpoll.Eventually(t, 30*time.Second, func() error {
+	testpoll.Eventually(t, time.Minute, func() error {
 		st = d.status(t, id)
 		if st == nil {
 			return fmt.Errorf("no status of %s yet", id)
