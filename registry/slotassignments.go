@@ -54,6 +54,19 @@ func (a SlotAssignments) All() iter.Seq2[int, SlotAssignment] {
 	}
 }
 
+// Slots are the slots assigned, in order, in a slice of their own (nil
+// when none).
+func (a SlotAssignments) Slots() []int {
+	if len(a.s) == 0 {
+		return nil
+	}
+	out := make([]int, len(a.s))
+	for i, e := range a.s {
+		out[i] = e.slot
+	}
+	return out
+}
+
 // Equal reports whether a and b assign the same slots the same way.
 func (a SlotAssignments) Equal(b SlotAssignments) bool { return slices.Equal(a.s, b.s) }
 

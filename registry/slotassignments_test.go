@@ -26,6 +26,9 @@ func TestSlotAssignmentsAreInSlotOrderWhateverTheOrderTheyCameIn(t *testing.T) {
 	if got := slotsOf(a); !slices.Equal(got, []int{1, 2, 3, 10}) {
 		t.Errorf("slots %v, want [1 2 3 10]", got)
 	}
+	if got := a.Slots(); !slices.Equal(got, []int{1, 2, 3, 10}) {
+		t.Errorf("Slots() = %v, want [1 2 3 10]", got)
+	}
 	if a.Len() != 4 {
 		t.Errorf("Len %d, want 4", a.Len())
 	}

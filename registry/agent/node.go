@@ -205,10 +205,7 @@ func reportedTask(t api.Task, parts []api.Task) api.ReportedTask {
 // runSlots are the slots a node reports as its own: those assigned to it
 // and those it still has a container of, in order.
 func runSlots(assigned registry.SlotAssignments, active []api.Task) []int {
-	out := make([]int, 0, assigned.Len()+len(active))
-	for slot := range assigned.All() {
-		out = append(out, slot)
-	}
+	out := slices.Grow(assigned.Slots(), len(active))
 	for _, t := range active {
 		if slot := slotOf(t); slot != noSlot {
 			out = append(out, slot)

@@ -466,10 +466,7 @@ func (d *dryRun) nodeActs(node string, mine registry.SlotAssignments) (bool, tim
 		tasks = d.play(node, mine, tasks, res)
 		changed = true
 	}
-	var slots []int // in order
-	for slot := range mine.All() {
-		slots = append(slots, slot)
-	}
+	slots := mine.Slots()
 	if !changed && slices.Equal(r.Slots, slots) {
 		return false, recheck
 	}
