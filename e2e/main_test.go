@@ -267,6 +267,16 @@ func controller(id, image string, replicas int, testLabels map[string]string) *a
 	return rc
 }
 
+// withoutHealthCheck turns off the image's health check in rc's
+// containers ("NONE"): each is ready as soon as it runs.
+func withoutHealthCheck(rc *api.ReplicationController) *api.ReplicationController {
+	m := &rc.DesiredState.TaskTemplate.DesiredState.Manifest
+	for i := range m.Containers {
+		m.Containers[i].HealthCheck = &api.HealthCheck{Test: api.Command{"NONE"}}
+	}
+	return rc
+}
+
 // dockerClient is the Docker client the tests use.
 type dockerClient = *client.Client
 

@@ -112,9 +112,13 @@ func TestTwoRegistriesShareOneDockerHost(t *testing.T) {
 	ofFirst := map[string]string{api.LabelController: id, api.LabelRegistry: regFirst}
 	ofSecond := map[string]string{api.LabelController: id, api.LabelRegistry: regSecond}
 
-	first.rcctl(t, controllerJSON(t, id, image, 2, labels), "apply", "-f", "-")
+	// readiness decides which replica a scale-down takes (below): the
+	// image's health check is off, since under a loaded engine its probe
+	// can time out and make a replica not ready for a while
+	spec := mustJSON(t, withoutHealthCheck(controller(id, image, 2, labels)))
+	first.rcctl(t, spec, "apply", "-f", "-")
 	before := waitForNames(t, cli, ofFirst, id+"-1", id+"-2")
-	second.rcctl(t, controllerJSON(t, id, image, 2, labels), "apply", "-f", "-")
+	second.rcctl(t, spec, "apply", "-f", "-")
 	waitForNames(t, cli, ofSecond, id+"-3", id+"-4")
 	waitForStatus(t, second, id, func(st *api.ReplicationControllerStatus) error {
 		c := st.FindCondition(api.ConditionReplicaFailure)
@@ -137,7 +141,8 @@ func TestTwoRegistriesShareOneDockerHost(t *testing.T) {
 		t.Errorf("first registry's containers after the second's delete: %v", err)
 	}
 
-	// a scale-down takes a replica that is not ready first: both are, here
+	// a scale-down takes a replica that is not ready first: both are, here,
+	// so it takes the highest slot
 	waitForStatus(t, first, id, func(st *api.ReplicationControllerStatus) error {
 		if st.ReadyReplicas != 2 {
 			return fmt.Errorf("first registry: %d ready, want 2", st.ReadyReplicas)
