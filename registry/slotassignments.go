@@ -4,12 +4,18 @@ package registry
 // in. It is a sorted slice rather than a map: a host of 10,000
 // controllers of 10 replicas holds 20,000 of them (the leader's and the
 // node's), and a map of 10 such entries takes a 1,536-byte allocation
-// where the slice takes under 900 bytes.
+// where the slice takes 240 bytes. Each entry holds its assignment as a
+// handle to the one copy of that value: a controller's slots mostly share
+// one (the same node, template and flags), and an entry is 24 bytes, not
+// 88.
 
 import (
 	"cmp"
 	"iter"
 	"slices"
+	"unique"
+
+	"github.com/replication-manager/replication-manager/api"
 )
 
 // SlotAssignments are one controller's slot assignments, sorted by slot;
@@ -21,10 +27,21 @@ type SlotAssignments struct {
 	s []slotEntry
 }
 
-// slotEntry is one slot's assignment.
+// slotEntry is one slot's assignment: the value written, and the
+// revision of the key it was read from.
 type slotEntry struct {
 	slot int
-	a    SlotAssignment
+	rev  int64
+	a    unique.Handle[api.Assignment]
+}
+
+func newSlotEntry(slot int, v SlotAssignment) slotEntry {
+	return slotEntry{slot: slot, rev: v.Rev, a: unique.Make(v.Assignment)}
+}
+
+// value is the entry's assignment.
+func (e slotEntry) value() SlotAssignment {
+	return SlotAssignment{Assignment: e.a.Value(), Rev: e.rev}
 }
 
 // find returns where slot is, or would be inserted, and whether it is.
@@ -35,7 +52,7 @@ func (a SlotAssignments) find(slot int) (int, bool) {
 // Get returns slot's assignment, and whether there is one.
 func (a SlotAssignments) Get(slot int) (SlotAssignment, bool) {
 	if i, ok := a.find(slot); ok {
-		return a.s[i].a, true
+		return a.s[i].value(), true
 	}
 	return SlotAssignment{}, false
 }
@@ -47,7 +64,7 @@ func (a SlotAssignments) Len() int { return len(a.s) }
 func (a SlotAssignments) All() iter.Seq2[int, SlotAssignment] {
 	return func(yield func(int, SlotAssignment) bool) {
 		for _, e := range a.s {
-			if !yield(e.slot, e.a) {
+			if !yield(e.slot, e.value()) {
 				return
 			}
 		}
@@ -75,11 +92,11 @@ func (a SlotAssignments) With(slot int, v SlotAssignment) SlotAssignments {
 	i, ok := a.find(slot)
 	if ok {
 		s := slices.Clone(a.s)
-		s[i].a = v
+		s[i] = newSlotEntry(slot, v)
 		return SlotAssignments{s}
 	}
 	s := make([]slotEntry, 0, len(a.s)+1)
-	s = append(append(append(s, a.s[:i]...), slotEntry{slot, v}), a.s[i:]...)
+	s = append(append(append(s, a.s[:i]...), newSlotEntry(slot, v)), a.s[i:]...)
 	return SlotAssignments{s}
 }
 
@@ -103,7 +120,7 @@ func (a SlotAssignments) Without(slot int) SlotAssignments {
 func (a *SlotAssignments) Set(slot int, v SlotAssignment) {
 	i, ok := a.find(slot)
 	if ok {
-		a.s[i].a = v
+		a.s[i] = newSlotEntry(slot, v)
 		return
 	}
 	if len(a.s) == cap(a.s) {
@@ -111,7 +128,7 @@ func (a *SlotAssignments) Set(slot int, v SlotAssignment) {
 		copy(grown, a.s)
 		a.s = grown
 	}
-	a.s = slices.Insert(a.s, i, slotEntry{slot, v})
+	a.s = slices.Insert(a.s, i, newSlotEntry(slot, v))
 }
 
 // Delete removes slot in place: only on a value not shared.
