@@ -4,12 +4,24 @@ package agent
 // bytes, and a Go map keeps a value of more than 128 bytes in an
 // allocation of its own: at 100,000 containers, 100,000 small objects,
 // each reallocated at every change the cache learned, scattered among the
-// convergence's garbage of the same size. A cachedTask is 104 bytes, which
+// convergence's garbage of the same size. A cachedTask is 112 bytes, which
 // the map holds in place: the repeated strings as handles to their one
 // copy, the times as Unix nanoseconds, and the fields few containers have
 // behind a pointer.
+//
+// Its labels are the other large part: a map of a handful of labels takes
+// over 300 bytes, and the containers of one controller and template have
+// the same labels but the slot's. So the cache keeps those in one map that
+// they share, and each container's slot label apart (cachedLabels); a
+// task the cache hands out gets a label map of its own, made again. Every
+// decode of an engine's answer (a list, an inspect, a create, which Docker
+// answers with an inspect) gives each container its own copy of every
+// label key and value, and of its image and state: the cache keeps one
+// copy of each, or after a restart a node of 100,000 containers would
+// hold each of them 100,000 times.
 
 import (
+	"maps"
 	"time"
 	"unique"
 
@@ -19,7 +31,7 @@ import (
 // cachedTask is an api.Task but its ID, which is the cache's key.
 type cachedTask struct {
 	name                          string
-	labels                        map[string]string
+	labels                        cachedLabels
 	image, imageID, state, health unique.Handle[string]
 	// created, startedAt and finishedAt are Unix nanoseconds, 0 for the
 	// zero time.
@@ -38,10 +50,77 @@ type rareTaskFields struct {
 	healthOutput, joinedTo, repoDigest string
 }
 
-// cacheForm is t as the cache keeps it.
-func cacheForm(t api.Task) cachedTask {
+// cachedLabels are a container's labels as the cache keeps them: all but
+// its slot label in base, a map shared with the containers that have the
+// same and never changed, and the slot label's value apart (the zero
+// handle when it has none).
+type cachedLabels struct {
+	base map[string]string
+	slot unique.Handle[string]
+}
+
+// labels is a label map of its own with every label.
+func (l cachedLabels) labels() map[string]string {
+	if l.slot == (unique.Handle[string]{}) {
+		return maps.Clone(l.base)
+	}
+	m := make(map[string]string, len(l.base)+1)
+	maps.Copy(m, l.base)
+	m[api.LabelSlot] = l.slot.Value()
+	return m
+}
+
+// controller is the value of the controller label.
+func (l cachedLabels) controller() string { return l.base[api.LabelController] }
+
+// isBaseOf reports whether base is labels but the slot label.
+func isBaseOf(base, labels map[string]string) bool {
+	n := len(base)
+	if _, slotted := labels[api.LabelSlot]; slotted {
+		n++
+	}
+	if len(labels) != n {
+		return false
+	}
+	for k, v := range base {
+		if w, ok := labels[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// splitLabels is labels as the cache keeps them, with base one of bases
+// when one matches, else a new map of shared strings.
+func splitLabels(labels map[string]string, bases []map[string]string) (l cachedLabels, isNew bool) {
+	if labels == nil {
+		return cachedLabels{}, false
+	}
+	if v, ok := labels[api.LabelSlot]; ok {
+		l.slot = unique.Make(v)
+	}
+	for _, base := range bases {
+		if isBaseOf(base, labels) {
+			l.base = base
+			return l, false
+		}
+	}
+	l.base = make(map[string]string, len(labels))
+	for k, v := range labels {
+		if k != api.LabelSlot {
+			l.base[intern(k)] = intern(v)
+		}
+	}
+	return l, true
+}
+
+// intern is the one copy of s.
+func intern(s string) string { return unique.Make(s).Value() }
+
+// cacheForm is t as the cache keeps it, with its labels as labels says.
+func cacheForm(t api.Task, labels cachedLabels) cachedTask {
 	c := cachedTask{
-		name: t.Name, labels: t.Labels,
+		name: t.Name, labels: labels,
 		image: unique.Make(t.Image), imageID: unique.Make(t.ImageID), state: unique.Make(t.State), health: unique.Make(t.Health),
 		created: unixNanos(t.Created), startedAt: unixNanos(t.StartedAt), finishedAt: unixNanos(t.FinishedAt),
 		exitCode: t.ExitCode, killed: t.Killed,
@@ -55,7 +134,7 @@ func cacheForm(t api.Task) cachedTask {
 // task is the container of id that c describes.
 func (c cachedTask) task(id string) api.Task {
 	t := api.Task{
-		ID: id, Name: c.name, Labels: c.labels,
+		ID: id, Name: c.name, Labels: c.labels.labels(),
 		Image: c.image.Value(), ImageID: c.imageID.Value(), State: c.state.Value(), Health: c.health.Value(),
 		Created: fromUnixNanos(c.created), StartedAt: fromUnixNanos(c.startedAt), FinishedAt: fromUnixNanos(c.finishedAt),
 		ExitCode: c.exitCode, Killed: c.killed,

@@ -32,7 +32,8 @@ func TestTheCacheFormKeepsEveryFieldOfATask(t *testing.T) {
 		}
 	}
 	for name, task := range map[string]api.Task{"every field set": full, "the zero task": {ID: full.ID}} {
-		if got := cacheForm(task).task(task.ID); !reflect.DeepEqual(got, task) {
+		labels, _ := splitLabels(task.Labels, nil)
+		if got := cacheForm(task, labels).task(task.ID); !reflect.DeepEqual(got, task) {
 			t.Errorf("%s: the cache gives back\n%+v\nfor\n%+v", name, got, task)
 		}
 	}

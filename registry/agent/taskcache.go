@@ -28,14 +28,18 @@ import (
 // are never reused.
 const goneTTL = 10 * time.Minute
 
+// maxLabelBases is how many label maps the containers of one controller
+// share at most: one per template and part; a container whose labels are
+// in none of them gets one of its own, which is as correct, if larger.
+const maxLabelBases = 8
+
 // replaceChunk is how many containers a relist applies per hold of the
 // lock, so that a sync reading the cache never waits behind a whole list.
 const replaceChunk = 512
 
 // taskCache holds the containers that carry the ownership label, by
-// controller. Tasks handed out are copies that share their label maps with
-// the cache: label maps come fresh from the task control and are never
-// changed afterwards, by the cache or by anyone it hands them to.
+// controller. Tasks handed out are copies, each with a label map of its
+// own: the cache keeps labels in maps that containers share (cachedtask.go).
 //
 // Every change the cache learns outside a list (the manager's own create,
 // rename or delete, an event or its inspect, a destroy event) gets a sequence
@@ -45,9 +49,13 @@ const replaceChunk = 512
 // list and an event, can land in any order without hiding a death or a
 // create.
 type taskCache struct {
-	mu     sync.Mutex
-	tasks  map[string]cachedTask          // container id -> task (cachedtask.go)
-	byRC   map[string]map[string]struct{} // controller id -> container ids
+	mu    sync.Mutex
+	tasks map[string]cachedTask          // container id -> task (cachedtask.go)
+	byRC  map[string]map[string]struct{} // controller id -> container ids
+	// bases are the label maps the containers of a controller share
+	// (cachedLabels), newest first, at most maxLabelBases of them: a new
+	// container's labels are looked for there
+	bases  map[string][]map[string]string
 	synced bool
 	// versions changes each time a controller's containers do, by
 	// controller id (none: it has none); gen is the last one given
@@ -79,6 +87,7 @@ func newTaskCache() *taskCache {
 	return &taskCache{
 		tasks:    make(map[string]cachedTask),
 		byRC:     make(map[string]map[string]struct{}),
+		bases:    make(map[string][]map[string]string),
 		versions: make(map[string]uint64),
 		touched:  make(map[string]uint64),
 		gone:     make(map[string]time.Time),
@@ -223,7 +232,7 @@ func (c *taskCache) applyListedLocked(t api.Task, since uint64, seen, changed ma
 		drift.add(func() string { return driftListed(t) })
 	}
 	changed[t.Labels[api.LabelController]] = struct{}{}
-	c.insertLocked(shared(t))
+	c.insertLocked(t)
 }
 
 // observe records a container as an inspect saw it: one whose event the
@@ -247,8 +256,7 @@ func (c *taskCache) observe(t api.Task) bool {
 				old.StartedAt, old.FinishedAt, old.ExitCode = t.StartedAt, t.FinishedAt, t.ExitCode
 				c.seq++
 				c.touched[t.ID] = c.seq
-				c.tasks[t.ID] = cacheForm(old)
-				c.changedLocked(old)
+				c.updateLocked(old)
 			}
 			return false
 		}
@@ -260,7 +268,7 @@ func (c *taskCache) observe(t api.Task) bool {
 	}
 	c.seq++
 	c.touched[t.ID] = c.seq
-	c.insertLocked(shared(t))
+	c.insertLocked(t)
 	return true
 }
 
@@ -313,7 +321,7 @@ func (c *taskCache) created(t api.Task) (changed, inspect bool) {
 	}
 	c.seq++
 	c.touched[t.ID] = c.seq
-	c.insertLocked(shared(t))
+	c.insertLocked(t)
 	return changed, inspect
 }
 
@@ -408,7 +416,7 @@ func (c *taskCache) event(ev api.TaskEvent) eventResult {
 	}
 	c.seq++
 	c.touched[t.ID] = c.seq
-	c.insertLocked(t)
+	c.updateLocked(t)
 	if sameTask(old, t) {
 		return eventUnchanged // new times, or a kill: nothing to sync until the die
 	}
@@ -485,15 +493,15 @@ func eventTask(t api.Task, ev api.TaskEvent) (api.Task, bool) {
 func (c *taskCache) renamed(id, name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t, ok := c.taskLocked(id)
+	t, ok := c.tasks[id]
 	if !ok {
 		return
 	}
 	c.seq++
 	c.touched[id] = c.seq
-	t.Name = name
-	c.tasks[id] = cacheForm(t)
-	c.changedLocked(t)
+	t.name = name
+	c.tasks[id] = t
+	c.changedLocked(t.labels.controller())
 }
 
 // deleted records the removal of a container, by the manager or as a
@@ -508,19 +516,33 @@ func (c *taskCache) deleted(id string, now time.Time) {
 
 func (c *taskCache) insertLocked(t api.Task) {
 	c.removeLocked(t.ID) // its controller label may have changed
-	c.tasks[t.ID] = cacheForm(t)
 	rc := t.Labels[api.LabelController]
+	labels, isNew := splitLabels(t.Labels, c.bases[rc])
+	if isNew {
+		bases := c.bases[rc]
+		c.bases[rc] = append([]map[string]string{labels.base}, bases[:min(len(bases), maxLabelBases-1)]...)
+	}
+	c.tasks[t.ID] = cacheForm(t, labels)
 	if c.byRC[rc] == nil {
 		c.byRC[rc] = make(map[string]struct{})
 	}
 	c.byRC[rc][t.ID] = struct{}{}
-	c.changedLocked(t)
+	c.changedLocked(rc)
 }
 
-// changedLocked gives t's controller a new version.
-func (c *taskCache) changedLocked(t api.Task) {
+// updateLocked writes t over the container of its id that the cache
+// holds, which has t's labels: an event, or the times an inspect adds,
+// change none.
+func (c *taskCache) updateLocked(t api.Task) {
+	labels := c.tasks[t.ID].labels
+	c.tasks[t.ID] = cacheForm(t, labels)
+	c.changedLocked(labels.controller())
+}
+
+// changedLocked gives controller rc a new version.
+func (c *taskCache) changedLocked(rc string) {
 	c.gen++
-	c.versions[t.Labels[api.LabelController]] = c.gen
+	c.versions[rc] = c.gen
 }
 
 // versionOf is the version of a controller's containers: it differs from
@@ -532,17 +554,18 @@ func (c *taskCache) versionOf(rcID string) uint64 {
 }
 
 func (c *taskCache) removeLocked(id string) {
-	t, ok := c.taskLocked(id)
+	t, ok := c.tasks[id]
 	if !ok {
 		return
 	}
 	delete(c.tasks, id)
-	rc := t.Labels[api.LabelController]
+	rc := t.labels.controller()
 	delete(c.byRC[rc], id)
-	c.changedLocked(t)
+	c.changedLocked(rc)
 	if len(c.byRC[rc]) == 0 {
 		delete(c.byRC, rc)
 		delete(c.versions, rc)
+		delete(c.bases, rc)
 	}
 }
 

@@ -1,7 +1,10 @@
 package agent
 
 import (
+	"maps"
+	"reflect"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -293,5 +296,38 @@ func TestTheCacheKeepsOneCopyOfTheStringsContainersRepeat(t *testing.T) {
 				t.Fatal("the test's two containers share their strings already")
 			}
 		})
+	}
+}
+
+// TestContainersOfOneTemplateShareTheirLabelsInTheCache: the containers
+// of one controller and template differ only in their slot label, so the
+// cache keeps their other labels in one map; each task it hands out still
+// has every label in a map of its own.
+func TestContainersOfOneTemplateShareTheirLabelsInTheCache(t *testing.T) {
+	c := newTaskCache()
+	a, b := decoded("a", "web", "1"), decoded("b", "web", "2")
+	other := decoded("c", "web", "3")
+	other.Labels[api.LabelTemplateHash] = "newer"
+	c.replace([]api.Task{a, b, other}, c.startList(), time.Now())
+
+	base := func(id string) map[string]string { return c.tasks[id].labels.base }
+	if reflect.ValueOf(base("a")).UnsafePointer() != reflect.ValueOf(base("b")).UnsafePointer() {
+		t.Error("a and b, of one template, keep a label map each")
+	}
+	if reflect.ValueOf(base("a")).UnsafePointer() == reflect.ValueOf(base("c")).UnsafePointer() {
+		t.Error("c, of another template, shares a's labels")
+	}
+	tasks, _ := c.list("web")
+	sort.Slice(tasks, func(i, j int) bool { return tasks[i].ID < tasks[j].ID })
+	for i, want := range []api.Task{a, b, other} {
+		if !maps.Equal(tasks[i].Labels, want.Labels) {
+			t.Errorf("%s: labels %v, want %v", want.ID, tasks[i].Labels, want.Labels)
+		}
+	}
+	tasks[0].Labels[api.LabelTemplateHash] = "changed by a reader"
+	if again, _ := c.list("web"); slices.ContainsFunc(again, func(t api.Task) bool {
+		return t.Labels[api.LabelTemplateHash] == "changed by a reader"
+	}) {
+		t.Error("a reader's change to its task's labels reached the cache")
 	}
 }
