@@ -133,8 +133,16 @@ func cacheForm(t api.Task, labels cachedLabels) cachedTask {
 
 // task is the container of id that c describes.
 func (c cachedTask) task(id string) api.Task {
+	t := c.unlabelled(id)
+	t.Labels = c.labels.labels()
+	return t
+}
+
+// unlabelled is task without the labels, which cost a map: for a
+// comparison that needs but the controller label (labels.controller).
+func (c cachedTask) unlabelled(id string) api.Task {
 	t := api.Task{
-		ID: id, Name: c.name, Labels: c.labels.labels(),
+		ID: id, Name: c.name,
 		Image: c.image.Value(), ImageID: c.imageID.Value(), State: c.state.Value(), Health: c.health.Value(),
 		Created: fromUnixNanos(c.created), StartedAt: fromUnixNanos(c.startedAt), FinishedAt: fromUnixNanos(c.finishedAt),
 		ExitCode: c.exitCode, Killed: c.killed,

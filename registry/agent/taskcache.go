@@ -216,14 +216,16 @@ func (c *taskCache) applyListedLocked(t api.Task, since uint64, seen, changed ma
 		return
 	}
 	seen[t.ID] = struct{}{}
-	o, ok := c.taskLocked(t.ID)
+	ct, ok := c.tasks[t.ID]
 	if ok {
-		if c.touched[t.ID] > since || sameTask(o, t) {
+		o := ct.unlabelled(t.ID)
+		if c.touched[t.ID] > since || sameState(o, t) && ct.labels.controller() == t.Labels[api.LabelController] {
 			// the cache learned of a newer change than the list saw, or
 			// nothing changed and the entry has the inspect's start and
 			// finish times, which a list lacks
 			return
 		}
+		o.Labels = ct.labels.labels()
 		changed[o.Labels[api.LabelController]] = struct{}{}
 		drift.add(func() string { return driftChanged(o, t) })
 	} else if c.touched[t.ID] > since {
@@ -574,9 +576,13 @@ func (c *taskCache) removeLocked(id string) {
 // not run is not looked at (a list does not report it, and the cache keeps
 // the last one a die left, so that a start knows there is a check).
 func sameTask(a, b api.Task) bool {
+	return sameState(a, b) && a.Labels[api.LabelController] == b.Labels[api.LabelController]
+}
+
+// sameState is sameTask but for the controller label.
+func sameState(a, b api.Task) bool {
 	return a.ID == b.ID && a.Name == b.Name && a.State == b.State && a.ImageID == b.ImageID &&
-		(a.Health == b.Health || !a.Active() && !b.Active()) &&
-		a.Labels[api.LabelController] == b.Labels[api.LabelController]
+		(a.Health == b.Health || !a.Active() && !b.Active())
 }
 
 // isGone reports whether the container was removed, as far as the cache
