@@ -35,6 +35,8 @@ type slotEntry struct {
 	a    unique.Handle[api.Assignment]
 }
 
+// newSlotEntry is slot's entry for v. Two entries of equal values hold
+// the same handle, so == compares them (Equal).
 func newSlotEntry(slot int, v SlotAssignment) slotEntry {
 	return slotEntry{slot: slot, rev: v.Rev, a: unique.Make(v.Assignment)}
 }
