@@ -250,8 +250,8 @@ func (c *taskCache) observe(t api.Task) bool {
 	if _, ok := t.Labels[api.LabelController]; !ok {
 		return false
 	}
-	if old, ok := c.taskLocked(t.ID); ok {
-		if sameTask(old, t) {
+	if old, ok := c.unlabelledLocked(t.ID); ok {
+		if sameState(old, t) && c.tasks[t.ID].labels.controller() == t.Labels[api.LabelController] {
 			if (old.StartedAt.IsZero() && !t.StartedAt.IsZero()) || (old.FinishedAt.IsZero() && !t.FinishedAt.IsZero()) {
 				// times a list lacked: keep them, so that the sync
 				// need not inspect the container again
@@ -389,7 +389,7 @@ func (c *taskCache) event(ev api.TaskEvent) eventResult {
 		// a create of that name is under way: unless the cache knows
 		// the container under another name (an earlier holder of the
 		// name, renamed since), this is the create's container
-		if old, known := c.taskLocked(ev.ID); !known || old.Name == ev.Name {
+		if old, known := c.unlabelledLocked(ev.ID); !known || old.Name == ev.Name {
 			name, held = ev.Name, true
 		}
 	}
@@ -399,7 +399,7 @@ func (c *taskCache) event(ev api.TaskEvent) eventResult {
 		p.events = append(p.events, ev)
 		return eventHeld
 	}
-	old, ok := c.taskLocked(ev.ID)
+	old, ok := c.unlabelledLocked(ev.ID) // an event changes no label
 	switch {
 	case !ok && ev.Action == "kill":
 		return eventUnchanged // its die follows, and tells what an inspect would
@@ -413,13 +413,13 @@ func (c *taskCache) event(ev api.TaskEvent) eventResult {
 	switch {
 	case !ok:
 		return eventInspect
-	case sameTask(old, t) && old.StartedAt.Equal(t.StartedAt) && old.FinishedAt.Equal(t.FinishedAt) && old.Killed == t.Killed:
+	case sameState(old, t) && old.StartedAt.Equal(t.StartedAt) && old.FinishedAt.Equal(t.FinishedAt) && old.Killed == t.Killed:
 		return eventUnchanged
 	}
 	c.seq++
 	c.touched[t.ID] = c.seq
 	c.updateLocked(t)
-	if sameTask(old, t) {
+	if sameState(old, t) {
 		return eventUnchanged // new times, or a kill: nothing to sync until the die
 	}
 	return eventChanged
@@ -601,12 +601,14 @@ func (c *taskCache) isSynced() bool {
 	return c.synced
 }
 
-// taskLocked returns the container of id, or false when the cache does
-// not hold it.
-func (c *taskCache) taskLocked(id string) (api.Task, bool) {
+// unlabelledLocked returns the container of id without its labels, which
+// cost a map (an event or an inspect changes none; labels.controller
+// gives the one sameTask compares), or false when the cache does not hold
+// it.
+func (c *taskCache) unlabelledLocked(id string) (api.Task, bool) {
 	t, ok := c.tasks[id]
 	if !ok {
 		return api.Task{}, false
 	}
-	return t.task(id), true
+	return t.unlabelled(id), true
 }
