@@ -11,7 +11,7 @@ import (
 
 // One embedded etcd serves the package's tests; each takes a key prefix
 // of its own.
-var etcdServer *etcdtest.Server
+var etcdServer etcdtest.Shared
 
 func TestMain(m *testing.M) { os.Exit(etcdtest.RunShared(m, &etcdServer)) }
 

@@ -162,17 +162,49 @@ func FreeAddr(tb testing.TB) string {
 	return addr
 }
 
-// RunShared is a package's TestMain with one server for all its tests:
-// it starts the server, stores it in *srv, runs the tests, stops it and
-// returns the code to exit with. Each test keeps to a key prefix of its
-// own.
-func RunShared(m *testing.M, srv **Server) int {
-	s, err := New("")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start embedded etcd:", err)
-		return 1
+// Shared is one embedded etcd for all of a package's tests, each keeping
+// to a key prefix of its own. The first test that asks for it starts it,
+// and RunShared stops it when the tests end. It starts within the tests,
+// not before them: under go test -json, testing.M.Run points os.Stderr at
+// os.Stdout before the first test, and etcd's serving goroutines read
+// os.Stderr (through a logger a library makes), which the race detector
+// reports against every package that started its etcd first.
+type Shared struct {
+	once sync.Once
+	srv  *Server
+	err  error
+}
+
+// Server returns the shared server, started by the first call.
+func (s *Shared) Server(tb testing.TB) *Server {
+	tb.Helper()
+	s.once.Do(func() { s.srv, s.err = New("") })
+	if s.err != nil {
+		tb.Fatalf("start embedded etcd: %v", s.err)
 	}
-	*srv = s
-	defer s.Close()
-	return m.Run()
+	return s.srv
+}
+
+// Client returns a client of the shared server, closed when the test ends.
+func (s *Shared) Client(tb testing.TB) *clientv3.Client {
+	tb.Helper()
+	return s.Server(tb).Client(tb)
+}
+
+// Use makes srv the shared server, before any test asks for one: a
+// child process is handed its parent's (Dial).
+func (s *Shared) Use(srv *Server) {
+	s.once.Do(func() { s.srv = srv })
+}
+
+// RunShared is a package's TestMain with one server for all its tests:
+// it runs the tests, stops the server if one started and returns the code
+// to exit with.
+func RunShared(m *testing.M, s *Shared) int {
+	code := m.Run()
+	s.once.Do(func() {}) // the tests are over: none starts it now
+	if s.srv != nil {
+		s.srv.Close()
+	}
+	return code
 }

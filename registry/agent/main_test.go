@@ -17,7 +17,7 @@ import (
 	"github.com/replication-manager/replication-manager/internal/etcdtest"
 )
 
-var etcdServer *etcdtest.Server
+var etcdServer etcdtest.Shared
 
 func TestMain(m *testing.M) {
 	flag.Parse()

@@ -21,13 +21,13 @@ import (
 // One embedded etcd serves the managers of the package's cluster tests and
 // benchmarks; each gets a key prefix of its own (newStore). The election
 // tests start an etcd of their own, to kill it.
-var etcdServer *etcdtest.Server
+var etcdServer etcdtest.Shared
 
 func TestMain(m *testing.M) {
 	if url := os.Getenv(memoryChildEtcd); url != "" {
 		// the child of BenchmarkHostMemory: the host alone, on the
 		// parent's etcd
-		etcdServer = etcdtest.Dial(url)
+		etcdServer.Use(etcdtest.Dial(url))
 		os.Exit(m.Run())
 	}
 	os.Exit(etcdtest.RunShared(m, &etcdServer))

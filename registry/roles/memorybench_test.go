@@ -53,7 +53,7 @@ func BenchmarkHostMemory(b *testing.B) {
 func hostMemoryOfChild(b *testing.B) (heap, rss uint64) {
 	b.Helper()
 	cmd := exec.CommandContext(b.Context(), os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkHostMemory$", "-test.benchtime=1x")
-	cmd.Env = append(os.Environ(), memoryChildEtcd+"="+etcdServer.ClientURL)
+	cmd.Env = append(os.Environ(), memoryChildEtcd+"="+etcdServer.Server(b).ClientURL)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
