@@ -320,8 +320,11 @@ func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.
 // whether the node may create: for all of the creates, or none when an
 // assignment changed meanwhile (the watch brings it). The claim goes
 // into d.state, the state the sync leaves: a report that fails after the
-// creates must not make the node forget it.
-func (rm *Agent) claimSlots(ctx context.Context, id string, d *decision, assigned registry.SlotAssignments, inits []api.Task) (bool, error) {
+// creates must not make the node forget it. The claim's status is the
+// last the node reported; a node new to the controller has nothing of it
+// at the spec's revision, and says so (a status of revision 0 would set
+// the leader's observedRevision back).
+func (rm *Agent) claimSlots(ctx context.Context, id string, revision int64, d *decision, assigned registry.SlotAssignments, inits []api.Task) (bool, error) {
 	record, creates := &d.state, createdSlots(d.creates)
 	twice := startedFirstSlots(withoutTasks(d.active, d.deletes), inits, creates)
 	var cmps []clientv3.Cmp
@@ -334,7 +337,7 @@ func (rm *Agent) claimSlots(ctx context.Context, id string, d *decision, assigne
 	if len(cmps) == 0 {
 		return true, nil
 	}
-	st := api.ReplicationControllerStatus{ID: id, CreationTimestamp: rm.now().UTC()}
+	st := api.ReplicationControllerStatus{ID: id, CreationTimestamp: rm.now().UTC(), ObservedRevision: revision}
 	if record.status != nil {
 		st = *record.status
 	}

@@ -28,9 +28,11 @@ type rolloutProgress struct {
 	replacing bool
 }
 
-// available reports whether t has been ready for minReady at now.
+// available reports whether t has been ready for minReady at now. With
+// minReady 0 ready is enough, also for a container the sync created: it
+// started after the sync's now.
 func available(t api.Task, minReady time.Duration, now time.Time) bool {
-	return t.Ready() && now.Sub(startedAt(t)) >= minReady
+	return t.Ready() && (minReady <= 0 || now.Sub(startedAt(t)) >= minReady)
 }
 
 // startedAt is when t started, or when it was created where the engine

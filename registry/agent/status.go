@@ -10,7 +10,7 @@ import (
 )
 
 // countReplicas returns how many tasks are ready and how many have been
-// ready for minReady, and, when some ready task is not available yet, how
+// ready for minReady (all of them with minReady 0, as available says), and, when some ready task is not available yet, how
 // long until the next one becomes available (0 when none is waiting).
 func countReplicas(tasks []api.Task, minReady time.Duration, now time.Time) (ready, available int, next time.Duration) {
 	for _, t := range tasks {
@@ -19,7 +19,7 @@ func countReplicas(tasks []api.Task, minReady time.Duration, now time.Time) (rea
 		}
 		ready++
 		wait := minReady - now.Sub(startedAt(t))
-		if wait <= 0 {
+		if minReady <= 0 || wait <= 0 {
 			available++
 			continue
 		}

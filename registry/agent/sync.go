@@ -91,7 +91,7 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 	d := plan(in)
 	d.groups, d.orphans = groups.groups, groups.orphans
 	if len(d.creates) > 0 {
-		ok, err := rm.claimSlots(ctx, id, &d, in.assigned, in.inits)
+		ok, err := rm.claimSlots(ctx, id, in.revision, &d, in.assigned, in.inits)
 		if err != nil || !ok {
 			// not a create until the report says the slots are this
 			// node's; an assignment that changed comes with the watch

@@ -49,6 +49,43 @@ func TestSyncReplicationControllerCreates(t *testing.T) {
 	}
 }
 
+// A new controller's first sync writes two reports: the claim before the
+// creates, which says the spec's revision (a node with nothing of the
+// controller yet has nothing of it at that revision; a claim that said 0
+// set the leader's observedRevision back to 0 until the next report), and
+// the report after them, which counts the new containers available
+// although they started after the sync began: with minReadySeconds 0 a
+// ready container is available (a third report had said so).
+func TestSyncReplicationControllerReportsANewControllerOnceItsContainersRun(t *testing.T) {
+	watch := &watchedCreates{}
+	h := newHarness(t, roles.Options{TaskControl: watch})
+	watch.Fake = h.fake
+	rev := h.setSpec(newController("web", 3))
+	var claimed atomic.Int64
+	claimed.Store(-1)
+	watch.onCreate = func(api.TaskSpec) {
+		if r := h.report(t, "web"); r != nil {
+			claimed.CompareAndSwap(-1, r.Status.ObservedRevision)
+		}
+		h.clock.Advance(time.Millisecond) // a create takes the engine time
+	}
+
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := claimed.Load(); got != rev {
+		t.Errorf("the claim written before the creates says observedRevision %d, want the spec's %d", got, rev)
+	}
+	st := h.report(t, "web").Status
+	if st.ObservedRevision != rev || st.ReadyReplicas != 3 || st.AvailableReplicas != 3 {
+		t.Errorf("report after the creates: observedRevision %d, %d ready, %d available; want %d, 3 and 3",
+			st.ObservedRevision, st.ReadyReplicas, st.AvailableReplicas, rev)
+	}
+	if c := st.FindCondition(api.ConditionProgressing); c == nil || c.Reason != api.ReasonRolloutComplete {
+		t.Errorf("report after the creates: Progressing %+v, want %s", c, api.ReasonRolloutComplete)
+	}
+}
+
 func TestSyncReplicationControllerDeletesHighestSlotsFirst(t *testing.T) {
 	h := newHarness(t, roles.Options{})
 	h.setSpec(newController("web", 2))
