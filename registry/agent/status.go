@@ -9,23 +9,23 @@ import (
 	"github.com/replication-manager/replication-manager/api"
 )
 
-// countReplicas returns how many tasks are ready and how many have been
-// ready for minReady (all of them with minReady 0, as available says), and, when some ready task is not available yet, how
-// long until the next one becomes available (0 when none is waiting).
-func countReplicas(tasks []api.Task, minReady time.Duration, now time.Time) (ready, available int, next time.Duration) {
+// countReplicas returns how many tasks are ready and how many of those are
+// available (ready for minReady), and, when some ready task is not
+// available yet, how long until the next one becomes available (0 when
+// none is waiting).
+func countReplicas(tasks []api.Task, minReady time.Duration, now time.Time) (ready, avail int, next time.Duration) {
 	for _, t := range tasks {
 		if !t.Ready() {
 			continue
 		}
 		ready++
-		wait := minReady - now.Sub(startedAt(t))
-		if minReady <= 0 || wait <= 0 {
-			available++
+		if available(t, minReady, now) {
+			avail++
 			continue
 		}
-		if next == 0 || wait < next {
+		if wait := minReady - now.Sub(startedAt(t)); next == 0 || wait < next {
 			next = wait
 		}
 	}
-	return ready, available, next
+	return ready, avail, next
 }

@@ -219,7 +219,7 @@ func (c *taskCache) applyListedLocked(t api.Task, since uint64, seen, changed ma
 	ct, ok := c.tasks[t.ID]
 	if ok {
 		o := ct.unlabelled(t.ID)
-		if c.touched[t.ID] > since || sameState(o, t) && ct.labels.controller() == t.Labels[api.LabelController] {
+		if c.touched[t.ID] > since || sameAsCached(o, ct.labels, t) {
 			// the cache learned of a newer change than the list saw, or
 			// nothing changed and the entry has the inspect's start and
 			// finish times, which a list lacks
@@ -250,8 +250,9 @@ func (c *taskCache) observe(t api.Task) bool {
 	if _, ok := t.Labels[api.LabelController]; !ok {
 		return false
 	}
-	if old, ok := c.unlabelledLocked(t.ID); ok {
-		if sameState(old, t) && c.tasks[t.ID].labels.controller() == t.Labels[api.LabelController] {
+	if ct, ok := c.tasks[t.ID]; ok {
+		old := ct.unlabelled(t.ID)
+		if sameAsCached(old, ct.labels, t) {
 			if (old.StartedAt.IsZero() && !t.StartedAt.IsZero()) || (old.FinishedAt.IsZero() && !t.FinishedAt.IsZero()) {
 				// times a list lacked: keep them, so that the sync
 				// need not inspect the container again
@@ -579,6 +580,13 @@ func sameTask(a, b api.Task) bool {
 	return sameState(a, b) && a.Labels[api.LabelController] == b.Labels[api.LabelController]
 }
 
+// sameAsCached is sameTask of a cached container, given without its
+// labels (unlabelled, which makes no map) and with the labels the cache
+// keeps, and t.
+func sameAsCached(old api.Task, labels cachedLabels, t api.Task) bool {
+	return sameState(old, t) && labels.controller() == t.Labels[api.LabelController]
+}
+
 // sameState is sameTask but for the controller label.
 func sameState(a, b api.Task) bool {
 	return a.ID == b.ID && a.Name == b.Name && a.State == b.State && a.ImageID == b.ImageID &&
@@ -602,9 +610,8 @@ func (c *taskCache) isSynced() bool {
 }
 
 // unlabelledLocked returns the container of id without its labels, which
-// cost a map (an event or an inspect changes none; labels.controller
-// gives the one sameTask compares), or false when the cache does not hold
-// it.
+// cost a map (an event changes none), or false when the cache does not
+// hold it.
 func (c *taskCache) unlabelledLocked(id string) (api.Task, bool) {
 	t, ok := c.tasks[id]
 	if !ok {
