@@ -601,7 +601,11 @@ func waitForRolloutKeeping(t *testing.T, cli dockerClient, d *daemon, rc *api.Re
 		want[i] = fmt.Sprintf("%s-%d", rc.ID, i+1)
 	}
 	slices.Sort(want)
-	testpoll.Eventually(t, 90*time.Second, func() error {
+	// two and a half minutes: after a kill -9 mid-create, the restarted
+	// manager leaves the created successor its 30 s pendingGrace before it
+	// replaces it, and in CI, beside the whole suite, each of the steps
+	// after it took 10-20 s (the rollout took 84 s after the restart)
+	testpoll.Eventually(t, 150*time.Second, func() error {
 		got := containers(t, cli, rc.ID)
 		if kept != nil {
 			maps.DeleteFunc(got, kept)
