@@ -698,9 +698,20 @@ func (d *decision) moveOff(budget int) (moved int) {
 		return 0
 	}
 	d.rank(moving)
-	runs := -(d.c.Replicas - max(d.c.Unavailable, 1))
+	// what may run and what surely runs, above the floor of replicas -
+	// max(1, maxUnavailable): a slot that surely runs moves only while
+	// as many others surely run, and one its node may run (it holds the
+	// slot; no report shows it running yet) only while as many others
+	// may. A node claims a slot before it creates its container, and a
+	// create may take seconds: a claim on the destination of an earlier
+	// move does not stand in for a container that runs.
+	floor := d.c.Replicas - max(d.c.Unavailable, 1)
+	mays, runs := -floor, -floor
 	for slot := range d.next {
 		if d.mayRun(slot) {
+			mays++
+		}
+		if d.runsNow(slot) {
 			runs++
 		}
 	}
@@ -712,14 +723,17 @@ func (d *decision) moveOff(budget int) (moved int) {
 			d.stuck = append(d.stuck, slot)
 			continue
 		}
-		serves, running := d.serving(slot), d.mayRun(slot)
-		if serves && moved >= budget || running && runs <= 0 {
+		serves, may, sure := d.serving(slot), d.mayRun(slot), d.runsNow(slot)
+		if serves && moved >= budget || may && mays <= 0 || sure && runs <= 0 {
 			continue
 		}
 		if serves {
 			moved++
 		}
-		if running {
+		if may {
+			mays--
+		}
+		if sure {
 			runs--
 		}
 		d.r.Moves = append(d.r.Moves, Move{Slot: slot, Node: d.next[slot].Node, Reason: why[slot]})
@@ -734,6 +748,18 @@ func (d *decision) runsReported(slot int) bool {
 	a := d.next[slot]
 	for _, ct := range d.live[slot] {
 		if ct.Node == a.Node && ct.Live {
+			return true
+		}
+	}
+	return false
+}
+
+// runsNow reports whether a report shows a container of slot running on
+// its assigned node, one the node is not about to stop.
+func (d *decision) runsNow(slot int) bool {
+	a := d.next[slot]
+	for _, ct := range d.live[slot] {
+		if ct.Node == a.Node && ct.Running && !doomed(ct, a) {
 			return true
 		}
 	}

@@ -27,7 +27,7 @@ func nodes(names ...string) []Node {
 
 // running is an available container of slot on node with hash.
 func running(node string, slot int, hash string) Container {
-	return Container{Node: node, Slot: slot, Named: true, Hash: hash, Live: true, Ready: true, StartedAt: t0.Add(-time.Hour)}
+	return Container{Node: node, Slot: slot, Named: true, Hash: hash, Live: true, Running: true, Ready: true, StartedAt: t0.Add(-time.Hour)}
 }
 
 func at(node, hash string) Assignment {
@@ -100,7 +100,7 @@ func TestDecide(t *testing.T) {
 		{"a rollout takes no second step while the first is not available", func() Input {
 			as, cs := settled("old", "a", "b", "a")
 			as[3] = at("a", "new")
-			cs[2] = Container{Node: "a", Slot: 3, Named: true, Hash: "new", Live: true, Ready: true, StartedAt: t0.Add(-2 * time.Second)}
+			cs[2] = Container{Node: "a", Slot: 3, Named: true, Hash: "new", Live: true, Running: true, Ready: true, StartedAt: t0.Add(-2 * time.Second)}
 			return Input{Controller: ctl(3), Assigned: as, Containers: cs, Nodes: nodes("a", "b")}
 		}, ""},
 		{"an exit-at-once template takes no second old replica down", func() Input {
@@ -112,7 +112,7 @@ func TestDecide(t *testing.T) {
 		{"the next step follows once the new container has been available long enough", func() Input {
 			as, cs := settled("old", "a", "b", "a")
 			as[3] = at("a", "new")
-			cs[2] = Container{Node: "a", Slot: 3, Named: true, Hash: "new", Live: true, Ready: true, StartedAt: t0.Add(-6 * time.Second)}
+			cs[2] = Container{Node: "a", Slot: 3, Named: true, Hash: "new", Live: true, Running: true, Ready: true, StartedAt: t0.Add(-6 * time.Second)}
 			return Input{Controller: ctl(3), Assigned: as, Containers: cs, Nodes: nodes("a", "b")}
 		}, "2:b/new"},
 		{"a stale report of the replaced container does not count it available", func() Input {
@@ -356,7 +356,7 @@ func TestDecideUnschedulableNamesWhatIsMissing(t *testing.T) {
 func TestDecideRechecksWhenAContainerBecomesAvailable(t *testing.T) {
 	as, cs := settled("old", "a", "b", "a")
 	as[3] = at("a", "new")
-	cs[2] = Container{Node: "a", Slot: 3, Named: true, Hash: "new", Live: true, Ready: true, StartedAt: t0.Add(-2 * time.Second)}
+	cs[2] = Container{Node: "a", Slot: 3, Named: true, Hash: "new", Live: true, Running: true, Ready: true, StartedAt: t0.Add(-2 * time.Second)}
 	r := Decide(Input{Controller: ctl(3), Assigned: as, Containers: cs, Nodes: nodes("a", "b"), Now: t0})
 	if r.RecheckAfter != 3*time.Second {
 		t.Errorf("recheck after %s, want 3s (the 5s monitor less the 2s it ran)", r.RecheckAfter)
@@ -374,7 +374,7 @@ func TestARewriteKeepsCountingAStartFirstStepInFlight(t *testing.T) {
 		Assigned: map[int]Assignment{1: {Node: "a", Revision: 20, Hash: "new", StartFirst: true, ModRev: 7}},
 		// the node has not reported the successor yet: its old container
 		// is all the report shows, renamed out of the slot's name
-		Containers: []Container{{Node: "a", Slot: 1, Hash: "old", Live: true, Ready: true, StartedAt: t0.Add(-time.Hour)}},
+		Containers: []Container{{Node: "a", Slot: 1, Hash: "old", Live: true, Running: true, Ready: true, StartedAt: t0.Add(-time.Hour)}},
 		Reports:    map[string]Report{"a": {Slots: NewSlotSet(1)}},
 	}
 	r := Decide(in)
@@ -403,7 +403,7 @@ func TestARenamedContainerOfAStopFirstSlotDoesNotServe(t *testing.T) {
 		Controller: ctl(2), Nodes: nodes("a"), Now: t0,
 		Assigned: map[int]Assignment{1: at("a", "new"), 2: at("a", "old")},
 		Containers: []Container{
-			{Node: "a", Slot: 1, Hash: "old", Live: true, Ready: true, StartedAt: t0.Add(-time.Hour)},
+			{Node: "a", Slot: 1, Hash: "old", Live: true, Running: true, Ready: true, StartedAt: t0.Add(-time.Hour)},
 			running("a", 2, "old"),
 		},
 		Reports: map[string]Report{"a": {Slots: NewSlotSet(1, 2)}},

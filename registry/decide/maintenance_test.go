@@ -72,6 +72,40 @@ func TestADrainOfSlotsTheNodeHoldsButHasNotReportedRunningIsPacedToo(t *testing.
 	}
 }
 
+// A node claims a slot before it creates the slot's container, and on a
+// loaded engine the create takes seconds: in CI a selector move of slow
+// stoppers took slot 2 off a while slot 3, moved first, was only claimed
+// on b, and 1 of 3 slots ran (e2e TestTwoNodesSelectorMoveWithSlowStops...).
+// A claim may run; it does not count as running for the floor.
+func TestAMoveWaitsForTheSlotMovedBeforeToRunOnItsNewNode(t *testing.T) {
+	as, cs := settled("new", "a", "a", "b")
+	cs = cs[:2]
+	cs[1].Ready = false // a health probe timed out: not serving, still running
+	c := ctl(3)
+	c.Selector = map[string]string{"zone": "b"}
+	ns := nodes("a", "b")
+	ns[1].Labels = map[string]string{"zone": "b"}
+	claimed := map[string]Report{"a": {Slots: NewSlotSet(1, 2)}, "b": {Slots: NewSlotSet(3)}}
+	r := Decide(Input{Controller: c, Assigned: as, Containers: cs, Reports: claimed, Nodes: ns, Now: t0})
+	if got := summary(r); got != "" {
+		t.Errorf("slots 1 and 2 running on a, slot 3 claimed on b and not created yet: %q, want no move until slot 3 runs", got)
+	}
+
+	// once b reports slot 3 running, the next slot moves
+	cs = append(cs, running("b", 3, "new"))
+	r = Decide(Input{Controller: c, Assigned: as, Containers: cs, Reports: claimed, Nodes: ns, Now: t0})
+	if got := summary(r); got != "2:-" {
+		t.Errorf("slot 3 running on b: %q, want slot 2 (not ready) off a", got)
+	}
+
+	// a created container that has not started does not run either
+	cs[2].Running, cs[2].Ready = false, false
+	r = Decide(Input{Controller: c, Assigned: as, Containers: cs, Reports: claimed, Nodes: ns, Now: t0})
+	if got := summary(r); got != "" {
+		t.Errorf("slot 3 created on b, not started: %q, want no move", got)
+	}
+}
+
 func TestADrainedSlotNoOtherNodeCanTakeStaysUnschedulable(t *testing.T) {
 	as, cs := settled("new", "a", "a")
 	c := ctl(2)

@@ -59,6 +59,9 @@ type Container struct {
 	Named bool
 	// Live: running, paused, restarting, or created and about to start.
 	Live bool
+	// Running: Docker reports it running. What surely runs is counted
+	// from these; a created one may take long to start, or never does.
+	Running bool
 	// Ready: running and, where it has a health check, healthy.
 	Ready bool
 	// Unhealthy: Docker reports a container of the task unhealthy.
