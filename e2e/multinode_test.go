@@ -318,20 +318,30 @@ func (n *twoNodes) waitSpreadAfter(t *testing.T, id string, ok func(a, b int) bo
 	})
 }
 
+// sampleEvery is how often sampleRunning lists both engines: the windows
+// it looks for last as long as a stop or a create, tens of milliseconds
+// at least. Listing without a pause took a quarter of a core of the main
+// engine's dockerd per test sampling (250 lists a second), in a suite
+// the engines' CPU bounds.
+const sampleEvery = 20 * time.Millisecond
+
 // sampleRunning calls seen with the slots of id's running containers on
-// each engine, over and over, until the returned stop is called. Engine a
-// is listed first: where a only gains containers (the isolation test), a
-// slot seen on a, then on b, ran on both at the moment b was listed.
+// each engine, every sampleEvery, until the returned stop is called.
+// Engine a is listed first: where a only gains containers (the isolation
+// test), a slot seen on a, then on b, ran on both at the moment b was
+// listed.
 func sampleRunning(t *testing.T, n *twoNodes, id string, seen func(onA, onB []string)) (stop func()) {
 	t.Helper()
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		tick := time.NewTicker(sampleEvery)
+		defer tick.Stop()
 		for {
 			select {
 			case <-done:
 				return
-			default:
+			case <-tick.C:
 			}
 			onA, errA := runningSlots(t.Context(), n.cliA, id)
 			onB, errB := runningSlots(t.Context(), n.cliB, id)
