@@ -525,8 +525,11 @@ func (d *decision) servesFor(slot int, after time.Duration, recheck bool) bool {
 		if ct.Node != a.Node || !ct.Ready || doomed(ct, a) {
 			continue
 		}
+		// after 0 asks for ready only: a container that started after
+		// the leader's clock reading (another host's clock, or a start
+		// the leader's reading came before) serves as well
 		ran := d.in.Now.Sub(ct.StartedAt)
-		if !ct.StartedAt.IsZero() && ran >= after {
+		if !ct.StartedAt.IsZero() && (after <= 0 || ran >= after) {
 			return true
 		}
 		if recheck && !ct.StartedAt.IsZero() {

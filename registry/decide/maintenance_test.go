@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/replication-manager/replication-manager/api"
 )
@@ -103,6 +104,29 @@ func TestAMoveWaitsForTheSlotMovedBeforeToRunOnItsNewNode(t *testing.T) {
 	r = Decide(Input{Controller: c, Assigned: as, Containers: cs, Reports: claimed, Nodes: ns, Now: t0})
 	if got := summary(r); got != "" {
 		t.Errorf("slot 3 created on b, not started: %q, want no move", got)
+	}
+}
+
+// A node's clock may be ahead of the leader's: a ready container that
+// started after the leader's clock reading serves (minReadySeconds 0) all
+// the same, and taking it off costs availability. It used to count as not
+// serving, so its move was not paced by maxUnavailable.
+func TestAReadyContainerStartedAheadOfTheLeadersClockServes(t *testing.T) {
+	as, cs := settled("new", "a", "a", "a")
+	for i := range cs {
+		cs[i].StartedAt = t0.Add(10 * time.Second) // a's clock is 10 s ahead
+	}
+	c := ctl(3)
+	c.Selector = map[string]string{"zone": "b"}
+	ns := nodes("a", "b")
+	ns[1].Labels = map[string]string{"zone": "b"}
+	r := Decide(Input{Controller: c, Assigned: as, Containers: cs, Nodes: ns, Now: t0})
+	if got := summary(r); got != "" {
+		t.Errorf("3 ready on a, started 10 s ahead of the leader's clock: %q, want no move until they have been available for 5 s", got)
+	}
+	r = Decide(Input{Controller: c, Assigned: as, Containers: cs, Nodes: ns, Now: t0.Add(15 * time.Second)})
+	if got := summary(r); got != "3:-" {
+		t.Errorf("15 s on: %q, want one slot off a", got)
 	}
 }
 
