@@ -16,9 +16,9 @@ package decide
 //
 // Every bound is counted from the leader's own assignments as well as
 // the reports: a slot whose assigned container no report shows yet
-// counts as live (the node may start it at any moment) and as
-// unavailable. So a stale or missing report can delay a step, never let
-// one break a bound.
+// counts as live (the node may start it at any moment), as unavailable,
+// and as not running. So a stale or missing report can delay a step,
+// never let one break a bound.
 
 import (
 	"cmp"
