@@ -550,6 +550,12 @@ func doomed(ct Container, a Assignment) bool {
 	return ct.Hash != a.Hash && !a.StartFirst && !a.OnDelete
 }
 
+// kept reports whether a's node keeps ct: it is neither about to stop it
+// nor to replace it for ill health.
+func kept(ct Container, a Assignment) bool {
+	return !doomed(ct, a) && (a.Replace == "" || ct.ID != a.Replace)
+}
+
 func (d *decision) availableCount() int {
 	n := 0
 	for slot := range d.next {
@@ -758,11 +764,12 @@ func (d *decision) runsReported(slot int) bool {
 }
 
 // runsNow reports whether a report shows a container of slot running on
-// its assigned node, one the node is not about to stop.
+// its assigned node, one the node keeps (it is neither about to stop it
+// nor replacing it).
 func (d *decision) runsNow(slot int) bool {
 	a := d.next[slot]
 	for _, ct := range d.live[slot] {
-		if ct.Node == a.Node && ct.Running && !doomed(ct, a) {
+		if ct.Node == a.Node && ct.Running && kept(ct, a) {
 			return true
 		}
 	}
@@ -941,7 +948,7 @@ func (d *decision) roll(budget int) {
 	// yet (minReadySeconds) do not all go at once
 	scaleDown := -(d.c.Replicas - d.c.Unavailable)
 	for slot, a := range d.next {
-		if d.running(slot) {
+		if d.running(slot) && !d.replacing(slot, a) {
 			scaleDown++
 		}
 		if a.Hash == d.c.Hash && !d.available(slot) {
@@ -954,8 +961,9 @@ func (d *decision) roll(budget int) {
 		na := a
 		na.Revision, na.Hash, na.OnDelete, na.StartFirst = d.c.Revision, d.c.Hash, false, false
 		switch {
-		case !d.running(slot):
-			// nothing of it runs: replacing it takes nothing down
+		case !d.running(slot) || d.replacing(slot, a):
+			// nothing of it runs, or what runs is being replaced for ill
+			// health: replacing it takes nothing more down
 		case a.Hash == d.c.Hash && !d.runsOlder(slot, a.Node):
 			// an OnDelete mark over a container of the current template:
 			// dropping it replaces nothing

@@ -165,9 +165,16 @@ func (d *decision) down() int {
 // it keeps: not one it is to replace or stop.
 func (d *decision) runsKept(slot int, a Assignment) bool {
 	for _, ct := range d.live[slot] {
-		if ct.Node == a.Node && !doomed(ct, a) && (a.Replace == "" || ct.ID != a.Replace) {
+		if ct.Node == a.Node && kept(ct, a) {
 			return true
 		}
 	}
 	return false
+}
+
+// replacing reports whether slot is being replaced for ill health: a
+// replacement is ordered, and no report shows a container its node keeps
+// (the successor is not reported yet, or the sick one not stopped yet).
+func (d *decision) replacing(slot int, a Assignment) bool {
+	return a.Replace != "" && !d.runsKept(slot, a)
 }

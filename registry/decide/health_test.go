@@ -3,6 +3,7 @@ package decide
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -162,4 +163,27 @@ func TestAnOutdatedUnhealthySlotIsLeftToTheRollout(t *testing.T) {
 func withReplace(a Assignment, id string) Assignment {
 	a.Replace = id
 	return a
+}
+
+// A rollout stops a slot that is not available only while replicas -
+// maxUnavailable others run: a slot whose sick container is being
+// replaced does not run on. The property test drew this: three
+// containers not ready yet, slot 1's replacement ordered, then a new
+// template; stopping slot 3 as well left one running.
+func TestARolloutStepWaitsForAReplacementInFlight(t *testing.T) {
+	in := sick(1, 1)
+	for i := range in.Containers {
+		in.Containers[i].Ready, in.Containers[i].StartedAt = false, t0
+	}
+	in.Assigned[1] = withReplace(in.Assigned[1], "c1")
+	in.Controller.Hash, in.Controller.Revision = "newer", 30
+	r := Decide(in)
+	for _, c := range r.Changes {
+		if c.New != nil && c.New.Hash == "newer" && c.Slot != 1 {
+			t.Errorf("slot %d steps to the new template while slot 1 is replaced and maxUnavailable is 1: %s", c.Slot, summary(r))
+		}
+	}
+	if got := summary(r); !strings.Contains(got, "1:a/newer") {
+		t.Errorf("changes %s, want slot 1 on the new template: its replacement takes nothing more down", got)
+	}
 }
