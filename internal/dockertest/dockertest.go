@@ -1,7 +1,8 @@
 // Package dockertest helps tests that need a real Docker Engine: it skips
 // them loudly when none answers (or fails them when REQUIRE_DOCKER=1),
-// builds the demo image once per test binary, and removes every container
-// and image a test run made, found by a label unique to the run.
+// builds the demo image once per test binary, removes every container
+// and image a test run made, found by a label unique to the run, and,
+// after a run that failed, says whether the engine hangs (stuck.go).
 //
 // A test package that uses it runs its tests through Main:
 //
@@ -246,7 +247,8 @@ func DemoImage(tb testing.TB) string {
 	return demoImage
 }
 
-// Main runs the tests, then removes every container labelled with this
+// Main runs the tests, then, if one failed, checks that the engine still
+// answers (EngineStuck), and removes every container labelled with this
 // run's RunLabel and every image DemoImage built. It returns the exit code
 // for os.Exit.
 func Main(m *testing.M) int {
@@ -257,6 +259,9 @@ func Main(m *testing.M) int {
 	usedMu.Unlock()
 	if !needed {
 		return code
+	}
+	if code != 0 {
+		reportStuck() // a failure may come from an engine that hangs
 	}
 	if err := cleanupRun(tags); err != nil {
 		fmt.Fprintf(os.Stderr, "dockertest: cleanup of run %s: %v\n", RunID(), err)
