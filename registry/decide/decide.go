@@ -945,10 +945,15 @@ func (d *decision) roll(budget int) {
 	// how many may go at all, as Kubernetes counts it: the slots that run
 	// or are about to, less replicas - maxUnavailable, less the new ones
 	// not available yet; so that containers that merely are not available
-	// yet (minReadySeconds) do not all go at once
+	// yet (minReadySeconds) do not all go at once. A slot whose container
+	// is being stopped (a stop-first step in flight, of any template) or
+	// replaced for ill health is down already, and counts for nothing.
 	scaleDown := -(d.c.Replicas - d.c.Unavailable)
 	for slot, a := range d.next {
-		if d.running(slot) && !d.replacing(slot, a) {
+		if d.stoppingFirst(slot) || d.replacing(slot, a) {
+			continue
+		}
+		if d.running(slot) {
 			scaleDown++
 		}
 		if a.Hash == d.c.Hash && !d.available(slot) {

@@ -412,3 +412,27 @@ func TestARenamedContainerOfAStopFirstSlotDoesNotServe(t *testing.T) {
 		t.Errorf("changes %s, want none: slot 1 is down already, and maxUnavailable is 1", summary(r))
 	}
 }
+
+// A stop-first step in flight toward a template the spec has moved past
+// leaves its slot down: the rollout to the newer one counts it so. The
+// property test drew this: slot 2's step to t6 under way on b, slot 1
+// claimed on a (its container made and not reported yet), and a newer
+// template; stopping slot 1 as well left nothing running.
+func TestAStepInFlightToAnOlderTemplateCountsAsDown(t *testing.T) {
+	c := ctl(2)
+	in := Input{
+		Controller: c, Nodes: nodes("a", "b"), Now: t0,
+		Assigned: map[int]Assignment{1: at("a", "old"), 2: {Node: "b", Revision: 15, Hash: "mid", ModRev: 7}},
+		Containers: []Container{{Node: "b", Slot: 2, Named: true, Hash: "old", Live: true, Running: true, StartedAt: t0}},
+		Reports:    map[string]Report{"a": {Slots: NewSlotSet(1)}, "b": {Slots: NewSlotSet(2)}},
+	}
+	r := Decide(in)
+	for _, ch := range r.Changes {
+		if ch.Slot == 1 {
+			t.Errorf("changes %s: slot 1 steps while slot 2's step is under way and maxUnavailable is 1", summary(r))
+		}
+	}
+	if got := summary(r); !strings.Contains(got, "2:b/new") {
+		t.Errorf("changes %s, want slot 2 on the spec's template: its step takes nothing more down", got)
+	}
+}
