@@ -422,7 +422,7 @@ func TestAStepInFlightToAnOlderTemplateCountsAsDown(t *testing.T) {
 	c := ctl(2)
 	in := Input{
 		Controller: c, Nodes: nodes("a", "b"), Now: t0,
-		Assigned: map[int]Assignment{1: at("a", "old"), 2: {Node: "b", Revision: 15, Hash: "mid", ModRev: 7}},
+		Assigned:   map[int]Assignment{1: at("a", "old"), 2: {Node: "b", Revision: 15, Hash: "mid", ModRev: 7}},
 		Containers: []Container{{Node: "b", Slot: 2, Named: true, Hash: "old", Live: true, Running: true, StartedAt: t0}},
 		Reports:    map[string]Report{"a": {Slots: NewSlotSet(1)}, "b": {Slots: NewSlotSet(2)}},
 	}
