@@ -715,13 +715,10 @@ func (d *decision) moveOff(budget int) (moved int) {
 	// create may take seconds: a claim on the destination of an earlier
 	// move does not stand in for a container that runs.
 	floor := d.c.Replicas - max(d.c.Unavailable, 1)
-	mays, runs := -floor, -floor
+	mays, runs := -floor, d.surelyRunning()-floor
 	for slot := range d.next {
 		if d.mayRun(slot) {
 			mays++
-		}
-		if d.runsNow(slot) {
-			runs++
 		}
 	}
 	for _, slot := range moving {
@@ -774,6 +771,17 @@ func (d *decision) runsNow(slot int) bool {
 		}
 	}
 	return false
+}
+
+// surelyRunning counts the slots a report shows running (runsNow).
+func (d *decision) surelyRunning() int {
+	n := 0
+	for slot := range d.next {
+		if d.runsNow(slot) {
+			n++
+		}
+	}
+	return n
 }
 
 // mayRun reports whether slot's assigned node may run it: a report shows
@@ -923,9 +931,10 @@ func (d *decision) markOnDelete() {
 
 // roll gives outdated slots the current template: one of which nothing
 // runs at once (stop first), otherwise start first while the surge leaves
-// room for one more live container, else stop first within two bounds:
+// room for one more live container, else stop first within three bounds:
 // budget (available ones above replicas - maxUnavailable) for one that
-// serves, and scaleDown (live ones above that) for any.
+// serves, scaleDown (live ones above that) for any, and runs (those that
+// surely run above replicas - max(1, maxUnavailable)) for one that runs.
 func (d *decision) roll(budget int) {
 	var outdated []int
 	for slot, a := range d.next {
@@ -960,11 +969,19 @@ func (d *decision) roll(budget int) {
 			scaleDown--
 		}
 	}
+	// scaleDown counts a slot that may run (its node has not reported a
+	// container of it yet) as running, so that slots whose creates fail
+	// are replaced too; runs counts only the slots a report shows running,
+	// above replicas - max(1, maxUnavailable), and a slot that surely
+	// runs is stopped only while as many others surely run: a claim, or a
+	// create not reported yet, is no running container (as for a move)
+	runs := d.surelyRunning() - (d.c.Replicas - max(d.c.Unavailable, 1))
 	d.rank(outdated)
 	for _, slot := range outdated {
 		a := d.next[slot]
 		na := a
 		na.Revision, na.Hash, na.OnDelete, na.StartFirst = d.c.Revision, d.c.Hash, false, false
+		sure := d.runsNow(slot)
 		switch {
 		case !d.running(slot) || d.replacing(slot, a):
 			// nothing of it runs, or what runs is being replaced for ill
@@ -981,11 +998,17 @@ func (d *decision) roll(budget int) {
 			// the same node could not bind while the old one holds it
 			na.StartFirst = true
 			room--
+		case sure && runs <= 0:
+			continue
 		case d.serving(slot) && budget > 0 && scaleDown > 0:
 			budget--
 			scaleDown--
+			runs--
 		case !d.serving(slot) && scaleDown > 0:
 			scaleDown--
+			if sure {
+				runs--
+			}
 		default:
 			continue
 		}

@@ -436,3 +436,32 @@ func TestAStepInFlightToAnOlderTemplateCountsAsDown(t *testing.T) {
 		t.Errorf("changes %s, want slot 2 on the spec's template: its step takes nothing more down", got)
 	}
 }
+
+// A rollout stops a slot that runs only while replicas - max(1,
+// maxUnavailable) others surely run: a slot its node has not reported yet
+// may have a container, or may not. The property test drew this: slots 1
+// and 3 running on a, not ready yet, and slot 2 placed on c, which had
+// done nothing; stopping slot 3 left one running. Slot 2 steps instead:
+// if it runs nothing, stepping it takes nothing down.
+func TestARolloutStopsARunningSlotOnlyWhileTheFloorSurelyRuns(t *testing.T) {
+	notReady := func(slot int) Container {
+		c := running("a", slot, "old")
+		c.Ready, c.StartedAt = false, t0
+		return c
+	}
+	in := Input{
+		Controller: ctl(3), Nodes: nodes("a", "c"), Now: t0,
+		Assigned:   map[int]Assignment{1: at("a", "old"), 2: at("c", "old"), 3: at("a", "old")},
+		Containers: []Container{notReady(1), notReady(3)},
+		Reports:    map[string]Report{"a": {Slots: NewSlotSet(1, 3)}},
+	}
+	if got := summary(Decide(in)); got != "2:c/new" {
+		t.Errorf("changes %s, want 2:c/new: slots 1 and 3 are all that surely run", got)
+	}
+	// once c reports slot 2 running, one of them may go
+	in.Containers = append(in.Containers, running("c", 2, "old"))
+	in.Reports["c"] = Report{Slots: NewSlotSet(2)}
+	if got := summary(Decide(in)); got != "3:a/new" {
+		t.Errorf("changes %s, want 3:a/new once three run", got)
+	}
+}
