@@ -131,7 +131,7 @@ func TestTwoManagersNeverExceedTheDesiredCount(t *testing.T) {
 	defer watch()
 
 	limit.Store(6)
-	a.rcctl(t, controllerJSON(t, id, image, 6, labels), "apply", "-f", "-")
+	a.rcctl(t, mustJSON(t, withImageHealthCheck(controller(id, image, 6, labels))), "apply", "-f", "-")
 	waitForHealthy(t, cli, id, 6)
 	a.rcctl(t, "", "scale", id, "--replicas", "3")
 	// which 3 stay is not the point: the two managers share one node

@@ -264,16 +264,21 @@ func controller(id, image string, replicas int, testLabels map[string]string) *a
 	c := &rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0]
 	c.Ports = []api.Port{{ContainerPort: 8080}}
 	c.Env = []api.EnvVar{{Name: "MODE", Value: "e2e"}}
+	// the image's health check is off: each container is ready as soon
+	// as it runs. Its probe every 2 s, in every container of every
+	// parallel test, loaded the engine the tests share, and a probe that
+	// timed out on it made a replica not ready and a scale-down take
+	// another slot than the test expected; and each container waited 2
+	// s for its first probe. The tests of health checks set their own,
+	// or withImageHealthCheck.
+	c.HealthCheck = &api.HealthCheck{Test: api.Command{"NONE"}}
 	return rc
 }
 
-// withoutHealthCheck turns off the image's health check in rc's
-// containers ("NONE"): each is ready as soon as it runs.
-func withoutHealthCheck(rc *api.ReplicationController) *api.ReplicationController {
-	m := &rc.DesiredState.TaskTemplate.DesiredState.Manifest
-	for i := range m.Containers {
-		m.Containers[i].HealthCheck = &api.HealthCheck{Test: api.Command{"NONE"}}
-	}
+// withImageHealthCheck gives rc's first container the image's health
+// check back (HEALTHCHECK: /task healthcheck every 2 s).
+func withImageHealthCheck(rc *api.ReplicationController) *api.ReplicationController {
+	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].HealthCheck = nil
 	return rc
 }
 

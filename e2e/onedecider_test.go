@@ -77,10 +77,10 @@ func TestScaleDownRemovesAPausedReplicaAndKeepsTheReadyOnes(t *testing.T) {
 	labels := dockertest.Labels(t)
 	d := startDaemon(t)
 	id := newID("pausedscale")
-	// the image's health check is off: on a loaded engine a probe timing
+	// the image's health check is off (controller): on a loaded engine a probe timing
 	// out can make a ready replica not ready too, and of two not ready the
 	// scale-down takes the higher slot
-	d.rcctl(t, mustJSON(t, withoutHealthCheck(controller(id, image, 3, labels))), "apply", "-f", "-")
+	d.rcctl(t, mustJSON(t, controller(id, image, 3, labels)), "apply", "-f", "-")
 	before := waitForReplicas(t, cli, id, 3)
 	if err := cli.ContainerPause(t.Context(), id+"-1"); err != nil {
 		t.Fatal(err)

@@ -113,9 +113,9 @@ func TestTwoRegistriesShareOneDockerHost(t *testing.T) {
 	ofSecond := map[string]string{api.LabelController: id, api.LabelRegistry: regSecond}
 
 	// readiness decides which replica a scale-down takes (below): the
-	// image's health check is off, since under a loaded engine its probe
+	// image's health check is off (controller), since under a loaded engine its probe
 	// can time out and make a replica not ready for a while
-	spec := mustJSON(t, withoutHealthCheck(controller(id, image, 2, labels)))
+	spec := mustJSON(t, controller(id, image, 2, labels))
 	first.rcctl(t, spec, "apply", "-f", "-")
 	before := waitForNames(t, cli, ofFirst, id+"-1", id+"-2")
 	second.rcctl(t, spec, "apply", "-f", "-")

@@ -26,9 +26,9 @@ func TestScaleUpAndDownKeepsExactContainers(t *testing.T) {
 	id := newID("scale")
 
 	// a scale-down keeps slots 1..n when every replica is ready: the
-	// image's health check is off, since under a loaded engine its probe
+	// image's health check is off (controller), since under a loaded engine its probe
 	// can time out and make a low slot not ready, to be taken first
-	d.rcctl(t, mustJSON(t, withoutHealthCheck(controller(id, image, 0, labels))), "apply", "-f", "-")
+	d.rcctl(t, mustJSON(t, controller(id, image, 0, labels)), "apply", "-f", "-")
 	waitForReplicas(t, cli, id, 0)
 	for _, n := range []int{3, 5, 1, 0} {
 		d.rcctl(t, "", "scale", id, "--replicas", fmt.Sprint(n))

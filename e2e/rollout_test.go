@@ -68,8 +68,10 @@ func TestRollingUpdateBeforeTheOldReplicasAreAvailableKeepsThemRunning(t *testin
 	id := newID("rollearly")
 
 	rc := controller(id, image, 4, labels)
-	rc.DesiredState.MinReadySeconds = 2
-	rc.DesiredState.UpdateStrategy = &api.UpdateStrategy{MonitorSeconds: new(2)} // each step waits minReadySeconds only
+	// 4 s: no health check to pass first (controller), so minReadySeconds
+	// alone keeps them not available while the change comes
+	rc.DesiredState.MinReadySeconds = 4
+	rc.DesiredState.UpdateStrategy = &api.UpdateStrategy{MonitorSeconds: new(4)} // each step waits minReadySeconds only
 	applyRC(t, d, rc)
 	waitForReplicas(t, cli, id, 4) // running, not yet available
 

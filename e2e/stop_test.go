@@ -24,7 +24,7 @@ func TestScaleDownStopsWithTheContainersSignalAfterItsPreStop(t *testing.T) {
 	d := startDaemon(t)
 	id := newID("stop")
 
-	rc := controller(id, image, 1, labels)
+	rc := withImageHealthCheck(controller(id, image, 1, labels))
 	grace := 7
 	c := &rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0]
 	c.StopSignal, c.StopGracePeriodSeconds, c.PreStop = "SIGINT", &grace, &api.PreStop{SleepSeconds: 2}
