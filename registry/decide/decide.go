@@ -556,10 +556,13 @@ func kept(ct Container, a Assignment) bool {
 	return !doomed(ct, a) && (a.Replace == "" || ct.ID != a.Replace)
 }
 
-func (d *decision) availableCount() int {
+func (d *decision) availableCount() int { return d.countSlots(d.available) }
+
+// countSlots counts the slots for which is holds.
+func (d *decision) countSlots(is func(slot int) bool) int {
 	n := 0
 	for slot := range d.next {
-		if d.available(slot) {
+		if is(slot) {
 			n++
 		}
 	}
@@ -774,15 +777,7 @@ func (d *decision) runsNow(slot int) bool {
 }
 
 // surelyRunning counts the slots a report shows running (runsNow).
-func (d *decision) surelyRunning() int {
-	n := 0
-	for slot := range d.next {
-		if d.runsNow(slot) {
-			n++
-		}
-	}
-	return n
-}
+func (d *decision) surelyRunning() int { return d.countSlots(d.runsNow) }
 
 // mayRun reports whether slot's assigned node may run it: a report shows
 // a live container of it there, or the node's report holds the slot.
