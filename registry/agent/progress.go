@@ -18,8 +18,10 @@ type rolloutProgress struct {
 	hash     string    // the template rolled to
 	started  time.Time // when the manager first acted on it
 	progress time.Time // when the rollout last moved
-	// updatedAvailable and outdated are the counts the rollout last moved
-	// to: more of the first, or fewer of the second, is progress.
+	// updatedAvailable and outdated are the most of the first and the
+	// fewest of the second the rollout reached: more, or fewer, is
+	// progress. A container that comes back (a crash loop whose
+	// container is ready for a moment each time) is not.
 	updatedAvailable, outdated int
 	// done is set once the rollout completed.
 	done bool
@@ -47,8 +49,8 @@ func startedAt(t api.Task) time.Time {
 // progressing returns the Progressing condition of a controller whose
 // active containers are active, and the rollout record after it. A rollout
 // moves when more containers of the current template are available, or
-// fewer outdated ones run; one that has not moved for the progress
-// deadline is reported failed.
+// fewer outdated ones run, than ever before in it; one that has not moved
+// for the progress deadline is reported failed.
 func progressing(in planInput, active []api.Task, prev rolloutProgress) (api.Condition, rolloutProgress, time.Duration) {
 	ds := &in.spec.DesiredState
 	strategy := ds.Strategy()
@@ -71,7 +73,7 @@ func progressing(in planInput, active []api.Task, prev rolloutProgress) (api.Con
 	if updatedAvailable > r.updatedAvailable || outdated < r.outdated || ds.Paused {
 		r.progress = in.now
 	}
-	r.updatedAvailable, r.outdated = updatedAvailable, outdated
+	r.updatedAvailable, r.outdated = max(r.updatedAvailable, updatedAvailable), min(r.outdated, outdated)
 	desired := in.assigned.Len()
 	message := fmt.Sprintf("%d of %d updated, %d available", updated, desired, updatedAvailable)
 	switch {

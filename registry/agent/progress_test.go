@@ -76,6 +76,30 @@ func TestProgressingCondition(t *testing.T) {
 	}
 }
 
+// A crash-looping container of the new template without a health check
+// is ready for a moment after each start: its coming back is no progress,
+// and the rollout stalls past its deadline. Before, each start reset the
+// deadline, and a crash loop faster than it never reported a stall (the
+// e2e test of a crashing template met it once its health check was off).
+func TestACrashLoopIsNoProgress(t *testing.T) {
+	spec := rolling(2, func(ds *api.ReplicationControllerState) {
+		d := 10
+		ds.MinReadySeconds, ds.UpdateStrategy = 0, &api.UpdateStrategy{ProgressDeadlineSeconds: &d}
+	})
+	in := planInput{id: "web", spec: spec, hash: webHash, now: planNow, assigned: assignedSlots(nil, 2, webHash)}
+	_, r, _ := progressing(in, []api.Task{outdatedTask(1), outdatedTask(2)}, rolloutProgress{})
+	var c api.Condition
+	for i := 1; i <= 4; i++ { // slot 2 stopped, then its successor crashes every 4 s
+		in.now = planNow.Add(time.Duration(4*i) * time.Second)
+		_, r, _ = progressing(in, []api.Task{outdatedTask(1), fresh(2)}, r)
+		in.now = in.now.Add(time.Second)
+		c, r, _ = progressing(in, []api.Task{outdatedTask(1)}, r)
+	}
+	if c.Reason != api.ReasonProgressDeadlineExceeded || c.Status != "False" {
+		t.Errorf("after 17 s of a crash loop: %+v, want False ProgressDeadlineExceeded", c)
+	}
+}
+
 func TestPlanRunsTheAssignedSlots(t *testing.T) {
 	web := newController("web", 2)
 	hash := webHash
