@@ -321,7 +321,7 @@ func (d *decision) run() {
 	avail := d.availableCount()
 	// a move stops first (a slot's name is on one node at a time), so it
 	// takes one replica down even with maxUnavailable 0
-	moved := d.moveOff(avail - (d.c.Replicas - max(d.c.Unavailable, 1)))
+	moved := d.moveOff(avail - d.stopFloor())
 	budget := avail - moved - (d.c.Replicas - d.c.Unavailable)
 	d.place(lost)
 	d.reportStuck()
@@ -717,13 +717,8 @@ func (d *decision) moveOff(budget int) (moved int) {
 	// may. A node claims a slot before it creates its container, and a
 	// create may take seconds: a claim on the destination of an earlier
 	// move does not stand in for a container that runs.
-	floor := d.c.Replicas - max(d.c.Unavailable, 1)
-	mays, runs := -floor, d.surelyRunning()-floor
-	for slot := range d.next {
-		if d.mayRun(slot) {
-			mays++
-		}
-	}
+	floor := d.stopFloor()
+	mays, runs := d.countSlots(d.mayRun)-floor, d.surelyRunning()-floor
 	for _, slot := range moving {
 		if why[slot] != MoveBlocked && d.pick(slot) == "" {
 			// no other node can take it: it stays where it is, and the
@@ -775,6 +770,11 @@ func (d *decision) runsNow(slot int) bool {
 	}
 	return false
 }
+
+// stopFloor is replicas - max(1, maxUnavailable): what a stop first
+// (a move, a rollout step) keeps, since it takes one down even with
+// maxUnavailable 0.
+func (d *decision) stopFloor() int { return d.c.Replicas - max(d.c.Unavailable, 1) }
 
 // surelyRunning counts the slots a report shows running (runsNow).
 func (d *decision) surelyRunning() int { return d.countSlots(d.runsNow) }
@@ -970,7 +970,7 @@ func (d *decision) roll(budget int) {
 	// above replicas - max(1, maxUnavailable), and a slot that surely
 	// runs is stopped only while as many others surely run: a claim, or a
 	// create not reported yet, is no running container (as for a move)
-	runs := d.surelyRunning() - (d.c.Replicas - max(d.c.Unavailable, 1))
+	runs := d.surelyRunning() - d.stopFloor()
 	d.rank(outdated)
 	for _, slot := range outdated {
 		a := d.next[slot]
