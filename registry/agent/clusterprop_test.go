@@ -9,9 +9,11 @@ package agent_test
 // (CaughtUp), so that a history is the same each time it runs.
 // Random histories of spec writes, scales, template and selector changes,
 // containers killed, nodes dying and coming back, and leaders replaced;
-// after every step no slot runs on two engines and the live containers
-// never grow above replicas + maxSurge; at the end, with every fault
-// healed, the controller converges. (The pure decision has a finer model
+// after every step no slot runs on two engines, the live containers
+// never grow above replicas + maxSurge, and once replicas - max(1,
+// maxUnavailable) slots ran and the leader saw them in the nodes' reports,
+// as many run on unless the history killed one; at the end, with every
+// fault healed, the controller converges. (The pure decision has a finer model
 // with slow stops and late node views in package decide.)
 
 import (
@@ -19,6 +21,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +60,13 @@ type propCluster struct {
 	rev        int64
 	// grown is the live count that may not be exceeded by a create.
 	grown int
+	// runArmed: the floor of slots (runFloor) has run since the last kill,
+	// and the leader saw them run; unseen are the nodes whose containers
+	// the history killed since they last reported.
+	runArmed bool
+	unseen   map[string]bool
+	// floorWritten is the floor of the spec last written.
+	floorWritten int
 }
 
 type propNode struct {
@@ -72,7 +82,7 @@ type propNode struct {
 
 func newPropCluster(t *testing.T, rt *rapid.T, store *registry.Store) *propCluster {
 	t.Helper()
-	c := &propCluster{t: rt, tb: t, ctx: t.Context(), store: store, clock: testclock.New(time.Now()), nodes: map[string]*propNode{}}
+	c := &propCluster{t: rt, tb: t, ctx: t.Context(), store: store, clock: testclock.New(time.Now()), nodes: map[string]*propNode{}, unseen: map[string]bool{}}
 	for _, name := range []string{"a", "b"} {
 		n := &propNode{name: name, fake: &taskcontrol.Fake{Now: c.clock.Now}}
 		n.roles = roles.New(roles.Options{
@@ -136,6 +146,10 @@ func (c *propCluster) caughtUp() {
 
 // write stores the spec as a user would.
 func (c *propCluster) write() {
+	if floor := c.runFloor(); floor > c.floorWritten {
+		c.runArmed = false // more must run: it has to get there first
+	}
+	c.floorWritten = c.runFloor()
 	spec, err := c.store.GetController(c.ctx, "web")
 	if err == nil {
 		c.rev, err = c.store.UpdateController(c.ctx, c.spec, spec.ModRevision)
@@ -200,6 +214,7 @@ func (c *propCluster) act(n *propNode) {
 	}
 	before := c.live()
 	_ = n.rm.SyncSlots(c.ctx, "web") // failures are retried; the invariants are what matter
+	delete(c.unseen, n.name)         // its report holds what its engine lists
 	if live := c.live(); live > before && live > c.grown {
 		c.t.Fatalf("node %s created up to %d live, above the bound %d (replicas + maxSurge %d)", n.name, live, c.grown, c.bound())
 	}
@@ -235,6 +250,92 @@ func (c *propCluster) check() {
 		}
 	}
 	c.grown = max(c.bound(), min(c.grown, c.committed()))
+	c.checkRunning()
+}
+
+// runFloor is how many slots run whatever the leader does: a move or a
+// replacement stops first, and takes one down even with maxUnavailable 0.
+func (c *propCluster) runFloor() int {
+	replicas := c.spec.DesiredState.Replicas
+	_, unavailable := c.spec.DesiredState.Strategy().Bounds(replicas)
+	return replicas - max(1, unavailable)
+}
+
+// checkRunning asserts that once the floor of slots ran, and the leader
+// saw them run in the nodes' reports, as many run on unless the history
+// killed one.
+func (c *propCluster) checkRunning() {
+	floor, runs := c.runFloor(), len(c.runningSlots())
+	switch {
+	case c.runArmed && runs < floor:
+		c.t.Fatalf("%d slots running, below replicas %d - max(1, maxUnavailable): %d; %s", runs, c.spec.DesiredState.Replicas, floor, c)
+	case !c.runArmed && len(c.unseen) == 0 && runs >= floor && c.reportedRunning() >= floor:
+		c.runArmed = true
+	}
+}
+
+// runningSlots are the slots a container of which runs on an engine.
+func (c *propCluster) runningSlots() map[string]bool {
+	slots := map[string]bool{}
+	for _, nd := range c.nodes {
+		for _, task := range nd.fake.Tasks() {
+			if task.Active() {
+				slots[task.Labels[api.LabelSlot]] = true
+			}
+		}
+	}
+	return slots
+}
+
+// reportedRunning counts the slots the leader keeps (a scale-down it
+// ordered is not undone by a later scale-up: the new replicas get new
+// slots) that the nodes' reports in etcd, which the leader has caught up
+// with, show running.
+func (c *propCluster) reportedRunning() int {
+	reports, err := c.store.ListReports(c.ctx, "web")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	assigned, err := c.store.ListAssignments(c.ctx)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	slots := map[int]bool{}
+	for _, r := range reports {
+		for _, task := range r.Tasks {
+			if _, kept := assigned["web"][task.Slot]; kept && task.State == api.StateRunning {
+				slots[task.Slot] = true
+			}
+		}
+	}
+	return len(slots)
+}
+
+// String describes the cluster for a failed check: each engine's
+// containers and each slot's assignment.
+func (c *propCluster) String() string {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(c.nodes)) {
+		n := c.nodes[name]
+		fmt.Fprintf(&b, "\nnode %s (alive %v):", name, n.alive)
+		for _, task := range n.fake.Tasks() {
+			fmt.Fprintf(&b, " [%s slot %s %s %s]", task.Name, task.Labels[api.LabelSlot], task.Labels[api.LabelTemplateHash], task.State)
+		}
+	}
+	assigned, err := c.store.ListAssignments(c.ctx)
+	if err != nil {
+		return b.String() + "\n" + err.Error()
+	}
+	for slot, a := range assigned["web"] {
+		fmt.Fprintf(&b, "\nslot %d: %+v", slot, a)
+	}
+	return b.String()
+}
+
+// killed notes that the history stopped a container of node n.
+func (c *propCluster) killed(n *propNode) {
+	c.runArmed = false
+	c.unseen[n.name] = true
 }
 
 func (c *propCluster) pick(t *rapid.T) *propNode {
@@ -285,6 +386,7 @@ func TestClusterKeepsTheBoundsOverRandomHistories(t *testing.T) {
 					if err := n.fake.DeleteTask(c.ctx, task.ID); err != nil {
 						t.Fatal(err)
 					}
+					c.killed(n)
 				}
 			},
 			"kill node": func(t *rapid.T) {
@@ -302,6 +404,7 @@ func TestClusterKeepsTheBoundsOverRandomHistories(t *testing.T) {
 					t.Fatal(err)
 				}
 				n.alive = false
+				c.runArmed = false // its reports went with its lease
 				c.caughtUp()
 			},
 			"return node": func(t *rapid.T) {
