@@ -163,3 +163,47 @@ func TestANewLeaderNumbersOnFromHistoryWrittenBeforeNumbers(t *testing.T) {
 		t.Errorf("the new leader's record = %+v, %v; want number 3 as written", stored, err)
 	}
 }
+
+// TestANodeReadsAnOlderTemplateFromTheHistoryOnce: a slot that runs an
+// older template than the spec's (a paused rollout here, a rollout's
+// outdated slots at every step) needs that template at every sync; the
+// node reads it from the history once and keeps it while a slot runs it,
+// so that the syncs of a rollout do not each read etcd.
+func TestANodeReadsAnOlderTemplateFromTheHistoryOnce(t *testing.T) {
+	h := newHarness(t, roles.Options{})
+	rc := newController("web", 2)
+	h.setSpec(rc)
+	for range 2 {
+		if err := h.sync(t, "web"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := api.TemplateHash(&rc.DesiredState.TaskTemplate)
+	rc.DesiredState.Paused = true
+	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = "demo-task:2"
+	h.setSpec(rc)
+	if err := h.sync(t, "web"); err != nil { // reads the first template
+		t.Fatal(err)
+	}
+
+	// the record goes bad: a node that read it again would fail its sync
+	revs, err := h.store.ListRevisions(t.Context(), "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(revs, func(r api.Revision) bool { return r.TemplateHash == first })
+	if i < 0 {
+		t.Fatalf("no record of the first template %s in %v", first, revs)
+	}
+	if _, err := h.client.Put(t.Context(), h.store.HistoryPrefix("web")+strconv.FormatInt(revs[i].Revision, 10), "{"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := h.sync(t, "web"); err != nil {
+			t.Fatalf("a sync read the history again: %v", err)
+		}
+	}
+	if !runsOnly(h, first) || len(h.fake.Tasks()) != 2 {
+		t.Fatalf("web does not run its 2 slots on the first template: %v", h.fake.Tasks())
+	}
+}

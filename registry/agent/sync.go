@@ -72,7 +72,6 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 			result = "invalid"
 		}
 	}
-	in.state = *record // with the validation result
 	var groups grouping
 	if in.spec != nil {
 		in.hash = record.validated.hash
@@ -87,6 +86,9 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 		in.tasks, inspectErrs = rm.inspectDead(ctx, in)
 		errs = append(errs, inspectErrs...)
 	}
+	// a copy of the record with the validation result and the templates
+	// read from the history, which the sync's end stores back
+	in.state = *record
 
 	d := plan(in)
 	d.groups, d.orphans = groups.groups, groups.orphans
