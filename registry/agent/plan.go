@@ -390,6 +390,7 @@ func planCreates(in planInput, d *decision, slots []int, more bool) {
 		slots, d.more = slots[:1], false
 	}
 	var missing []string
+	d.creates = slices.Grow(d.creates, len(slots)) // a create is a large value
 	for _, slot := range slots {
 		hash := in.hashOf(slot)
 		tmpl := in.templates[hash]
