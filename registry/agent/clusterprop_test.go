@@ -13,8 +13,8 @@ package agent_test
 // never grow above replicas + maxSurge, and once replicas - max(1,
 // maxUnavailable) slots ran and the leader saw them in the nodes' reports,
 // as many run on unless the history killed one; at the end, with every
-// fault healed, the controller converges. (The pure decision has a finer model
-// with slow stops and late node views in package decide.)
+// fault healed, the controller converges. (The pure decision has a finer
+// model with slow stops and late node views in package decide.)
 
 import (
 	"context"
@@ -146,10 +146,11 @@ func (c *propCluster) caughtUp() {
 
 // write stores the spec as a user would.
 func (c *propCluster) write() {
-	if floor := c.runFloor(); floor > c.floorWritten {
+	floor := c.runFloor()
+	if floor > c.floorWritten {
 		c.runArmed = false // more must run: it has to get there first
 	}
-	c.floorWritten = c.runFloor()
+	c.floorWritten = floor
 	spec, err := c.store.GetController(c.ctx, "web")
 	if err == nil {
 		c.rev, err = c.store.UpdateController(c.ctx, c.spec, spec.ModRevision)
@@ -326,8 +327,8 @@ func (c *propCluster) String() string {
 	if err != nil {
 		return b.String() + "\n" + err.Error()
 	}
-	for slot, a := range assigned["web"] {
-		fmt.Fprintf(&b, "\nslot %d: %+v", slot, a)
+	for _, slot := range slices.Sorted(maps.Keys(assigned["web"])) {
+		fmt.Fprintf(&b, "\nslot %d: %+v", slot, assigned["web"][slot])
 	}
 	return b.String()
 }
