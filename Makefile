@@ -25,10 +25,8 @@ image: ## build the demo workload image (demo-task:latest, or IMAGE=...) FROM sc
 run: build image ## start the daemon with its embedded etcd against the local Docker
 	$(BIN)/replication-manager $(RUN_FLAGS)
 
-# ./e2e first: go test builds and starts packages in the order named, and
-# the end-to-end tests take longest; the other packages run beside them.
 test: registry-bin ## run every test with the race detector (real etcd, real Docker)
-	RM_TEST_REGISTRY=$(abspath $(BIN))/registry $(GO) test -race -count=1 -parallel 4 -timeout 15m ./e2e ./...
+	RM_TEST_REGISTRY=$(abspath $(BIN))/registry $(GO) test -race -count=1 -parallel 4 -timeout 15m ./...
 
 prop: ## the property tests, long: 200,000 decide histories and 2,000 cluster histories (make test runs them briefly), side by side
 	$(MAKE) -j3 --output-sync=target prop-decide $(PROP_CLUSTER_RUNS)
