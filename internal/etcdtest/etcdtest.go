@@ -134,11 +134,18 @@ func (s *Server) Client(tb testing.TB) *clientv3.Client {
 // freeAddr returns a loopback address with a port that was free a moment
 // ago. The port is drawn below Linux's ephemeral range (32768 and up),
 // which the kernel hands to outgoing connections: a port from there could
-// be taken by any client's connection before the server binds it. A clash
-// is still possible, but only with another test's server.
+// be taken by any client's connection before the server binds it. A port
+// is handed out once per process: a test that draws a port for each of a
+// daemon's servers before it starts any of them would otherwise get the
+// same one twice now and then. A clash is still possible, but only with
+// another process's server.
 func freeAddr() (string, error) {
 	for range 50 {
-		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		port := 20000 + rand.IntN(12000)
+		if !handedOut.take(port) {
+			continue
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
 		if l, err := net.Listen("tcp", addr); err == nil {
 			return addr, l.Close()
 		}
@@ -149,6 +156,25 @@ func freeAddr() (string, error) {
 	}
 	addr := l.Addr().String()
 	return addr, l.Close()
+}
+
+// handedOut are the ports freeAddr has drawn in this process.
+var handedOut = portSet{ports: map[int]bool{}}
+
+type portSet struct {
+	mu    sync.Mutex
+	ports map[int]bool
+}
+
+// take reports whether port was not taken before, and takes it.
+func (s *portSet) take(port int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ports[port] {
+		return false
+	}
+	s.ports[port] = true
+	return true
 }
 
 // FreeAddr returns a loopback address whose port was free a moment ago:
