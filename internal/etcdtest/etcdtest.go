@@ -142,7 +142,7 @@ func (s *Server) Client(tb testing.TB) *clientv3.Client {
 func freeAddr() (string, error) {
 	for range 50 {
 		port := 20000 + rand.IntN(12000)
-		if !handedOut.take(port) {
+		if _, taken := handedOut.LoadOrStore(port, true); taken {
 			continue
 		}
 		addr := fmt.Sprintf("127.0.0.1:%d", port)
@@ -159,23 +159,7 @@ func freeAddr() (string, error) {
 }
 
 // handedOut are the ports freeAddr has drawn in this process.
-var handedOut = portSet{ports: map[int]bool{}}
-
-type portSet struct {
-	mu    sync.Mutex
-	ports map[int]bool
-}
-
-// take reports whether port was not taken before, and takes it.
-func (s *portSet) take(port int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ports[port] {
-		return false
-	}
-	s.ports[port] = true
-	return true
-}
+var handedOut sync.Map // int → true
 
 // FreeAddr returns a loopback address whose port was free a moment ago:
 // for a server a test starts, or as an address nothing listens on.
