@@ -63,9 +63,19 @@ func NewStore(client *clientv3.Client, prefix string) *Store {
 	}
 	s := &Store{client: client, prefix: strings.TrimSuffix(prefix, "/"), shared: newSpecShare()}
 	if client != nil { // a store for its keys only
-		s.kv = clientv3.RetryKVClient(client)
+		s.kv = messagesOf(client)
 	}
 	return s
+}
+
+// messagesOf returns client's KV client of etcd's request messages: the
+// one its KV offers (an in-process client, internal/etcdembed), else the
+// retrying client on its connection.
+func messagesOf(client *clientv3.Client) pb.KVClient {
+	if kv, ok := client.KV.(interface{ Messages() pb.KVClient }); ok {
+		return kv.Messages()
+	}
+	return clientv3.RetryKVClient(client)
 }
 
 // Prefix is the root of every key.

@@ -27,20 +27,19 @@ import (
 const embeddedReadyTimeout = 60 * time.Second
 
 // startEmbeddedEtcd runs a single-member etcd inside the daemon, so that one
-// command runs the whole thing. It returns the server and its client
-// endpoints. Errors say what to do: a port in use, a data dir that cannot
+// command runs the whole thing. Errors say what to do: a port in use, a data dir that cannot
 // be written. It gives up when ctx ends before etcd is ready.
-func startEmbeddedEtcd(ctx context.Context, opts *options, logger *slog.Logger, etcdLog *etcdLogger) (*embed.Etcd, []string, error) {
+func startEmbeddedEtcd(ctx context.Context, opts *options, logger *slog.Logger, etcdLog *etcdLogger) (*embed.Etcd, error) {
 	clientURLs, err := parseURLs("--etcd-listen-client-urls", opts.EtcdListenClientURLs)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	peerURLs, err := parseURLs("--etcd-listen-peer-urls", opts.EtcdListenPeerURLs)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := checkDataDir(opts.EtcdDataDir); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 
 	cfg := embed.NewConfig()
@@ -55,28 +54,24 @@ func startEmbeddedEtcd(ctx context.Context, opts *options, logger *slog.Logger, 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, nil, fmt.Errorf("embedded etcd: %w: another etcd (or another replication-manager) is listening there; stop it, pick other --etcd-listen-client-urls/--etcd-listen-peer-urls, or use it with --etcd-servers", err)
+			return nil, fmt.Errorf("embedded etcd: %w: another etcd (or another replication-manager) is listening there; stop it, pick other --etcd-listen-client-urls/--etcd-listen-peer-urls, or use it with --etcd-servers", err)
 		}
-		return nil, nil, fmt.Errorf("embedded etcd: %w", err)
+		return nil, fmt.Errorf("embedded etcd: %w", err)
 	}
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
 		closeEmbeddedEtcd(e, logger)
-		return nil, nil, fmt.Errorf("embedded etcd: %w", err)
+		return nil, fmt.Errorf("embedded etcd: %w", err)
 	case <-time.After(embeddedReadyTimeout):
 		closeEmbeddedEtcd(e, logger)
-		return nil, nil, fmt.Errorf("embedded etcd: not ready after %s", embeddedReadyTimeout)
+		return nil, fmt.Errorf("embedded etcd: not ready after %s", embeddedReadyTimeout)
 	case <-ctx.Done():
 		closeEmbeddedEtcd(e, logger)
-		return nil, nil, ctx.Err()
+		return nil, ctx.Err()
 	}
-	endpoints := make([]string, len(clientURLs))
-	for i, u := range clientURLs {
-		endpoints[i] = u.String()
-	}
-	logger.Info("embedded etcd started", "dataDir", opts.EtcdDataDir, "clientURLs", strings.Join(endpoints, ","))
-	return e, endpoints, nil
+	logger.Info("embedded etcd started", "dataDir", opts.EtcdDataDir, "clientURLs", opts.EtcdListenClientURLs)
+	return e, nil
 }
 
 // closeEmbeddedEtcd closes e, waiting at most embeddedCloseTimeout. etcd

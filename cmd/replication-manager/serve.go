@@ -9,8 +9,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/replication-manager/replication-manager/api"
+	"github.com/replication-manager/replication-manager/internal/etcdembed"
 	"github.com/replication-manager/replication-manager/registry"
 	"github.com/replication-manager/replication-manager/registry/agent"
 )
@@ -57,17 +59,18 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 		}
 		page := newStatusPage(startingSource{state: state, leaderElect: opts.LeaderElect}, logger, time.Now)
 		page.cluster = clusterSource{state: state}
-		handler := newHTTPHandler(reg, readinessChecks(state, opts, opts.EtcdServers, docker), page)
+		handler := newHTTPHandler(reg, readinessChecks(state, opts, docker), page)
 		handler = checkHost(handler, allowedHosts(opts.MetricsBindAddress, ln.Addr(), opts.HTTPAllowedHosts), logger)
 		running++
 		go func() { errc <- serveHTTP(runCtx, ln, handler) }()
 		logger.Info("serving metrics, health and the status page", "address", ln.Addr().String(), "page", "http://"+ln.Addr().String()+"/")
 	}
 
-	endpoints := opts.EtcdServers
-	if len(endpoints) == 0 {
+	var client *clientv3.Client
+	quietClient := func() {}
+	if len(opts.EtcdServers) == 0 {
 		etcdLog := newEtcdLogger(logger)
-		etcd, eps, err := startEmbeddedEtcd(ctx, opts, logger, etcdLog)
+		etcd, err := startEmbeddedEtcd(ctx, opts, logger, etcdLog)
 		if err != nil {
 			return wait(registry.UnlessStopped(ctx, err))
 		}
@@ -75,15 +78,19 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 			etcdLog.Quiet() // etcd logs its own clean stop as errors
 			closeEmbeddedEtcd(etcd, logger)
 		}()
-		endpoints = eps
-	}
-	clientLog := newEtcdLogger(logger)
-	client, err := newEtcdClient(ctx, opts, endpoints, clientLog.Zap())
-	if err != nil {
-		return wait(err)
+		// the roles call the etcd they embed in this process; other hosts'
+		// managers reach it at its client URLs
+		client, quietClient = etcdembed.Client(etcd), etcdLog.Quiet
+	} else {
+		clientLog := newEtcdLogger(logger)
+		c, err := newEtcdClient(ctx, opts, opts.EtcdServers, clientLog.Zap())
+		if err != nil {
+			return wait(err)
+		}
+		client, quietClient = c, clientLog.Quiet
 	}
 	defer func() {
-		clientLog.Quiet() // the client warns about calls cut short by the stop
+		quietClient() // the client warns about calls cut short by the stop
 		_ = client.Close()
 	}()
 	store := registry.NewStore(client, opts.RegistryPrefix)
@@ -110,7 +117,7 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 
 	running++
 	go func() { errc <- r.Run(runCtx) }()
-	logger.Info("replication manager started", "etcd", endpoints, "prefix", opts.RegistryPrefix, "node", engine.Name,
+	logger.Info("replication manager started", "etcd", etcdAddress(opts), "prefix", opts.RegistryPrefix, "node", engine.Name,
 		"syncPeriod", opts.SyncPeriod, "workers", opts.Workers, "burstReplicas", opts.BurstReplicas,
 		"leaderElect", opts.LeaderElect)
 

@@ -56,14 +56,20 @@ func dockerAddress(opts *options) string {
 	return cmp.Or(opts.dockerHost(), client.DefaultDockerHost)
 }
 
+// etcdAddress is the etcd the daemon uses, as a check names it:
+// --etcd-servers, else the embedded etcd at its client URLs.
+func etcdAddress(opts *options) string {
+	if len(opts.EtcdServers) > 0 {
+		return strings.Join(opts.EtcdServers, ",")
+	}
+	return "the embedded etcd (" + opts.EtcdListenClientURLs + ")"
+}
+
 // readinessChecks are /readyz's checks: etcd and Docker answer, and the
 // node's manager has listed the controllers (or another manager acts for
 // the node). Each says what it waits for while it fails.
-func readinessChecks(s *startup, opts *options, endpoints []string, docker taskControl) map[string]check {
-	etcdAt := strings.Join(endpoints, ",")
-	if etcdAt == "" {
-		etcdAt = "the embedded etcd (" + opts.EtcdListenClientURLs + ")"
-	}
+func readinessChecks(s *startup, opts *options, docker taskControl) map[string]check {
+	etcdAt := etcdAddress(opts)
 	return map[string]check{
 		"etcd": func(ctx context.Context) error {
 			parts := s.etcd.Load()

@@ -1,7 +1,7 @@
 // Package etcdembed holds the settings the daemon's embedded etcd runs
-// with, beyond its addresses and data dir. internal/etcdtest applies them
-// to the etcd of every test and benchmark, so that those measure the etcd
-// that ships.
+// with, beyond its addresses and data dir, and the client the daemon's own
+// roles use on it (Client). internal/etcdtest applies them to the etcd of
+// every test and benchmark, so that those measure the etcd that ships.
 package etcdembed
 
 import "go.etcd.io/etcd/server/v3/embed"

@@ -131,6 +131,20 @@ func (s *Server) Client(tb testing.TB) *clientv3.Client {
 	return c
 }
 
+// RolesClient returns the client the daemon's roles have on the etcd it
+// embeds: one that calls the server in this process (etcdembed.Client).
+// For a server of another process (Dial) it is Client, as a manager on
+// another host has. It is closed when the test ends.
+func (s *Server) RolesClient(tb testing.TB) *clientv3.Client {
+	tb.Helper()
+	if s.Etcd == nil {
+		return s.Client(tb)
+	}
+	c := etcdembed.Client(s.Etcd)
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // freeAddr returns a loopback address with a port that was free a moment
 // ago. The port is drawn below Linux's ephemeral range (32768 and up),
 // which the kernel hands to outgoing connections: a port from there could
@@ -199,6 +213,13 @@ func (s *Shared) Server(tb testing.TB) *Server {
 func (s *Shared) Client(tb testing.TB) *clientv3.Client {
 	tb.Helper()
 	return s.Server(tb).Client(tb)
+}
+
+// RolesClient returns the daemon's roles' client of the shared server
+// (Server.RolesClient), closed when the test ends.
+func (s *Shared) RolesClient(tb testing.TB) *clientv3.Client {
+	tb.Helper()
+	return s.Server(tb).RolesClient(tb)
 }
 
 // Use makes srv the shared server, before any test asks for one: a

@@ -36,10 +36,14 @@ func TestMain(m *testing.M) {
 // waitTimeout bounds every wait of the package's tests.
 const waitTimeout = 20 * time.Second
 
-// testClient returns a client of the package's embedded etcd.
+// testClient returns a client of the package's embedded etcd: the one
+// the daemon's roles have on the etcd it embeds, which calls the server
+// in this process. Managers on other hosts reach etcd over the network;
+// the tests of packages agent and leader, and the end-to-end tests of
+// several nodes, use such clients.
 func testClient(tb testing.TB) *clientv3.Client {
 	tb.Helper()
-	return etcdServer.Client(tb)
+	return etcdServer.RolesClient(tb)
 }
 
 // stores numbers the stores of a test binary.
