@@ -18,14 +18,14 @@ func TestMetricsMoveWhenASyncHappens(t *testing.T) {
 	h.create(t, newController("web", 3))
 	h.waitForNames(t, "web-1", "web-2", "web-3")
 
-	testpoll.Until(t, waitTimeout, "create calls and a finished sync counted", func() bool {
+	// each counter moves once its own step is done (the Docker call's
+	// return, the container's creation as the sync sees it): wait for both
+	testpoll.Until(t, waitTimeout, "3 create calls, 3 containers created and a finished sync counted", func() bool {
 		n, err := testutil.GatherAndCount(reg, "replication_manager_sync_duration_seconds")
 		return err == nil && n > 0 &&
-			counter(t, reg, "replication_manager_docker_calls_total", "operation", "create", "result", "success") == 3
+			counter(t, reg, "replication_manager_docker_calls_total", "operation", "create", "result", "success") == 3 &&
+			counter(t, reg, "replication_manager_containers_total", "operation", "create", "result", "success") == 3
 	})
-	if got := counter(t, reg, "replication_manager_containers_total", "operation", "create", "result", "success"); got != 3 {
-		t.Errorf("containers created = %v, want 3", got)
-	}
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
