@@ -27,8 +27,9 @@ import (
 const embeddedReadyTimeout = 60 * time.Second
 
 // startEmbeddedEtcd runs a single-member etcd inside the daemon, so that one
-// command runs the whole thing. Errors say what to do: a port in use, a data dir that cannot
-// be written. It gives up when ctx ends before etcd is ready.
+// command runs the whole thing. Errors say what to do: a port in use, a
+// data dir that cannot be written. It gives up when ctx ends before etcd
+// is ready.
 func startEmbeddedEtcd(ctx context.Context, opts *options, logger *slog.Logger, etcdLog *etcdLogger) (*embed.Etcd, error) {
 	clientURLs, err := parseURLs("--etcd-listen-client-urls", opts.EtcdListenClientURLs)
 	if err != nil {
