@@ -212,6 +212,16 @@ func (h *harness) sync(t *testing.T, id string) error {
 	return errors.Join(err, h.lead(ctx))
 }
 
+// syncTimes runs n syncs of id, failing the test at the first error.
+func (h *harness) syncTimes(t *testing.T, id string, n int) {
+	t.Helper()
+	for range n {
+		if err := h.sync(t, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // step is sync without the resync's list of containers: the leader
 // decides, the node syncs from its cache, the leader writes the status.
 func (h *harness) step(ctx context.Context, id string) error {

@@ -79,11 +79,7 @@ func TestTheHistoryKeepsATemplateAnAssignmentStillNames(t *testing.T) {
 	h := newHarness(t, roles.Options{RevisionHistoryLimit: 1})
 	rc := newController("web", 1)
 	h.setSpec(rc)
-	for range 2 {
-		if err := h.sync(t, "web"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h.syncTimes(t, "web", 2)
 	first := api.TemplateHash(&rc.DesiredState.TaskTemplate)
 	if !runsOnly(h, first) {
 		t.Fatalf("web does not run its first template: %v", h.fake.Tasks())
@@ -173,11 +169,7 @@ func TestANodeReadsAnOlderTemplateFromTheHistoryOnce(t *testing.T) {
 	h := newHarness(t, roles.Options{})
 	rc := newController("web", 2)
 	h.setSpec(rc)
-	for range 2 {
-		if err := h.sync(t, "web"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h.syncTimes(t, "web", 2)
 	first := api.TemplateHash(&rc.DesiredState.TaskTemplate)
 	rc.DesiredState.Paused = true
 	rc.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = "demo-task:2"

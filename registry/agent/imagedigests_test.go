@@ -71,11 +71,7 @@ func TestReportedImagesAndImageDriftAfterATagMoved(t *testing.T) {
 	rc.DesiredState.UpdateStrategy = &api.UpdateStrategy{MonitorSeconds: new(0)}
 	h.setSpec(rc)
 	h.syncUntil(t, "web", allUpdated(2))
-	for range 3 {
-		if err := h.sync(t, "web"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h.syncTimes(t, "web", 3)
 	if got, want := h.imagesOf(t, "web"), []string{"1=" + idA + "@demo-task@sha256:a2", "2=" + idA + "@demo-task@sha256:a2"}; !slices.Equal(got, want) {
 		t.Errorf("reported images %q, want %q (the digest of the container's own repository)", got, want)
 	}

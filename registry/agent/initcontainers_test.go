@@ -179,11 +179,7 @@ func TestAnInitContainerLeftRunningByAStoppedNodeIsStoppedAndTheTaskStartsOver(t
 	}
 
 	h.deleteSpec("web")
-	for range 2 {
-		if err := h.sync(t, "web"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h.syncTimes(t, "web", 2)
 	if got := containerNames(h); len(got) != 0 {
 		t.Errorf("containers after the controller went: %v, want none", got)
 	}

@@ -75,11 +75,7 @@ func TestATaskOfTwoContainersRunsWholeAndComesBackWhole(t *testing.T) {
 
 	// the controller goes: every container and volume with it
 	h.deleteSpec("web")
-	for range 2 {
-		if err := h.sync(t, "web"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h.syncTimes(t, "web", 2)
 	if n := h.fake.Len(); n != 0 {
 		t.Errorf("%d containers left after the delete: %v", n, sidecarNames(t, h))
 	}
