@@ -88,6 +88,12 @@ type ReportedTask struct {
 	TemplateHash string    `json:"templateHash,omitempty"`
 	Created      time.Time `json:"created"`
 	StartedAt    time.Time `json:"startedAt,omitzero"`
+	// Monitored: the node's engine said the task runs, since StartedAt,
+	// in an answer asked for at least the controller's monitor window
+	// (max(minReadySeconds, monitorSeconds)) after it started; with no
+	// window, that it runs. The leader counts a task for a rollout's next
+	// step only when it is set (docs/CONTRACT.md, Updates).
+	Monitored bool `json:"monitored,omitempty"`
 	// Parts are the task's other containers, which joined the network of
 	// this one, its first (docs/CONTRACT.md, Tasks); none for a task of
 	// one container.

@@ -63,7 +63,15 @@ type Task struct {
 	// StartedAt is zero when the container never started.
 	StartedAt  time.Time
 	FinishedAt time.Time
-	ExitCode   int
+	// CheckedAt is when the engine was last asked about the container and
+	// answered that it runs: the time the list or inspect that said so
+	// was sent. With no restart policy, a container that runs has run
+	// without a break since its start, so the engine's word covers
+	// StartedAt to CheckedAt (a list, which does not tell StartedAt,
+	// covers its creation to CheckedAt). Zero when no answer said so;
+	// events never set it.
+	CheckedAt time.Time
+	ExitCode  int
 	// Killed says the engine was asked to kill or stop the container after
 	// it last started (a kill event: docker kill, stop or rm -f). Its death
 	// is then someone's doing, not a crash. Only events tell it.

@@ -107,7 +107,9 @@ func (d *Docker) Close() error {
 // It costs one list call and no inspect, so Health is read from the list's
 // human-readable status ("Up 3 seconds (healthy)"), and Created has a
 // one-second resolution. StartedAt, FinishedAt and ExitCode are left zero:
-// the list does not report them; InspectTask does.
+// the list does not report them; InspectTask does. CheckedAt of a running
+// container is a second before the list was sent, since its Created may
+// be a second early.
 func (d *Docker) ListTasks(ctx context.Context, selector map[string]string) ([]api.Task, error) {
 	args := filters.NewArgs()
 	for k, v := range selector {
@@ -117,13 +119,14 @@ func (d *Docker) ListTasks(ctx context.Context, selector map[string]string) ([]a
 		}
 		args.Add("label", k+"="+v)
 	}
+	asked := time.Now()
 	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
 	tasks := make([]api.Task, 0, len(list))
 	for _, c := range list {
-		tasks = append(tasks, taskFromSummary(c))
+		tasks = append(tasks, checked(taskFromSummary(c), asked.Add(-time.Second)))
 	}
 	return tasks, nil
 }
@@ -352,9 +355,11 @@ func (d *Docker) RenameTask(ctx context.Context, id, newName string) error {
 
 // InspectTask returns one container, by id or by name, with every field
 // filled in exactly:
-// StartedAt, FinishedAt, ExitCode and Health as the engine reports them. A
-// missing container gives an error wrapping api.ErrTaskNotFound.
+// StartedAt, FinishedAt, ExitCode and Health as the engine reports them,
+// and CheckedAt, when it runs, the time the inspect was sent. A missing
+// container gives an error wrapping api.ErrTaskNotFound.
 func (d *Docker) InspectTask(ctx context.Context, id string) (api.Task, error) {
+	asked := time.Now()
 	resp, err := d.cli.ContainerInspect(ctx, id)
 	switch {
 	case err == nil:
@@ -363,7 +368,16 @@ func (d *Docker) InspectTask(ctx context.Context, id string) (api.Task, error) {
 	default:
 		return api.Task{}, fmt.Errorf("inspect %s: %w", id, err)
 	}
-	return taskFromInspect(resp), nil
+	return checked(taskFromInspect(resp), asked), nil
+}
+
+// checked is t as an answer sent at asked told it: a running container
+// has run at least until then (api.Task.CheckedAt).
+func checked(t api.Task, asked time.Time) api.Task {
+	if t.State == api.StateRunning {
+		t.CheckedAt = asked
+	}
+	return t
 }
 
 // Events streams the events of containers that carry the label key

@@ -136,12 +136,17 @@ func TestDockerCreateTaskAppliesTheSpec(t *testing.T) {
 		}
 	}
 
+	asked := time.Now()
 	got, err := d.InspectTask(t.Context(), task.ID)
 	if err != nil {
 		t.Fatalf("InspectTask: %v", err)
 	}
 	if got.StartedAt.Before(start.Add(-5*time.Second)) || !got.FinishedAt.IsZero() || got.Created.IsZero() {
 		t.Errorf("InspectTask times: created %s, started %s, finished %s; want started after %s and no finish", got.Created, got.StartedAt, got.FinishedAt, start)
+	}
+	// the engine's word that it runs is as old as the question
+	if got.CheckedAt.Before(asked) || got.CheckedAt.After(time.Now()) {
+		t.Errorf("InspectTask checked at %s, want when it was asked, from %s", got.CheckedAt, asked)
 	}
 	// The image has a HEALTHCHECK: a new container is not ready yet.
 	if got.Health != api.HealthStarting && got.Health != api.HealthHealthy {
@@ -181,6 +186,10 @@ func TestDockerCreateTaskAppliesTheSpec(t *testing.T) {
 	})
 	if listed.Name != spec.Name || listed.Image != image || listed.Labels[api.LabelSlot] != "1" || listed.Created.IsZero() {
 		t.Errorf("ListTasks: got %+v", listed)
+	}
+	// a list's Created is to the second: its word covers a second less
+	if listed.CheckedAt.IsZero() || listed.CheckedAt.After(time.Now().Add(-time.Second)) {
+		t.Errorf("ListTasks checked at %s, want a second before it was asked", listed.CheckedAt)
 	}
 }
 

@@ -181,8 +181,9 @@ func (f *Fake) initLocked() {
 }
 
 // ListTasks returns the containers whose labels contain every pair of
-// selector, sorted by name. With api.LabelController in the selector only
-// that controller's containers are looked at.
+// selector, sorted by name, the running ones checked now (CheckedAt). With
+// api.LabelController in the selector only that controller's containers
+// are looked at.
 func (f *Fake) ListTasks(ctx context.Context, selector map[string]string) ([]api.Task, error) {
 	f.record(&f.counts.List, "list")
 	listErr := f.ListErr
@@ -216,8 +217,10 @@ func (f *Fake) ListTasks(ctx context.Context, selector map[string]string) ([]api
 		}
 	}
 	f.mu.RUnlock()
+	asked := f.now()
 	for i := range tasks {
 		tasks[i].Labels = maps.Clone(tasks[i].Labels)
+		tasks[i] = checked(tasks[i], asked)
 	}
 	sort.Slice(tasks, func(i, j int) bool { return tasks[i].Name < tasks[j].Name })
 	return tasks, nil
@@ -404,8 +407,8 @@ func (f *Fake) RenameTask(ctx context.Context, id, newName string) error {
 	return nil
 }
 
-// InspectTask returns one container, by id or by name, or an error
-// wrapping api.ErrTaskNotFound.
+// InspectTask returns one container, by id or by name, checked now when
+// it runs (CheckedAt), or an error wrapping api.ErrTaskNotFound.
 func (f *Fake) InspectTask(ctx context.Context, id string) (api.Task, error) {
 	f.record(&f.counts.Inspect, "inspect "+id)
 	inspectErr := f.InspectErr
@@ -427,7 +430,7 @@ func (f *Fake) InspectTask(ctx context.Context, id string) (api.Task, error) {
 	if !ok {
 		return api.Task{}, fmt.Errorf("inspect %s: %w", id, api.ErrTaskNotFound)
 	}
-	return t.copy(), nil
+	return checked(t.copy(), f.now()), nil
 }
 
 // Events streams the events of containers that carry the label key

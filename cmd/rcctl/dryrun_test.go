@@ -54,7 +54,7 @@ func runsOn(t *testing.T, e *testEnv, leases map[string]clientv3.LeaseID, rc *ap
 		}
 		started := e.now.Add(-time.Hour)
 		r.Tasks = append(r.Tasks, api.ReportedTask{Name: rc.ID + "-" + strconv.Itoa(slot), ID: rc.ID + "-" + strconv.Itoa(slot) + "-id",
-			Slot: slot, Image: "demo-task:latest", State: api.StateRunning, TemplateHash: hash, Created: started, StartedAt: started})
+			Slot: slot, Image: "demo-task:latest", State: api.StateRunning, TemplateHash: hash, Created: started, StartedAt: started, Monitored: true})
 		r.Slots = append(r.Slots, slot)
 		r.Status.Replicas++
 	}

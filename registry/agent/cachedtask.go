@@ -4,7 +4,7 @@ package agent
 // bytes, and a Go map keeps a value of more than 128 bytes in an
 // allocation of its own: at 100,000 containers, 100,000 small objects,
 // each reallocated at every change the cache learned, scattered among the
-// convergence's garbage of the same size. A cachedTask is 112 bytes, which
+// convergence's garbage of the same size. A cachedTask is 120 bytes, which
 // the map holds in place: the repeated strings as handles to their one
 // copy, the times as Unix nanoseconds, and the fields few containers have
 // behind a pointer.
@@ -33,11 +33,11 @@ type cachedTask struct {
 	name                          string
 	labels                        cachedLabels
 	image, imageID, state, health unique.Handle[string]
-	// created, startedAt and finishedAt are Unix nanoseconds, 0 for the
-	// zero time.
-	created, startedAt, finishedAt int64
-	exitCode                       int
-	killed                         bool
+	// created, startedAt, finishedAt and checkedAt are Unix nanoseconds,
+	// 0 for the zero time.
+	created, startedAt, finishedAt, checkedAt int64
+	exitCode                                  int
+	killed                                    bool
 	// rare holds what only some containers have: nil when none of it.
 	rare *rareTaskFields
 }
@@ -123,7 +123,7 @@ func cacheForm(t api.Task, labels cachedLabels) cachedTask {
 		name: t.Name, labels: labels,
 		image: unique.Make(t.Image), imageID: unique.Make(t.ImageID), state: unique.Make(t.State), health: unique.Make(t.Health),
 		created: unixNanos(t.Created), startedAt: unixNanos(t.StartedAt), finishedAt: unixNanos(t.FinishedAt),
-		exitCode: t.ExitCode, killed: t.Killed,
+		checkedAt: unixNanos(t.CheckedAt), exitCode: t.ExitCode, killed: t.Killed,
 	}
 	if t.HealthOutput != "" || t.JoinedTo != "" || t.RepoDigest != "" {
 		c.rare = &rareTaskFields{healthOutput: t.HealthOutput, joinedTo: t.JoinedTo, repoDigest: t.RepoDigest}
@@ -145,7 +145,7 @@ func (c cachedTask) unlabelled(id string) api.Task {
 		ID: id, Name: c.name,
 		Image: c.image.Value(), ImageID: c.imageID.Value(), State: c.state.Value(), Health: c.health.Value(),
 		Created: fromUnixNanos(c.created), StartedAt: fromUnixNanos(c.startedAt), FinishedAt: fromUnixNanos(c.finishedAt),
-		ExitCode: c.exitCode, Killed: c.killed,
+		CheckedAt: fromUnixNanos(c.checkedAt), ExitCode: c.exitCode, Killed: c.killed,
 	}
 	if c.rare != nil {
 		t.HealthOutput, t.JoinedTo, t.RepoDigest = c.rare.healthOutput, c.rare.joinedTo, c.rare.repoDigest

@@ -49,7 +49,7 @@ func dryRunRegistry(rc *api.ReplicationController, nodes []api.Node, nodeOf ...s
 		}
 		started := dryRunNow.Add(-time.Hour)
 		r.Tasks = append(r.Tasks, api.ReportedTask{Name: api.TaskName(rc.ID, slot), ID: "c" + strconv.Itoa(slot), Slot: slot,
-			Image: "demo-task:latest", State: api.StateRunning, TemplateHash: hash, Created: started, StartedAt: started})
+			Image: "demo-task:latest", State: api.StateRunning, TemplateHash: hash, Created: started, StartedAt: started, Monitored: true})
 		r.Slots = append(r.Slots, slot)
 	}
 	for _, node := range slices.Sorted(maps.Keys(reports)) {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -172,19 +173,19 @@ func (n *nodeSlots) dropLocked(id string, slot int) {
 
 // nodeReport is the report of this node's share of a controller, from
 // its status, its active tasks (their first containers, with the parts
-// partsOf finds) and the slots it runs.
-func nodeReport(node string, st api.ReplicationControllerStatus, active []api.Task, partsOf func(api.Task) []api.Task, blocked, slots []int) *api.NodeReport {
+// partsOf finds), the slots it runs and the controller's monitor window.
+func nodeReport(node string, st api.ReplicationControllerStatus, active []api.Task, partsOf func(api.Task) []api.Task, blocked, slots []int, window time.Duration) *api.NodeReport {
 	r := &api.NodeReport{Node: node, Status: st, Tasks: make([]api.ReportedTask, 0, len(active)), BlockedSlots: blocked, Slots: slots}
 	for _, t := range active {
-		r.Tasks = append(r.Tasks, reportedTask(t, partsOf(t)))
+		r.Tasks = append(r.Tasks, reportedTask(t, partsOf(t), window))
 	}
 	slices.SortFunc(r.Tasks, func(a, b api.ReportedTask) int { return strings.Compare(a.Name, b.Name) })
 	return r
 }
 
 // reportedTask is a task as a report lists it: its first container t and
-// its parts.
-func reportedTask(t api.Task, parts []api.Task) api.ReportedTask {
+// its parts, monitored when the engine's word covers window (windows.go).
+func reportedTask(t api.Task, parts []api.Task, window time.Duration) api.ReportedTask {
 	slot := slotOf(t)
 	if slot == noSlot {
 		slot = 0
@@ -192,7 +193,7 @@ func reportedTask(t api.Task, parts []api.Task) api.ReportedTask {
 	r := api.ReportedTask{
 		Name: t.Name, ID: t.ID, Slot: slot, Image: t.Image, State: t.State, Health: t.Health,
 		TemplateHash: t.Labels[api.LabelTemplateHash], Created: t.Created, StartedAt: t.StartedAt,
-		ImageID: t.ImageID, RepoDigest: t.RepoDigest,
+		Monitored: monitored(t, window), ImageID: t.ImageID, RepoDigest: t.RepoDigest,
 	}
 	for _, p := range parts {
 		r.Parts = append(r.Parts, api.ReportedPart{Name: p.Name, ID: p.ID, Container: p.Labels[api.LabelContainer],
@@ -283,11 +284,11 @@ func (rm *Agent) putReport(ctx context.Context, record *controllerState, st api.
 	partsOf := rm.digests.fillParts(rm.partsIndex(st.ID))
 	if prev := record.status; record.reported && !empty && prev != nil && api.SameStatus(*prev, st) &&
 		slices.Equal(record.reportedBlocked, blocked) && slices.Equal(record.reportedSlots, slots) && slices.Equal(record.reportedStartedFirst, twice) &&
-		record.reportedDigest == activeDigest(active, partsOf) &&
+		record.reportedDigest == activeDigest(active, partsOf, record.validated.window) &&
 		slices.EqualFunc(record.reportedPulling, pulling, samePulling) {
 		return nil
 	}
-	r := nodeReport(node.Name, st, active, partsOf, blocked, slots)
+	r := nodeReport(node.Name, st, active, partsOf, blocked, slots, record.validated.window)
 	r.Pulling, r.StartedFirst = pulling, twice
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()
@@ -342,7 +343,7 @@ func (rm *Agent) claimSlots(ctx context.Context, id string, revision int64, d *d
 		st = *record.status
 	}
 	slots := runSlots(assigned, slices.Concat(d.active, inits))
-	r := nodeReport(rm.opts.Node.Name, st, rm.digests.fill(d.active), rm.digests.fillParts(rm.partsIndex(id)), record.reportedBlocked, slots)
+	r := nodeReport(rm.opts.Node.Name, st, rm.digests.fill(d.active), rm.digests.fillParts(rm.partsIndex(id)), record.reportedBlocked, slots, record.validated.window)
 	r.Pulling, r.StartedFirst = record.reportedPulling, twice
 	ctx, cancel := context.WithTimeout(ctx, rm.opts.EtcdTimeout)
 	defer cancel()

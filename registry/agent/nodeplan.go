@@ -9,6 +9,8 @@ package agent
 // Pure, as the rest of plan.
 
 import (
+	"time"
+
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/registry/nodemodel"
 )
@@ -17,10 +19,11 @@ import (
 // containers Docker is removing already; d.blocked the slots whose names
 // containers outside the set hold.
 func planAssigned(in planInput, d *decision, removing []api.Task) {
+	window := in.spec.DesiredState.AvailableAfter()
 	r := nodemodel.Plan(nodemodel.Input{
 		Controller: in.id, Assigned: in.assigned, Hash: in.hash,
-		Containers: modelContainers(d.active), Removing: modelContainers(removing), Blocked: d.blocked,
-		Burst: in.burst, Window: in.spec.DesiredState.AvailableAfter(), Now: in.now,
+		Containers: modelContainers(d.active, window), Removing: modelContainers(removing, window), Blocked: d.blocked,
+		Burst: in.burst, Window: window, Now: in.now,
 	})
 	if r.Unassigned > 0 {
 		d.event(api.EventNormal, "Unassigned", "removing %d container(s) of slots no longer assigned to this node", r.Unassigned)
@@ -53,12 +56,13 @@ func planAssigned(in planInput, d *decision, removing []api.Task) {
 	planCreates(in, d, r.Create, r.MoreCreates)
 }
 
-// modelContainers are tasks as the node model reads them.
-func modelContainers(tasks []api.Task) []nodemodel.Container {
+// modelContainers are tasks as the node model reads them, under the
+// monitor window window.
+func modelContainers(tasks []api.Task, window time.Duration) []nodemodel.Container {
 	out := make([]nodemodel.Container, len(tasks))
 	for i, t := range tasks {
 		out[i] = nodemodel.Container{Name: t.Name, ID: t.ID, Slot: slotOf(t), Hash: t.Labels[api.LabelTemplateHash],
-			Ready: t.Ready(), Since: startedAt(t)}
+			Ready: t.Ready(), Since: startedAt(t), Monitored: monitored(t, window)}
 	}
 	return out
 }

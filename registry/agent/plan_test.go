@@ -27,10 +27,14 @@ func ctr(id string, slot int, state, reg string) api.Task {
 	if reg != "" {
 		labels[api.LabelRegistry] = reg
 	}
-	return api.Task{
+	t := api.Task{
 		ID: id + "-id-" + strconv.Itoa(slot) + "-" + state, Name: api.TaskName(id, slot), Labels: labels, State: state,
 		Created: planNow.Add(-time.Hour), StartedAt: planNow.Add(-time.Hour),
 	}
+	if state == api.StateRunning {
+		t.CheckedAt = planNow // the node has asked its engine since
+	}
+	return t
 }
 
 // ours is a running container of web in slot, made by this registry.

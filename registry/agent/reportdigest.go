@@ -8,6 +8,7 @@ package agent
 
 import (
 	"hash/maphash"
+	"time"
 
 	"github.com/replication-manager/replication-manager/api"
 )
@@ -26,6 +27,7 @@ type reportedKey struct {
 	created, startedAt         int64
 	imageID, repoDigest        string
 	createdZero, startedZero   bool
+	monitored                  bool
 }
 
 // tasksDigest is a digest of tasks as a report lists them, in any order:
@@ -40,11 +42,12 @@ func tasksDigest(tasks []api.ReportedTask) uint64 {
 }
 
 // activeDigest is tasksDigest of the report that would list active, each
-// with the parts partsOf finds, without building the report.
-func activeDigest(active []api.Task, partsOf func(api.Task) []api.Task) uint64 {
+// with the parts partsOf finds, under the monitor window window, without
+// building the report.
+func activeDigest(active []api.Task, partsOf func(api.Task) []api.Task, window time.Duration) uint64 {
 	var sum uint64
 	for _, t := range active {
-		sum += taskDigest(reportedTask(t, partsOf(t)))
+		sum += taskDigest(reportedTask(t, partsOf(t), window))
 	}
 	return sum
 }
@@ -53,7 +56,7 @@ func taskDigest(t api.ReportedTask) uint64 {
 	d := maphash.Comparable(digestSeed, reportedKey{
 		name: t.Name, id: t.ID, slot: t.Slot, image: t.Image, state: t.State, health: t.Health, hash: t.TemplateHash,
 		created: t.Created.UnixNano(), startedAt: t.StartedAt.UnixNano(), imageID: t.ImageID, repoDigest: t.RepoDigest,
-		createdZero: t.Created.IsZero(), startedZero: t.StartedAt.IsZero(),
+		createdZero: t.Created.IsZero(), startedZero: t.StartedAt.IsZero(), monitored: t.Monitored,
 	})
 	for _, p := range t.Parts { // in the report's order
 		d = d*1099511628211 ^ maphash.Comparable(digestSeed, p)

@@ -22,7 +22,7 @@ func TestAReportDigestChangesWithWhatTheReportSays(t *testing.T) {
 	if got := tasksDigest([]api.ReportedTask{web2, inLocal}); got != base {
 		t.Errorf("the same tasks in another order, their times in another location: digest %x, want %x", got, base)
 	}
-	if got := activeDigest(nil, nil); got != tasksDigest(nil) {
+	if got := activeDigest(nil, nil, 0); got != tasksDigest(nil) {
 		t.Errorf("no tasks: %x and %x", got, tasksDigest(nil))
 	}
 
@@ -31,6 +31,7 @@ func TestAReportDigestChangesWithWhatTheReportSays(t *testing.T) {
 		"health":      func(r *api.ReportedTask) { r.Health = api.HealthUnhealthy },
 		"id":          func(r *api.ReportedTask) { r.ID = "c9" },
 		"started":     func(r *api.ReportedTask) { r.StartedAt = at.Add(time.Second) },
+		"monitored":   func(r *api.ReportedTask) { r.Monitored = true },
 		"repo digest": func(r *api.ReportedTask) { r.RepoDigest = "web@sha256:1" },
 		"a part": func(r *api.ReportedTask) {
 			r.Parts = []api.ReportedPart{{Name: "web-1.log", ID: "p1", Container: "log", Image: "log:1", State: api.StateExited}}

@@ -171,3 +171,50 @@ func TestANodeReportsASuccessorStartedFirstBeforeItCreatesIt(t *testing.T) {
 		t.Errorf("with the successor alone, the report's startedFirst is %v, want none", got)
 	}
 }
+
+// A new container that exits within its monitor window, its exit not seen
+// by the node yet (its event late, as on a loaded engine), counts for no
+// step: the leader waits for the node's word that it ran through the
+// window, and the node, asking its engine at the window's end, learns of
+// the exit instead. The two old containers keep running.
+func TestARolloutStepWaitsForTheEnginesWordThatTheNewContainerRanThroughItsWindow(t *testing.T) {
+	h := newHarness(t, roles.Options{})
+	h.setSpec(newController("web", 3)) // stop first, one at a time
+	h.syncTimes(t, "web", 2)
+	h.clock.Advance(time.Minute)
+	h.syncTimes(t, "web", 1) // the node vouches for the old ones
+	next := newController("web", 3)
+	next.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image = "demo-task:2"
+	h.setSpec(next)
+	want := api.TemplateHash(&next.DesiredState.TaskTemplate)
+	h.syncTimes(t, "web", 2) // the first step: one old one stopped, its successor started
+	var fresh []string
+	for _, task := range h.fake.Tasks() {
+		if task.Labels[api.LabelTemplateHash] == want {
+			fresh = append(fresh, task.ID)
+		}
+	}
+	if len(fresh) != 1 {
+		t.Fatalf("containers %v after the first step, want one of the new template", names(h.fake.Tasks()))
+	}
+	h.fake.SetState(fresh[0], api.StateExited, 1) // the cache is not told: no events, no list
+	h.clock.Advance(api.DefaultMonitorSeconds * time.Second)
+
+	for range 2 {
+		if err := h.step(t.Context(), "web"); err != nil {
+			t.Fatal(err)
+		}
+		old := 0
+		for _, task := range h.fake.Tasks() {
+			if task.Labels[api.LabelTemplateHash] != want && task.State == api.StateRunning {
+				old++
+			}
+		}
+		if old != 2 {
+			t.Fatalf("%d old containers running (%v), want 2: a step was taken on a new container that had exited", old, names(h.fake.Tasks()))
+		}
+	}
+	if !slices.Contains(h.fake.Calls(), "inspect "+fresh[0]) {
+		t.Errorf("calls %v: the node never asked its engine about the new container", h.fake.Calls())
+	}
+}

@@ -110,6 +110,9 @@ func settle(in planInput, d decision, out outcome) report {
 		active = withoutTasks(active, out.deleted)
 	}
 	active = append(active, out.created...)
+	if in.spec != nil {
+		requeue(untilWindowEnds(active, in.spec.DesiredState.AvailableAfter(), in.now)) // windows.go
+	}
 	if len(out.created) > 0 {
 		r.events = append(r.events, note{api.EventNormal, "Created",
 			fmt.Sprintf("created %d container(s): %s", len(out.created), strings.Join(taskNames(out.created), ", "))})

@@ -68,12 +68,13 @@ type controllerState struct {
 	templates map[string]*api.TaskTemplate
 }
 
-// validation is the result of validating one spec revision, and its
-// template hash.
+// validation is the result of validating one spec revision, its
+// template hash, and its monitor window (windows.go).
 type validation struct {
-	rev  int64
-	err  error
-	hash string
+	rev    int64
+	err    error
+	hash   string
+	window time.Duration
 }
 
 // slotConflict is a container outside the controller's set that holds the

@@ -2,10 +2,11 @@ package agent
 
 // This file is the sync of one controller: gather what plan needs (the
 // newest spec, validated once per revision; the cached containers, dead
-// ones inspected; the controller's record), plan, apply, settle, then write
-// the status and record the events. Every error is returned to the worker,
-// which logs it once and retries; only an invalid spec is absorbed, because
-// retrying cannot fix it.
+// ones inspected, and those whose monitor window ended; the controller's
+// record), plan, apply, settle, then write the status and record the
+// events. Every error is returned to the worker, which logs it once and
+// retries; only an invalid spec is absorbed, because retrying cannot fix
+// it.
 
 import (
 	"context"
@@ -81,6 +82,14 @@ func (rm *Agent) syncSlots(ctx context.Context, id string) (err error) {
 		}
 		in.tasks, in.inits = splitInits(in.tasks)
 		groups = groupTasks(in.tasks, in.templates, in.now)
+		asked, checkErrs := rm.checkWindows(ctx, in, in.tasks, groups.firsts)
+		errs = append(errs, checkErrs...)
+		if asked {
+			// what the engine answered is in the cache now
+			tasks, _ = rm.tasks.list(id)
+			in.tasks, in.inits = splitInits(tasks)
+			groups = groupTasks(in.tasks, in.templates, in.now)
+		}
 		in.tasks = groups.firsts
 		var inspectErrs []error
 		in.tasks, inspectErrs = rm.inspectDead(ctx, in)
@@ -170,6 +179,7 @@ func (rm *Agent) validSpec(record *controllerState, spec registry.Spec) (*api.Re
 		record.validated = validation{rev: spec.ModRevision, err: api.Validate(spec.Controller, opts)}
 		if record.validated.err == nil {
 			record.validated.hash = api.TemplateHash(&spec.Controller.DesiredState.TaskTemplate)
+			record.validated.window = spec.Controller.DesiredState.AvailableAfter()
 		}
 	}
 	if record.validated.err != nil {

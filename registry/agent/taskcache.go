@@ -238,9 +238,12 @@ func (c *taskCache) applyListedLocked(t api.Task, since uint64, seen, changed ma
 }
 
 // observe records a container as an inspect saw it: one whose event the
-// cache could not apply, a dead one (inspectDead), a name's holder. A
-// container the manager removed is ignored. It reports whether anything
-// changed; times a list lacked are kept without counting as a change.
+// cache could not apply, a dead one (inspectDead), one whose monitor
+// window ended (windows.go), a name's holder. A container the manager
+// removed is ignored. It reports whether anything changed; times a list
+// lacked, and a newer check that it runs, are kept without counting as a
+// change. A container that started again since the cache learned of its
+// start (its start event not applied yet) has changed.
 func (c *taskCache) observe(t api.Task) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -252,11 +255,19 @@ func (c *taskCache) observe(t api.Task) bool {
 	}
 	if ct, ok := c.tasks[t.ID]; ok {
 		old := ct.unlabelled(t.ID)
-		if sameAsCached(old, ct.labels, t) {
-			if (old.StartedAt.IsZero() && !t.StartedAt.IsZero()) || (old.FinishedAt.IsZero() && !t.FinishedAt.IsZero()) {
-				// times a list lacked: keep them, so that the sync
-				// need not inspect the container again
-				old.StartedAt, old.FinishedAt, old.ExitCode = t.StartedAt, t.FinishedAt, t.ExitCode
+		restarted := !old.StartedAt.IsZero() && !t.StartedAt.IsZero() && !old.StartedAt.Equal(t.StartedAt)
+		if sameAsCached(old, ct.labels, t) && !restarted {
+			lacked := (old.StartedAt.IsZero() && !t.StartedAt.IsZero()) || (old.FinishedAt.IsZero() && !t.FinishedAt.IsZero())
+			checked := t.CheckedAt.After(old.CheckedAt)
+			if lacked || checked {
+				// times a list lacked, and how long it has run: keep
+				// them, so that the sync need not inspect it again
+				if lacked {
+					old.StartedAt, old.FinishedAt, old.ExitCode = t.StartedAt, t.FinishedAt, t.ExitCode
+				}
+				if checked {
+					old.CheckedAt = t.CheckedAt
+				}
 				c.seq++
 				c.touched[t.ID] = c.seq
 				c.updateLocked(old)

@@ -331,3 +331,34 @@ func TestContainersOfOneTemplateShareTheirLabelsInTheCache(t *testing.T) {
 		t.Error("a reader's change to its task's labels reached the cache")
 	}
 }
+
+// An inspect that finds a container still running, since the start the
+// cache knows, adds its word to the container (windows.go) without
+// counting as a change; one that finds it started again since (its start
+// event not applied yet) is a change, and its older word does not cover
+// the new start.
+func TestAnInspectAddsTheEnginesWordThatAContainerRuns(t *testing.T) {
+	c := newTaskCache()
+	labels := map[string]string{api.LabelController: "web"}
+	started := time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC)
+	c.replace(nil, c.startList(), started)
+	c.created(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateRunning, StartedAt: started})
+
+	checked := started.Add(6 * time.Second)
+	if c.observe(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateRunning, StartedAt: started, CheckedAt: checked}) {
+		t.Error("an inspect that found the container as the cache has it counted as a change")
+	}
+	tasks, _ := c.list("web")
+	if len(tasks) != 1 || !tasks[0].CheckedAt.Equal(checked) || !monitored(tasks[0], 5*time.Second) {
+		t.Fatalf("cache = %+v, want web-1 checked at %s, through a 5s window", tasks, checked)
+	}
+
+	restarted := started.Add(7 * time.Second)
+	if !c.observe(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateRunning, StartedAt: restarted, CheckedAt: restarted.Add(time.Second)}) {
+		t.Error("an inspect that found the container started again did not count as a change")
+	}
+	tasks, _ = c.list("web")
+	if len(tasks) != 1 || !tasks[0].StartedAt.Equal(restarted) || monitored(tasks[0], 5*time.Second) {
+		t.Errorf("cache = %+v, want web-1 started at %s, its window not covered", tasks, restarted)
+	}
+}

@@ -132,6 +132,9 @@ func taskState(first api.Task, parts []api.Task, want []string, now time.Time) a
 		if p.StartedAt.After(first.StartedAt) {
 			first.StartedAt = p.StartedAt
 		}
+		if p.CheckedAt.Before(first.CheckedAt) {
+			first.CheckedAt = p.CheckedAt // the engine vouches for the task as far as for every part
+		}
 		if first.Ready() && !p.Ready() {
 			first.Health = p.Health
 			if p.State != api.StateRunning || first.Health == api.HealthNone {

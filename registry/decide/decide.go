@@ -497,9 +497,11 @@ func (d *decision) scaleDown() {
 }
 
 // available reports whether slot counts for the next step: a container
-// of it on its assigned node has run ready for AvailableAfter, and the
-// node is not about to stop it. It asks for a recheck when a container
-// soon will have run long enough.
+// of it on its assigned node has run ready for AvailableAfter, by the
+// leader's clock and by its node's engine (Monitored), and the node is
+// not about to stop it. It asks for a recheck when a container soon will
+// have run long enough; the engine's word comes with a report, which
+// wakes the leader.
 func (d *decision) available(slot int) bool {
 	return d.servesFor(slot, d.c.AvailableAfter, true)
 }
@@ -511,29 +513,39 @@ func (d *decision) serving(slot int) bool {
 }
 
 // servesFor reports whether a container of slot on its assigned node has
-// run ready for at least after, and is not about to be stopped. That
-// container may be of an older template: one a successor is started first
-// for serves until the successor does, and one kept under OnDelete serves
-// on. One whose slot now has another template, stop first, is as good as
-// gone.
-func (d *decision) servesFor(slot int, after time.Duration, recheck bool) bool {
+// run ready for at least after, and is not about to be stopped; for a
+// rollout's step, also by its node's engine. That container may be of an
+// older template: one a successor is started first for serves until the
+// successor does, and one kept under OnDelete serves on. One whose slot
+// now has another template, stop first, is as good as gone.
+//
+// A report that has not changed since a container started does not say
+// that it still runs: its node may not have seen it exit yet. So a
+// rollout counts it only once the node has asked its engine at the
+// window's end (Monitored); the leader's clock alone would let a step
+// take down an old container while the new one has crashed unseen.
+func (d *decision) servesFor(slot int, after time.Duration, rollout bool) bool {
 	a, ok := d.next[slot]
 	if !ok || !d.alive(a.Node) {
 		return false
 	}
 	for _, ct := range d.live[slot] {
-		if ct.Node != a.Node || !ct.Ready || doomed(ct, a) {
+		if ct.Node != a.Node || !ct.Ready || doomed(ct, a) || ct.StartedAt.IsZero() {
 			continue
 		}
 		// after 0 asks for ready only: a container that started after
 		// the leader's clock reading (another host's clock, or a start
 		// the leader's reading came before) serves as well
 		ran := d.in.Now.Sub(ct.StartedAt)
-		if !ct.StartedAt.IsZero() && (after <= 0 || ran >= after) {
+		switch {
+		case after <= 0:
 			return true
-		}
-		if recheck && !ct.StartedAt.IsZero() {
-			d.r.recheck(after - ran)
+		case ran < after:
+			if rollout {
+				d.r.recheck(after - ran)
+			}
+		case !rollout || ct.Monitored:
+			return true
 		}
 	}
 	return false

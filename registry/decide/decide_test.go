@@ -27,7 +27,7 @@ func nodes(names ...string) []Node {
 
 // running is an available container of slot on node with hash.
 func running(node string, slot int, hash string) Container {
-	return Container{Node: node, Slot: slot, Named: true, Hash: hash, Live: true, Running: true, Ready: true, StartedAt: t0.Add(-time.Hour)}
+	return Container{Node: node, Slot: slot, Named: true, Hash: hash, Live: true, Running: true, Ready: true, StartedAt: t0.Add(-time.Hour), Monitored: true}
 }
 
 func at(node, hash string) Assignment {
@@ -112,9 +112,16 @@ func TestDecide(t *testing.T) {
 		{"the next step follows once the new container has been available long enough", func() Input {
 			as, cs := settled("old", "a", "b", "a")
 			as[3] = at("a", "new")
-			cs[2] = Container{Node: "a", Slot: 3, Named: true, Hash: "new", Live: true, Running: true, Ready: true, StartedAt: t0.Add(-6 * time.Second)}
+			cs[2] = Container{Node: "a", Slot: 3, Named: true, Hash: "new", Live: true, Running: true, Ready: true, StartedAt: t0.Add(-6 * time.Second), Monitored: true}
 			return Input{Controller: ctl(3), Assigned: as, Containers: cs, Nodes: nodes("a", "b")}
 		}, "2:b/new"},
+		{"a new container past its window by the leader's clock waits for its node's engine to say it still runs", func() Input {
+			as, cs := settled("old", "a", "b", "a")
+			as[3] = at("a", "new")
+			// reported when it started: it may have exited since, unseen
+			cs[2] = Container{Node: "a", Slot: 3, Named: true, Hash: "new", Live: true, Running: true, Ready: true, StartedAt: t0.Add(-6 * time.Second)}
+			return Input{Controller: ctl(3), Assigned: as, Containers: cs, Nodes: nodes("a", "b")}
+		}, ""},
 		{"a stale report of the replaced container does not count it available", func() Input {
 			as, cs := settled("old", "a", "b", "a")
 			as[3] = at("a", "new") // written; the report still shows the old one
@@ -374,7 +381,7 @@ func TestARewriteKeepsCountingAStartFirstStepInFlight(t *testing.T) {
 		Assigned: map[int]Assignment{1: {Node: "a", Revision: 20, Hash: "new", StartFirst: true, ModRev: 7}},
 		// the node has not reported the successor yet: its old container
 		// is all the report shows, renamed out of the slot's name
-		Containers: []Container{{Node: "a", Slot: 1, Hash: "old", Live: true, Running: true, Ready: true, StartedAt: t0.Add(-time.Hour)}},
+		Containers: []Container{{Node: "a", Slot: 1, Hash: "old", Live: true, Running: true, Ready: true, StartedAt: t0.Add(-time.Hour), Monitored: true}},
 		Reports:    map[string]Report{"a": {Slots: NewSlotSet(1)}},
 	}
 	r := Decide(in)

@@ -335,7 +335,7 @@ func (w *world) act(n *simNode) {
 		if !c.named {
 			name += "-old-" + c.id
 		}
-		mc := nodemodel.Container{Name: name, ID: c.id, Slot: c.slot, Hash: c.hash, Ready: c.ready, Since: c.started}
+		mc := nodemodel.Container{Name: name, ID: c.id, Slot: c.slot, Hash: c.hash, Ready: c.ready, Since: c.started, Monitored: w.monitored(c)}
 		if c.stopping {
 			in.Removing = append(in.Removing, mc)
 			continue
@@ -482,9 +482,16 @@ func (w *world) writeReport(n *simNode, twice map[int]bool) {
 	r := &simReport{Report: Report{Slots: slotSetOf(w.slotsOf(n)), StartedFirst: NewSlotSet(startedFirst...)}}
 	for _, c := range n.containers {
 		r.containers = append(r.containers, Container{Node: n.name, Slot: c.slot, Named: c.named, Hash: c.hash, Live: true, Running: true, Ready: c.ready, StartedAt: c.started,
-			ID: c.id, Unhealthy: c.sick})
+			Monitored: w.monitored(c), ID: c.id, Unhealthy: c.sick})
 	}
 	n.report = r
+}
+
+// monitored reports whether c has run through its monitor window by the
+// node's engine: a node asks its engine when the window ends, so its
+// report and its own plan see what runs now (registry/agent, windows.go).
+func (w *world) monitored(c *simContainer) bool {
+	return w.now.Sub(c.started) >= w.ctl.AvailableAfter
 }
 
 // check asserts the invariants that hold after every step.
@@ -826,4 +833,48 @@ func (w *world) String() string {
 		}
 	}
 	return s
+}
+
+// A history from CI on a loaded engine: a stop-first rollout to a template
+// whose containers exit within their monitor window. The node reported its
+// first new container running, then the container exited, and the node
+// had not reported that yet when the window ended by the leader's clock.
+// The leader takes the next step only on the node's word that the
+// container ran through its window, so the old ones stay.
+func TestDecideTakesNoStepOnAReportOlderThanTheWindow(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := newWorld(t)
+		w.bad, w.rollout = map[string]bool{}, api.RolloutRecord{}
+		for range 4 {
+			w.round()
+		}
+		w.rev++
+		w.ctl.Hash, w.ctl.Revision, w.bad["t2"] = "t2", w.rev, true
+		w.catchUp()
+		w.lead() // one slot to t2, stop first
+		for _, n := range w.nodes {
+			w.see(n)
+			w.act(n) // the old container stops
+			w.finishStops(n)
+			w.act(n) // the new one starts
+			w.writeReport(n, nil)
+		}
+		w.tick(time.Second)
+		for _, n := range w.nodes {
+			w.writeReport(n, nil) // the new one runs, ready
+		}
+		w.catchUp()
+		w.check()
+		w.now = w.now.Add(5 * time.Second)
+		for _, n := range w.nodes {
+			// the new one has exited; no node has reported it
+			w.exit(n, func(c *simContainer) bool { return w.bad[c.hash] })
+		}
+		w.lead()
+		for _, n := range w.nodes {
+			w.see(n)
+			w.act(n)
+		}
+		w.check()
+	})
 }

@@ -139,13 +139,16 @@ func (d *decision) countFailures(hash string) int {
 			}
 			w, was := d.in.Watched[ct.ID]
 			ran := d.in.Now.Sub(ct.StartedAt)
+			// watched until its node's engine vouches for the window: an
+			// exit it reports late is still a failure
+			within := ran < window || window > 0 && !ct.Monitored
 			switch {
 			case w.Failed:
 				watched[ct.ID] = w
-			case ct.Unhealthy && (was || ran < window):
+			case ct.Unhealthy && (was || within):
 				failures++
 				watched[ct.ID] = Watched{Slot: ct.Slot, Node: ct.Node, Hash: ct.Hash, StartedAt: ct.StartedAt, Failed: true}
-			case ran < window:
+			case within:
 				watched[ct.ID] = Watched{Slot: ct.Slot, Node: ct.Node, Hash: ct.Hash, StartedAt: ct.StartedAt}
 				d.r.recheck(window - ran)
 			}

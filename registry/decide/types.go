@@ -64,6 +64,9 @@ type Container struct {
 	Running bool
 	// Ready: running and, where it has a health check, healthy.
 	Ready bool
+	// Monitored: its node's engine said it runs, since StartedAt, at least
+	// the controller's AvailableAfter after it started (api.ReportedTask).
+	Monitored bool
 	// Unhealthy: Docker reports a container of the task unhealthy.
 	Unhealthy bool
 }

@@ -501,7 +501,7 @@ func (d *dryRun) modelInput(mine registry.SlotAssignments, tasks []api.ReportedT
 	cs := make([]nodemodel.Container, len(tasks))
 	for i, t := range tasks {
 		c := reportedContainer(d.id, "", t)
-		cs[i] = nodemodel.Container{Name: t.Name, ID: t.ID, Slot: t.Slot, Hash: t.TemplateHash, Ready: c.Ready, Since: c.StartedAt}
+		cs[i] = nodemodel.Container{Name: t.Name, ID: t.ID, Slot: t.Slot, Hash: t.TemplateHash, Ready: c.Ready, Since: c.StartedAt, Monitored: c.Monitored}
 	}
 	return nodemodel.Input{Controller: d.id, Assigned: mine, Hash: d.sp.hash, Containers: cs, Blocked: blocked,
 		Burst: math.MaxInt, Window: d.sp.ctl.AvailableAfter, Now: d.now}
@@ -602,8 +602,8 @@ func (d *dryRun) created(node string, slot int) {
 	d.round = append(d.round, step)
 }
 
-// newTask is the container a node creates for slot: running, ready, and
-// started long ago.
+// newTask is the container a node creates for slot: running, ready,
+// started long ago, and monitored since.
 func (d *dryRun) newTask(slot int, a registry.SlotAssignment) api.ReportedTask {
 	d.seq++
 	hash := d.hashOf(a)
@@ -613,5 +613,5 @@ func (d *dryRun) newTask(slot int, a registry.SlotAssignment) api.ReportedTask {
 	}
 	started := d.now.Add(-dryRunLongAgo)
 	return api.ReportedTask{Name: api.TaskName(d.id, slot), ID: "dry-run-" + strconv.FormatInt(d.seq, 10), Slot: slot,
-		Image: image, State: api.StateRunning, TemplateHash: hash, Created: started, StartedAt: started}
+		Image: image, State: api.StateRunning, TemplateHash: hash, Created: started, StartedAt: started, Monitored: true}
 }

@@ -603,7 +603,7 @@ func reportedContainer(id, node string, t api.ReportedTask) decide.Container {
 	return decide.Container{
 		Node: node, Slot: t.Slot, Named: api.IsTaskName(t.Name, id, t.Slot), Hash: t.TemplateHash,
 		Live: liveState(t.State), Running: t.State == api.StateRunning, Ready: t.State == api.StateRunning && (t.Health == api.HealthNone || t.Health == api.HealthHealthy),
-		StartedAt: started, ID: t.ID, Unhealthy: taskUnhealthy(t),
+		StartedAt: started, Monitored: t.Monitored, ID: t.ID, Unhealthy: taskUnhealthy(t),
 	}
 }
 

@@ -29,7 +29,7 @@ func TestALeaderCarriesOnTheRollbackItReadFromTheStatus(t *testing.T) {
 		for slot := 1; slot <= 2; slot++ {
 			s.setAssignment("web", slot, &registry.SlotAssignment{Assignment: api.Assignment{Node: "a", Revision: 10, TemplateHash: oldHash}, Rev: 11})
 			tk := task(api.TaskName("web", slot), slot, "demo:1")
-			tk.ID, tk.TemplateHash, tk.StartedAt = api.TaskName("web", slot), oldHash, now.Add(-time.Hour)
+			tk.ID, tk.TemplateHash, tk.StartedAt, tk.Monitored = api.TaskName("web", slot), oldHash, now.Add(-time.Hour), true
 			tasks = append(tasks, tk)
 		}
 		s.testPutReport(t, "web", "a", 12, tasks...)

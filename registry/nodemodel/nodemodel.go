@@ -38,6 +38,10 @@ type Container struct {
 	// Since is when it started (when it was created, where the engine did
 	// not say).
 	Since time.Time
+	// Monitored: the node's engine said it runs, since Since, at least
+	// Window after Since (with no Window, that it runs): it ran through
+	// its monitor window by the engine's word, not only the node's clock.
+	Monitored bool
 }
 
 // Input is what the model decides from.
@@ -60,8 +64,9 @@ type Input struct {
 	// Burst caps each of the node's removals, replacements and creates
 	// of one pass; what it leaves waits for the next.
 	Burst int
-	// Window is how long a container must have been ready to count as
-	// available (the spec's minReadySeconds), and Now the time.
+	// Window is how long a container must have run, ready, to count as
+	// available for a rollout (max(minReadySeconds, monitorSeconds)), and
+	// Now the time.
 	Window time.Duration
 	Now    time.Time
 }
@@ -224,9 +229,11 @@ func retire(in Input, r *Result, named map[int]int, renamed []int) {
 		switch {
 		case !a.StartFirst:
 			r.Retire = append(r.Retire, i)
-		case ok && s.Hash == HashOf(a.Assignment, in.Hash) && s.Ready && in.Now.Sub(s.Since) >= in.Window:
+		case ok && s.Hash == HashOf(a.Assignment, in.Hash) && s.Ready && in.Now.Sub(s.Since) >= in.Window && s.Monitored:
 			r.Retire = append(r.Retire, i)
 		case ok && s.Ready:
+			// at the window's end the node asks its engine, then
+			// looks again (registry/agent, windows.go)
 			r.recheck(in.Window - in.Now.Sub(s.Since))
 		}
 	}

@@ -16,7 +16,7 @@ var now = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 // running is web's container in slot, of template hash, ready and up
 // for an hour.
 func running(slot int, hash string) Container {
-	return Container{Name: api.TaskName("web", slot), ID: "c" + strconv.Itoa(slot), Slot: slot, Hash: hash, Ready: true, Since: now.Add(-time.Hour)}
+	return Container{Name: api.TaskName("web", slot), ID: "c" + strconv.Itoa(slot), Slot: slot, Hash: hash, Ready: true, Since: now.Add(-time.Hour), Monitored: true}
 }
 
 // renamedOut is slot's container of template hash renamed out of the
@@ -175,6 +175,16 @@ func TestANodeRunsExactlyItsAssignedSlots(t *testing.T) {
 			assigned:   with(assigned("v2", 1), 1, func(a *api.Assignment) { a.StartFirst = true }),
 			containers: []Container{renamedOut(1, "v1"), running(1, "v2")}, window: 10 * time.Second,
 			want: []string{"retire web-1-old-c1"},
+		},
+		{
+			name:     "a successor past its window stays unproven until the engine says it still runs",
+			assigned: with(assigned("v2", 1), 1, func(a *api.Assignment) { a.StartFirst = true }),
+			containers: []Container{renamedOut(1, "v1"), func() Container {
+				c := running(1, "v2")
+				c.Monitored = false // the node has not asked its engine yet
+				return c
+			}()},
+			window: 10 * time.Second, want: nil,
 		},
 		{
 			name:       "a container renamed out goes at once when its slot is to stop first again",
