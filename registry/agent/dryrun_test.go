@@ -123,6 +123,19 @@ func TestDryRunShowsWhatTheRegistryWouldDoNodeByNode(t *testing.T) {
 			"replace web-2 on b (template " + oldHash + " → " + newHash + ", stopped first)",
 			"replace web-1 on a (template " + oldHash + " → " + newHash + ", stopped first)",
 		}},
+		{"a new template replaces containers that started a moment ago once their nodes vouch for them", func() leader.DryRunInput {
+			in := dryRunRegistry(old, dryRunNodes("a", "b"), "a", "b")
+			for _, r := range in.Reports {
+				for i := range r.Tasks {
+					r.Tasks[i].StartedAt, r.Tasks[i].Monitored = dryRunNow.Add(-time.Second), false
+				}
+			}
+			in.Spec, in.Revision = dryRunWeb(2, "demo-task:2"), 11
+			return in
+		}, []string{
+			"replace web-2 on b (template " + oldHash + " → " + newHash + ", stopped first)",
+			"replace web-1 on a (template " + oldHash + " → " + newHash + ", stopped first)",
+		}},
 		{"a new template with a surge starts each successor first", func() leader.DryRunInput {
 			in := dryRunRegistry(old, dryRunNodes("a", "b"), "a", "b")
 			rc := dryRunWeb(2, "demo-task:2")

@@ -440,26 +440,37 @@ const dryRunPasses = 4
 // has nothing left to do: it removes its containers of slots not assigned
 // to it, replaces those of another template (but not under OnDelete) and
 // the unhealthy ones the leader names, and creates the missing ones whose
-// name is free there. It reports whether anything changed, and when the
-// node would look again (0: never).
+// name is free there. Its containers keep running: each whose monitor
+// window has ended it reports monitored, as a node does once its engine
+// says so. It reports whether anything changed, and when the node would
+// look again (0: never).
 func (d *dryRun) nodeActs(node string, mine registry.SlotAssignments) (bool, time.Duration) {
 	r := d.reports[node]
 	if r == nil {
 		r = &api.NodeReport{Node: node, Status: api.ReplicationControllerStatus{ID: d.id}}
 	}
 	tasks := make([]api.ReportedTask, 0, len(r.Tasks))
+	changed := false
+	var windows time.Duration // until a window ends
 	for _, t := range r.Tasks {
 		// one that is not live goes, and its slot is created again
-		if liveState(t.State) {
-			tasks = append(tasks, t)
+		if !liveState(t.State) {
+			changed = true
+			continue
 		}
+		if c := reportedContainer(d.id, "", t); c.Running && !t.Monitored {
+			ran := d.now.Sub(c.StartedAt)
+			t.Monitored = ran >= d.sp.ctl.AvailableAfter
+			changed = changed || t.Monitored
+			windows = registry.Sooner(windows, d.sp.ctl.AvailableAfter-ran)
+		}
+		tasks = append(tasks, t)
 	}
-	changed := len(tasks) < len(r.Tasks)
 	slices.SortStableFunc(tasks, func(a, b api.ReportedTask) int { return cmp.Compare(a.Slot, b.Slot) })
 	var recheck time.Duration
 	for range dryRunPasses {
 		res := nodemodel.Plan(d.modelInput(mine, tasks, r.BlockedSlots))
-		recheck = res.RecheckAfter
+		recheck = registry.Sooner(res.RecheckAfter, windows)
 		if len(res.Remove) == 0 && len(res.Replace) == 0 && len(res.Retire) == 0 && len(res.Create) == 0 {
 			break
 		}
