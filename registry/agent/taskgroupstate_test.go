@@ -100,3 +100,28 @@ func TestAKilledOrRemovedPartIsNoCrash(t *testing.T) {
 		})
 	}
 }
+
+// A task ran through its monitor window by its engine's word only when
+// every one of its containers did: the task's start is its last part's,
+// and the engine's word on it its oldest part's.
+func TestATaskIsMonitoredOnlyAsFarAsEachOfItsContainers(t *testing.T) {
+	tmpl := &demospec.SidecarController("web", "demo-task:latest", 1, nil).DesiredState.TaskTemplate
+	hash := api.TemplateHash(tmpl)
+	templates := map[string]*api.TaskTemplate{hash: tmpl}
+	window := 5 * time.Second
+	first := api.Task{ID: "f", Name: "web-1", State: api.StateRunning, StartedAt: planNow.Add(-10 * time.Second), CheckedAt: planNow,
+		Labels: map[string]string{api.LabelController: "web", api.LabelSlot: "1", api.LabelTemplateHash: hash}}
+	part := api.Task{ID: "p", Name: "web-1.prober", JoinedTo: "f", State: api.StateRunning, StartedAt: planNow.Add(-6 * time.Second),
+		Labels: map[string]string{api.LabelController: "web", api.LabelSlot: "1", api.LabelContainer: "prober"}}
+
+	part.CheckedAt = planNow.Add(-2 * time.Second) // 4 s after the part started: not yet through
+	g := groupTasks([]api.Task{first, part}, templates, planNow)
+	if len(g.firsts) != 1 || monitored(g.firsts[0], window) {
+		t.Errorf("task %+v monitored, want not: its part's window is not covered", g.firsts)
+	}
+	part.CheckedAt = planNow
+	g = groupTasks([]api.Task{first, part}, templates, planNow)
+	if len(g.firsts) != 1 || !monitored(g.firsts[0], window) {
+		t.Errorf("task %+v not monitored, want it: both containers ran through the window", g.firsts)
+	}
+}
