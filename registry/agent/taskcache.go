@@ -279,6 +279,11 @@ func (c *taskCache) observe(t api.Task) bool {
 			// made before a start the cache already knows of
 			return false
 		}
+		if !restarted && old.Killed {
+			// only events tell a kill, and this one came since its
+			// start: the death the inspect shows is someone's doing
+			t.Killed = true
+		}
 	}
 	c.seq++
 	c.touched[t.ID] = c.seq

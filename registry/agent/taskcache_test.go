@@ -362,3 +362,23 @@ func TestAnInspectAddsTheEnginesWordThatAContainerRuns(t *testing.T) {
 		t.Errorf("cache = %+v, want web-1 started at %s, its window not covered", tasks, restarted)
 	}
 }
+
+// An inspect that finds a container dead after its kill event, before
+// its die event, keeps the kill: the death is someone's doing (a node's
+// delete, docker rm -f), not a crash, whatever the inspect says.
+func TestAnInspectBetweenAKillAndItsDieKeepsTheKill(t *testing.T) {
+	c := newTaskCache()
+	labels := map[string]string{api.LabelController: "web"}
+	started := time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC)
+	c.replace(nil, c.startList(), started)
+	c.created(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateRunning, StartedAt: started})
+	c.event(api.TaskEvent{ID: "a", Name: "web-1", Action: "kill", Labels: labels, Time: started.Add(5 * time.Second)})
+
+	died := started.Add(6 * time.Second)
+	c.observe(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateExited, StartedAt: started, FinishedAt: died, ExitCode: 137})
+	c.event(api.TaskEvent{ID: "a", Name: "web-1", Action: "die", Labels: labels, Time: died, ExitCode: 137})
+	tasks, _ := c.list("web")
+	if len(tasks) != 1 || tasks[0].State != api.StateExited || !tasks[0].Killed {
+		t.Errorf("cache = %+v, want web-1 exited and killed", tasks)
+	}
+}
