@@ -338,11 +338,7 @@ func TestContainersOfOneTemplateShareTheirLabelsInTheCache(t *testing.T) {
 // event not applied yet) is a change, and its older word does not cover
 // the new start.
 func TestAnInspectAddsTheEnginesWordThatAContainerRuns(t *testing.T) {
-	c := newTaskCache()
-	labels := map[string]string{api.LabelController: "web"}
-	started := time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC)
-	c.replace(nil, c.startList(), started)
-	c.created(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateRunning, StartedAt: started})
+	c, labels, started := cacheWithOneRunning()
 
 	checked := started.Add(6 * time.Second)
 	if c.observe(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateRunning, StartedAt: started, CheckedAt: checked}) {
@@ -367,11 +363,7 @@ func TestAnInspectAddsTheEnginesWordThatAContainerRuns(t *testing.T) {
 // its die event, keeps the kill: the death is someone's doing (a node's
 // delete, docker rm -f), not a crash, whatever the inspect says.
 func TestAnInspectBetweenAKillAndItsDieKeepsTheKill(t *testing.T) {
-	c := newTaskCache()
-	labels := map[string]string{api.LabelController: "web"}
-	started := time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC)
-	c.replace(nil, c.startList(), started)
-	c.created(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateRunning, StartedAt: started})
+	c, labels, started := cacheWithOneRunning()
 	c.event(api.TaskEvent{ID: "a", Name: "web-1", Action: "kill", Labels: labels, Time: started.Add(5 * time.Second)})
 
 	died := started.Add(6 * time.Second)
@@ -381,4 +373,15 @@ func TestAnInspectBetweenAKillAndItsDieKeepsTheKill(t *testing.T) {
 	if len(tasks) != 1 || tasks[0].State != api.StateExited || !tasks[0].Killed {
 		t.Errorf("cache = %+v, want web-1 exited and killed", tasks)
 	}
+}
+
+// cacheWithOneRunning is a listed cache holding web-1 (id "a"), which the
+// manager created and which runs since started.
+func cacheWithOneRunning() (c *taskCache, labels map[string]string, started time.Time) {
+	c = newTaskCache()
+	labels = map[string]string{api.LabelController: "web"}
+	started = time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC)
+	c.replace(nil, c.startList(), started)
+	c.created(api.Task{ID: "a", Name: "web-1", Labels: labels, State: api.StateRunning, StartedAt: started})
+	return c, labels, started
 }
