@@ -225,6 +225,7 @@ func (c *taskCache) applyListedLocked(t api.Task, since uint64, seen, changed ma
 			// finish times, which a list lacks
 			return
 		}
+		keepKill(o, &t)
 		o.Labels = ct.labels.labels()
 		changed[o.Labels[api.LabelController]] = struct{}{}
 		drift.add(func() string { return driftChanged(o, t) })
@@ -255,7 +256,7 @@ func (c *taskCache) observe(t api.Task) bool {
 	}
 	if ct, ok := c.tasks[t.ID]; ok {
 		old := ct.unlabelled(t.ID)
-		restarted := !old.StartedAt.IsZero() && !t.StartedAt.IsZero() && !old.StartedAt.Equal(t.StartedAt)
+		restarted := startedAgain(old, t)
 		if sameAsCached(old, ct.labels, t) && !restarted {
 			lacked := (old.StartedAt.IsZero() && !t.StartedAt.IsZero()) || (old.FinishedAt.IsZero() && !t.FinishedAt.IsZero())
 			checked := t.CheckedAt.After(old.CheckedAt)
@@ -279,16 +280,30 @@ func (c *taskCache) observe(t api.Task) bool {
 			// made before a start the cache already knows of
 			return false
 		}
-		if !restarted && old.Killed {
-			// only events tell a kill, and this one came since its
-			// start: the death the inspect shows is someone's doing
-			t.Killed = true
-		}
+		keepKill(old, &t)
 	}
 	c.seq++
 	c.touched[t.ID] = c.seq
 	c.insertLocked(t)
 	return true
+}
+
+// startedAgain reports whether t, an engine's answer of the container
+// old is, started since old's start; a list knows no start, and tells
+// nothing of it.
+func startedAgain(old, t api.Task) bool {
+	return !old.StartedAt.IsZero() && !t.StartedAt.IsZero() && !old.StartedAt.Equal(t.StartedAt)
+}
+
+// keepKill carries into t, an engine's answer (a list, an inspect) that
+// replaces old, a kill the cache learned since old's start: only events
+// tell a kill, so the death such an answer shows between a kill event and
+// its die event is someone's doing (a node's delete, docker rm -f), not a
+// crash.
+func keepKill(old api.Task, t *api.Task) {
+	if old.Killed && !startedAgain(old, *t) {
+		t.Killed = true
+	}
 }
 
 // created writes a container the manager has just created, then applies

@@ -375,6 +375,21 @@ func TestAnInspectBetweenAKillAndItsDieKeepsTheKill(t *testing.T) {
 	}
 }
 
+// A relist that sees a container exited after its kill event, before its
+// die event, keeps the kill too: the same rule as an inspect's.
+func TestAListBetweenAKillAndItsDieKeepsTheKill(t *testing.T) {
+	c, labels, started := cacheWithOneRunning()
+	c.event(api.TaskEvent{ID: "a", Name: "web-1", Action: "kill", Labels: labels, Time: started.Add(5 * time.Second)})
+
+	died := started.Add(6 * time.Second)
+	c.replace([]api.Task{{ID: "a", Name: "web-1", Labels: labels, State: api.StateExited}}, c.startList(), died)
+	c.event(api.TaskEvent{ID: "a", Name: "web-1", Action: "die", Labels: labels, Time: died, ExitCode: 137})
+	tasks, _ := c.list("web")
+	if len(tasks) != 1 || tasks[0].State != api.StateExited || !tasks[0].Killed {
+		t.Errorf("cache = %+v, want web-1 exited and killed", tasks)
+	}
+}
+
 // cacheWithOneRunning is a listed cache holding web-1 (id "a"), which the
 // manager created and which runs since started.
 func cacheWithOneRunning() (c *taskCache, labels map[string]string, started time.Time) {
