@@ -152,20 +152,31 @@ func TestResyncOfManyControllersCostsOneDockerList(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() { done <- h.rm.Resync(ctx) }()
-	// a worker's loop: the resync feeds as we drain. A look at a window's
-	// end that the first steps asked for, on the wall clock, may bring a
-	// controller once more.
+	// a worker's loop: the resync feeds as we drain, and returns once its
+	// lane is empty. A look at a window's end that the first steps asked
+	// for, on the wall clock, may bring a controller once more, after the
+	// hundredth: the worker goes on until the resync has returned.
 	queued := map[string]bool{}
-	for len(queued) < 100 {
+	for resynced := false; len(queued) < 100 || !resynced; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			resynced = true
+			continue
+		default:
+		}
+		if len(queued) == 100 && h.rm.QueueLen() == 0 {
+			time.Sleep(time.Millisecond) // nothing to take yet: Take would wait
+			continue
+		}
 		id := h.rm.Take()
 		if err := h.step(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 		h.rm.Finished(id)
 		queued[id] = true
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
 	}
 	c := h.fake.Counts()
 	if c.List != 1 || c.Inspect+c.Create+c.Delete+c.Rename != 0 {
