@@ -118,9 +118,10 @@ func (s *ReplicationManager) answerWaiters() {
 }
 
 // settled reports whether the loop has nothing to do: every prefix
-// listed, nothing queued, no write in flight.
+// listed, nothing queued, no write in flight, no decision waiting for the
+// view.
 func (s *ReplicationManager) settled() bool {
-	if !s.ready() || len(s.inflight) > 0 || !s.queue.idle() {
+	if !s.ready() || len(s.inflight) > 0 || !s.queue.idle() || len(s.behind) > 0 {
 		return false
 	}
 	for _, g := range s.gone {

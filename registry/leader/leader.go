@@ -1,10 +1,11 @@
 package leader
 
-// This file is the leader's loop. The ReplicationManager mirrors four
-// prefixes of etcd (the specs, the nodes, the assignments and the nodes'
-// reports); the mirrors decode each change in goroutines of their own and
-// send it to the loop, which applies it and marks the controllers it
-// concerns dirty. The loop alone holds the leader's state, and decides
+// This file is the leader's loop. The ReplicationManager mirrors five
+// prefixes of etcd (the specs, the nodes, their configs, the assignments
+// and the nodes' reports); the mirrors decode each change in goroutines
+// of their own and send it to the loop, which applies it and marks the
+// controllers it concerns dirty (a spec once the nodes are applied up to
+// it: viewrev.go). The loop alone holds the leader's state, and decides
 // one controller at a time (leadersync.go): the pure decision of package
 // decide says which slots exist, which node runs each and which template
 // revision it runs, and one guarded transaction, handed to the batchers
@@ -116,6 +117,9 @@ type ReplicationManager struct {
 	// seen are the revisions each mirror has handed to the loop, by
 	// prefix (caughtup.go).
 	seen map[string]*atomic.Int64
+	// viewAsk asks etcd where the watches of the nodes and their configs
+	// are, while a decision waits for them (viewrev.go).
+	viewAsk *viewAsker
 
 	// The rest is the loop's.
 
@@ -139,6 +143,11 @@ type ReplicationManager struct {
 	loads  map[string]*nodeLoad
 	view   nodeView
 	listed map[string]bool // prefixes listed at least once
+	// viewRevs are the revisions up to which the loop has applied the
+	// nodes and their configs, by prefix, and behind the controllers
+	// whose specs are newer, by spec revision (viewrev.go).
+	viewRevs map[string]int64
+	behind   map[string]int64
 	// records are the leader's memory of each controller.
 	records map[string]*leaderRecord
 	// wanting are the controllers with slots no node could take, and
@@ -292,14 +301,16 @@ func NewReplicationManager(store *registry.Store, logger *slog.Logger, opts Opti
 	for _, prefix := range mirrored(store) {
 		seen[prefix] = &atomic.Int64{}
 	}
-	return &ReplicationManager{
+	s := &ReplicationManager{
 		store: store, logger: logger, opts: opts, now: opts.Clock.Now, started: opts.Clock.Now(), mailbox: mb, seen: seen,
 		specs: map[string]*schedSpec{}, nodes: map[string]*nodeState{}, configs: map[string]api.NodeConfig{},
 		assignments: map[string]registry.SlotAssignments{}, undecodable: map[string]map[int]int64{}, reports: map[string]map[string]*leaderReport{},
 		loads: map[string]*nodeLoad{}, listed: map[string]bool{}, records: map[string]*leaderRecord{}, wanting: map[string]bool{}, releasing: map[string]bool{},
-		inflight: map[string]*inflightWrite{}, queue: newLaneQueue(opts.Clock),
+		viewRevs: map[string]int64{}, behind: map[string]int64{}, inflight: map[string]*inflightWrite{}, queue: newLaneQueue(opts.Clock),
 		gone: map[string]*goneNode{}, dropped: map[string]*droppedReports{}, events: make(chan api.Event, eventQueue),
 	}
+	s.viewAsk = newViewAsker(s)
+	return s
 }
 
 // errRanTwice is Run's answer to a second call.
@@ -428,7 +439,10 @@ func (s *ReplicationManager) watchConfigs(ctx context.Context, prefix string, ta
 	}
 	s.logger.Warn("the etcd role may not read the node configs: every node is active, with its --node-labels only; grant read on the prefix (docs/SECURITY.md)", "prefix", prefix, "err", err)
 	s.seen[prefix].Store(math.MaxInt64) // nothing of it is ever to wait for
-	s.send(func() { s.setListed(prefix) })
+	s.send(func() {
+		s.setListed(prefix)
+		s.viewAt(prefix, math.MaxInt64)
+	})
 	return nil
 }
 

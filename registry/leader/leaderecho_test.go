@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"testing"
 
 	"github.com/replication-manager/replication-manager/api"
@@ -11,13 +12,17 @@ import (
 	"github.com/replication-manager/replication-manager/registry"
 )
 
-// listedLeader is a leader whose mirrors count as listed, with no etcd
-// behind it: what its mirrors do with a change can be driven by hand.
+// listedLeader is a leader whose mirrors count as listed, the nodes and
+// their configs as of every revision, with no etcd behind it: what its
+// mirrors do with a change can be driven by hand.
 func listedLeader(t *testing.T) *ReplicationManager {
 	t.Helper()
 	s := NewReplicationManager(registry.NewStore(nil, "/"+t.Name()), slog.New(slog.DiscardHandler), Options{})
 	for prefix := range s.targets() {
 		s.listed[prefix] = true
+	}
+	for _, prefix := range s.viewPrefixes() {
+		s.viewRevs[prefix] = math.MaxInt64
 	}
 	return s
 }

@@ -37,10 +37,10 @@ func (s *ReplicationManager) targets() map[string]registry.MirrorTarget {
 	return map[string]registry.MirrorTarget{
 		p.ControllersPrefix(): mirrorFuncs{onReset: s.resetSpecs, onPut: s.putSpec, onDel: s.delSpec, onProgress: s.progressed,
 			seen: s.seen[p.ControllersPrefix()], handed: s.handed},
-		p.NodesPrefix(): mirrorFuncs{onReset: s.resetNodes, onPut: s.putNode, onDel: s.delNode, onProgress: s.progressed,
-			seen: s.seen[p.NodesPrefix()], handed: s.handed},
-		p.NodeConfigPrefix(): mirrorFuncs{onReset: s.resetConfigs, onPut: s.putConfig, onDel: s.delConfig, onProgress: s.progressed,
-			seen: s.seen[p.NodeConfigPrefix()], handed: s.handed},
+		p.NodesPrefix(): mirrorFuncs{onReset: s.resetNodes, onPut: s.putNode, onDel: s.delNode, onProgress: s.viewProgress(p.NodesPrefix()),
+			seen: s.seen[p.NodesPrefix()], handed: s.viewHanded},
+		p.NodeConfigPrefix(): mirrorFuncs{onReset: s.resetConfigs, onPut: s.putConfig, onDel: s.delConfig, onProgress: s.viewProgress(p.NodeConfigPrefix()),
+			seen: s.seen[p.NodeConfigPrefix()], handed: s.viewHanded},
 		p.AssignmentsPrefix(): mirrorFuncs{onReset: s.resetAssignments, onPut: s.putAssignment, onDel: s.delAssignment, onProgress: s.progressed,
 			seen: s.seen[p.AssignmentsPrefix()], handed: s.handed},
 		p.ReportsPrefix(): mirrorFuncs{onReset: s.resetReports, onPut: s.putReport, onDel: s.delReport, onProgress: s.reportsProgress,
@@ -283,14 +283,17 @@ func (s *ReplicationManager) decodeSpec(k registry.KV) *schedSpec {
 	return sp
 }
 
-func (s *ReplicationManager) resetNodes(keys []registry.KV, _ int64) {
+func (s *ReplicationManager) resetNodes(keys []registry.KV, rev int64) {
 	listed := make([]*api.Node, 0, len(keys))
 	for _, k := range keys {
 		if n := s.decodeNode(k); n != nil {
 			listed = append(listed, n)
 		}
 	}
-	s.send(func() { s.setNodes(listed) })
+	s.send(func() {
+		s.setNodes(listed)
+		s.viewAt(s.store.NodesPrefix(), rev)
+	})
 }
 
 // setNodes replaces the nodes with a list's.
@@ -311,21 +314,28 @@ func (s *ReplicationManager) setNodes(listed []*api.Node) {
 	s.setListed(s.store.NodesPrefix())
 }
 
+// putNode sends even a key that does not decode: the loop has the
+// nodes up to its revision all the same (viewAt).
 func (s *ReplicationManager) putNode(k registry.KV) {
 	n := s.decodeNode(k)
-	if n == nil {
-		return
-	}
 	s.send(func() {
-		old, ok := s.nodes[n.Name]
-		if !ok || !old.alive {
-			s.logger.Info("node registered", "node", n.Name, "labels", api.FormatLabels(n.Labels), "engine", n.EngineID)
+		if n != nil {
+			s.registered(n)
 		}
-		s.setNode(n)
-		if !ok || !old.alive || !maps.Equal(old.node.Labels, n.Labels) || old.node.Capacity != n.Capacity {
-			s.markNode(n.Name)
-		}
+		s.viewAt(s.store.NodesPrefix(), k.ModRev)
 	})
+}
+
+// registered takes n's registration in.
+func (s *ReplicationManager) registered(n *api.Node) {
+	old, ok := s.nodes[n.Name]
+	if !ok || !old.alive {
+		s.logger.Info("node registered", "node", n.Name, "labels", api.FormatLabels(n.Labels), "engine", n.EngineID)
+	}
+	s.setNode(n)
+	if !ok || !old.alive || !maps.Equal(old.node.Labels, n.Labels) || old.node.Capacity != n.Capacity {
+		s.markNode(n.Name)
+	}
 }
 
 // setNode records n as registered, in the view too.
@@ -345,6 +355,7 @@ func (s *ReplicationManager) delNode(key string, rev int64) {
 			s.syncView(name)
 			s.markNodeGone(name)
 		}
+		s.viewAt(s.store.NodesPrefix(), rev)
 	})
 }
 
@@ -358,7 +369,7 @@ func (s *ReplicationManager) decodeNode(k registry.KV) *api.Node {
 	return &n
 }
 
-func (s *ReplicationManager) resetConfigs(keys []registry.KV, _ int64) {
+func (s *ReplicationManager) resetConfigs(keys []registry.KV, rev int64) {
 	listed := make(map[string]api.NodeConfig, len(keys))
 	for _, k := range keys {
 		if node, c, ok := s.decodeConfig(k); ok {
@@ -377,33 +388,32 @@ func (s *ReplicationManager) resetConfigs(keys []registry.KV, _ int64) {
 			s.configChanged(node, old[node])
 		}
 		s.setListed(s.store.NodeConfigPrefix())
+		s.viewAt(s.store.NodeConfigPrefix(), rev)
 	})
 }
 
+// putConfig sends even a key that is not taken: the loop has the configs
+// up to its revision all the same (viewAt).
 func (s *ReplicationManager) putConfig(k registry.KV) {
 	node, c, ok := s.decodeConfig(k)
-	if !ok {
-		return
-	}
 	s.send(func() {
-		old := s.configs[node]
-		s.configs[node] = c
-		s.configChanged(node, old)
+		if ok {
+			old := s.configs[node]
+			s.configs[node] = c
+			s.configChanged(node, old)
+		}
+		s.viewAt(s.store.NodeConfigPrefix(), k.ModRev)
 	})
 }
 
-func (s *ReplicationManager) delConfig(key string, _ int64) {
+func (s *ReplicationManager) delConfig(key string, rev int64) {
 	node, ok := s.store.ParseNodeConfigKey(key)
-	if !ok {
-		return
-	}
 	s.send(func() {
-		old, had := s.configs[node]
-		if !had {
-			return
+		if old, had := s.configs[node]; ok && had {
+			delete(s.configs, node)
+			s.configChanged(node, old)
 		}
-		delete(s.configs, node)
-		s.configChanged(node, old)
+		s.viewAt(s.store.NodeConfigPrefix(), rev)
 	})
 }
 

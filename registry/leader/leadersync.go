@@ -97,12 +97,16 @@ type writeResult struct {
 
 // decideController makes the decision of id from the mirrors, and returns
 // it with its write; nil when there is nothing to write (or the mirrors
-// are not listed yet: the first lists queue everything again). The
+// are not listed yet: the first lists queue everything again; or the
+// nodes are not applied up to the spec yet: that queues it again). The
 // placements of the write count in the loads ("assumed") until its answer
 // comes.
 func (s *ReplicationManager) decideController(id string) *inflightWrite {
 	if !s.ready() {
 		return nil
+	}
+	if sp := s.specs[id]; sp != nil && s.behindView(id, sp.spec.ModRevision) {
+		return nil // decided once the nodes are applied up to the spec (viewrev.go)
 	}
 	inputs := s.inputsOf(id)
 	if s.unchanged(id, inputs) {
