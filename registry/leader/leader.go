@@ -336,6 +336,7 @@ func (s *ReplicationManager) Run(ctx context.Context) error {
 	for range registry.Batchers {
 		batches.Go(func() { s.store.RunBatches(batchCtx, s.opts.Guard, t.writes, s.opts.EtcdTimeout) })
 	}
+	s.viewAsk.ctx = runCtx
 	var mirrors sync.WaitGroup
 	mirrors.Go(func() { s.runEvents(runCtx) })
 	mirrors.Go(func() {

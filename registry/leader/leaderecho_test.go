@@ -1,6 +1,7 @@
 package leader
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -14,10 +15,13 @@ import (
 
 // listedLeader is a leader whose mirrors count as listed, the nodes and
 // their configs as of every revision, with no etcd behind it: what its
-// mirrors do with a change can be driven by hand.
+// mirrors do with a change can be driven by hand, and it asks no etcd
+// where the watches are.
 func listedLeader(t *testing.T) *ReplicationManager {
 	t.Helper()
 	s := NewReplicationManager(registry.NewStore(nil, "/"+t.Name()), slog.New(slog.DiscardHandler), Options{})
+	s.viewAsk.ctx = t.Context()
+	s.viewAsk.request = func(context.Context, string) error { return nil }
 	for prefix := range s.targets() {
 		s.listed[prefix] = true
 	}

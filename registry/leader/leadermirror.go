@@ -193,11 +193,15 @@ func (s *ReplicationManager) setSpecs(specs map[string]*schedSpec) {
 	s.setListed(s.store.ControllersPrefix())
 }
 
+// putSpec asks, before the loop has the spec, where the watches of the
+// nodes are: the spec's decision waits for them (viewrev.go), and the
+// answer may be in when the loop comes to it.
 func (s *ReplicationManager) putSpec(k registry.KV) {
 	sp := s.decodeSpec(k)
 	if sp == nil {
 		return
 	}
+	s.viewAsk.want(k.ModRev)
 	s.send(func() { s.setSpec(sp.spec.ID, sp) })
 }
 

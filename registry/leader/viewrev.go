@@ -59,7 +59,7 @@ func (s *ReplicationManager) behindView(id string, rev int64) bool {
 		return false
 	}
 	s.behind[id] = rev
-	s.viewAsk.want(s.term.ctx, rev)
+	s.viewAsk.want(rev)
 	return true
 }
 
@@ -90,6 +90,9 @@ func (s *ReplicationManager) viewHanded() {
 // not caught up) is asked again, later each time. It runs in a goroutine
 // of its own while a want is not met.
 type viewAsker struct {
+	// ctx is the term's, set before the mirrors start: the asking ends
+	// with it.
+	ctx      context.Context
 	prefixes []string
 	// seen are the revisions the prefixes' mirrors have handed over
 	// (mirrorFuncs.seen), in the order of prefixes.
@@ -111,8 +114,8 @@ func newViewAsker(s *ReplicationManager) *viewAsker {
 	return a
 }
 
-// want asks for the view to reach rev, until ctx ends.
-func (a *viewAsker) want(ctx context.Context, rev int64) {
+// want asks for the view to reach rev, until the term ends.
+func (a *viewAsker) want(rev int64) {
 	for cur := a.wanted.Load(); rev > cur; cur = a.wanted.Load() {
 		if a.wanted.CompareAndSwap(cur, rev) {
 			break
@@ -120,7 +123,7 @@ func (a *viewAsker) want(ctx context.Context, rev int64) {
 	}
 	a.poke()
 	if a.running.CompareAndSwap(false, true) {
-		go a.run(ctx)
+		go a.run(a.ctx)
 	}
 }
 

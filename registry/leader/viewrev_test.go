@@ -21,7 +21,6 @@ import (
 func TestASpecIsDecidedFromTheNodesAsOfItsRevision(t *testing.T) {
 	s := listedLeader(t)
 	clear(s.viewRevs) // listed below instead
-	s.term = &term{ctx: t.Context()}
 	asked := make(chan string, 64)
 	s.viewAsk.request = func(_ context.Context, prefix string) error {
 		select {
