@@ -309,6 +309,9 @@ func NewReplicationManager(store *registry.Store, logger *slog.Logger, opts Opti
 		viewRevs: map[string]int64{}, behind: map[string]int64{}, inflight: map[string]*inflightWrite{}, queue: newLaneQueue(opts.Clock),
 		gone: map[string]*goneNode{}, dropped: map[string]*droppedReports{}, events: make(chan api.Event, eventQueue),
 	}
+	for _, prefix := range s.viewPrefixes() {
+		s.viewRevs[prefix] = 0
+	}
 	s.viewAsk = newViewAsker(s)
 	return s
 }

@@ -13,6 +13,7 @@ package leader
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -40,13 +41,12 @@ func (s *ReplicationManager) viewAt(prefix string, rev int64) {
 }
 
 // viewRev is the revision up to which the loop has applied every change
-// of the nodes and of their configs.
+// of the nodes and of their configs (viewRevs holds both prefixes from
+// the start, at 0).
 func (s *ReplicationManager) viewRev() int64 {
-	view := int64(-1)
-	for _, prefix := range s.viewPrefixes() {
-		if rev := s.viewRevs[prefix]; view < 0 || rev < view {
-			view = rev
-		}
+	view := int64(math.MaxInt64)
+	for _, rev := range s.viewRevs {
+		view = min(view, rev)
 	}
 	return view
 }

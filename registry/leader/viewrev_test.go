@@ -20,7 +20,9 @@ import (
 // cordon has no slot on the cordoned node.
 func TestASpecIsDecidedFromTheNodesAsOfItsRevision(t *testing.T) {
 	s := listedLeader(t)
-	clear(s.viewRevs) // listed below instead
+	for _, prefix := range s.viewPrefixes() {
+		s.viewRevs[prefix] = 0 // listed below instead
+	}
 	asked := make(chan string, 64)
 	s.viewAsk.request = func(_ context.Context, prefix string) error {
 		select {
