@@ -118,8 +118,10 @@ type ReplicationManager struct {
 	// prefix (caughtup.go).
 	seen map[string]*atomic.Int64
 	// viewAsk asks etcd where the watches of the nodes and their configs
-	// are, while a decision waits for them (viewrev.go).
-	viewAsk *viewAsker
+	// are, while a decision waits for them (viewrev.go); reportsAsk where
+	// the reports' watch is, while a slot taken off a node waits for its
+	// release to show there (leadersync.go).
+	viewAsk, reportsAsk *progressAsker
 
 	// The rest is the loop's.
 
@@ -160,10 +162,7 @@ type ReplicationManager struct {
 	// answered): the watch's echo of a batched one is this leader's own
 	// change, applied without deciding again (ownEcho).
 	inflight map[string]*inflightWrite
-	// progressWanted counts the progress requests wanted since the one in
-	// flight began (requestProgress).
-	progressWanted atomic.Int64
-	queue          *laneQueue
+	queue    *laneQueue
 	// world counts the events the loop has taken in (the mirrors'
 	// changes, the writes' answers): a decision made at the same count
 	// saw the same mirrors (calm.go).
@@ -312,7 +311,8 @@ func NewReplicationManager(store *registry.Store, logger *slog.Logger, opts Opti
 	for _, prefix := range s.viewPrefixes() {
 		s.viewRevs[prefix] = 0
 	}
-	s.viewAsk = newViewAsker(s)
+	s.viewAsk = newProgressAsker(s, s.viewPrefixes()...)
+	s.reportsAsk = newProgressAsker(s, store.ReportsPrefix())
 	return s
 }
 
@@ -339,7 +339,7 @@ func (s *ReplicationManager) Run(ctx context.Context) error {
 	for range registry.Batchers {
 		batches.Go(func() { s.store.RunBatches(batchCtx, s.opts.Guard, t.writes, s.opts.EtcdTimeout) })
 	}
-	s.viewAsk.ctx = runCtx
+	s.viewAsk.ctx, s.reportsAsk.ctx = runCtx, runCtx
 	var mirrors sync.WaitGroup
 	mirrors.Go(func() { s.runEvents(runCtx) })
 	mirrors.Go(func() {

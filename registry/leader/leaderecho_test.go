@@ -20,8 +20,10 @@ import (
 func listedLeader(t *testing.T) *ReplicationManager {
 	t.Helper()
 	s := NewReplicationManager(registry.NewStore(nil, "/"+t.Name()), slog.New(slog.DiscardHandler), Options{})
-	s.viewAsk.ctx = t.Context()
-	s.viewAsk.request = func(context.Context, string) error { return nil }
+	for _, a := range []*progressAsker{s.viewAsk, s.reportsAsk} {
+		a.ctx = t.Context()
+		a.request = func(context.Context, string) error { return nil }
+	}
 	for prefix := range s.targets() {
 		s.listed[prefix] = true
 	}

@@ -44,7 +44,7 @@ func (s *ReplicationManager) targets() map[string]registry.MirrorTarget {
 		p.AssignmentsPrefix(): mirrorFuncs{onReset: s.resetAssignments, onPut: s.putAssignment, onDel: s.delAssignment, onProgress: s.progressed,
 			seen: s.seen[p.AssignmentsPrefix()], handed: s.handed},
 		p.ReportsPrefix(): mirrorFuncs{onReset: s.resetReports, onPut: s.putReport, onDel: s.delReport, onProgress: s.reportsProgress,
-			seen: s.seen[p.ReportsPrefix()], handed: s.handed},
+			seen: s.seen[p.ReportsPrefix()], handed: s.reportsHanded},
 	}
 }
 
@@ -654,9 +654,17 @@ func (s *ReplicationManager) setReport(id, node string, r *leaderReport, rev int
 	s.markReport(id)
 }
 
+// reportsHanded is the reports' mirror having handed a change to the
+// loop: CaughtUp's waiters and the asker look again.
+func (s *ReplicationManager) reportsHanded() {
+	s.handed()
+	s.reportsAsk.poke()
+}
+
 // reportsProgress records that the reports are as of rev, and queues the
 // controllers whose slots waited for that.
 func (s *ReplicationManager) reportsProgress(rev int64) {
+	s.reportsAsk.poke()
 	s.send(func() {
 		s.reportsRev = max(s.reportsRev, rev)
 		for id := range s.releasing {

@@ -397,21 +397,24 @@ func (s *ReplicationManager) applied(id string, before map[int]decide.Assignment
 			s.setAssignment(id, c.Slot, &registry.SlotAssignment{Assignment: *c.Next, Rev: c.Rev})
 		}
 	}
-	if s.pruneReleased(id, rec) && awaitsReports(rec, s.reportsRev) {
-		s.requestProgress()
+	if s.pruneReleased(id, rec) {
+		if rev := awaitedReports(rec, s.reportsRev); rev > 0 {
+			s.reportsAsk.want(rev)
+		}
 	}
 }
 
-// awaitsReports reports whether a slot rec released waits for the reports
-// to catch up with its release: a progress request helps that one, not one
-// whose node's report still holds it.
-func awaitsReports(rec *leaderRecord, reportsRev int64) bool {
+// awaitedReports returns the revision the reports must reach for every
+// slot rec released to be seen released, 0 when they have: a progress
+// request helps those, not one whose node's report still holds it.
+func awaitedReports(rec *leaderRecord, reportsRev int64) int64 {
+	var awaited int64
 	for _, rel := range rec.released {
 		if rel.Rev > reportsRev {
-			return true
+			awaited = max(awaited, rel.Rev)
 		}
 	}
-	return false
+	return awaited
 }
 
 // released records the slot c takes off a node, if it does, as released
@@ -451,27 +454,6 @@ func (s *ReplicationManager) pruneReleased(id string, rec *leaderRecord) bool {
 func (s *ReplicationManager) reportHolds(id, node string, slot int) bool {
 	r := s.reports[id][node]
 	return r != nil && r.slots.Has(slot)
-}
-
-// requestProgress asks etcd to tell the watches where they are, so that
-// slots taken off a node wait for the reports only as long as they must.
-// One request is in flight at a time, and it asks again once done when
-// more were wanted meanwhile: a node gone with 1,000 slots wants 1,000.
-func (s *ReplicationManager) requestProgress() {
-	if s.progressWanted.Add(1) > 1 {
-		return // the request in flight asks again
-	}
-	go func() {
-		for {
-			wanted := s.progressWanted.Load()
-			ctx, cancel := context.WithTimeout(context.Background(), s.opts.EtcdTimeout)
-			_ = s.store.RequestProgress(ctx, s.store.ReportsPrefix()) // best effort: any report moves it too
-			cancel()
-			if s.progressWanted.CompareAndSwap(wanted, 0) {
-				return
-			}
-		}
-	}()
 }
 
 // scheduleRecheck decides id again after d (0: no need).
