@@ -100,14 +100,26 @@ type daemon struct {
 // test's containers are removed.
 func startDaemon(t *testing.T, extra ...string) *daemon {
 	t.Helper()
-	d := &daemon{
-		etcdURL:     "http://" + etcdtest.FreeAddr(t),
-		peerURL:     "http://" + etcdtest.FreeAddr(t),
-		metricsAddr: etcdtest.FreeAddr(t),
-		dataDir:     filepath.Join(t.TempDir(), "etcd"),
-		logs:        &syncbuf.Buffer{},
+	var d *daemon
+	for try := 1; ; try++ {
+		d = &daemon{
+			etcdURL:     "http://" + etcdtest.FreeAddr(t),
+			peerURL:     "http://" + etcdtest.FreeAddr(t),
+			metricsAddr: etcdtest.FreeAddr(t),
+			dataDir:     filepath.Join(t.TempDir(), "etcd"),
+			logs:        &syncbuf.Buffer{},
+		}
+		err := d.tryExec(t, d.startArgs(extra))
+		if err == nil {
+			break
+		}
+		// a port drawn free a moment ago may have been bound since by
+		// another process: draw again, with a data dir of its own
+		if !strings.Contains(err.Error(), "address already in use") || try == startTries {
+			t.Fatal(err)
+		}
+		t.Logf("the daemon found a port taken; drawing again: %v", err)
 	}
-	d.start(t, extra...)
 	t.Cleanup(func() {
 		d.stop(t)
 		if t.Failed() {
@@ -117,13 +129,22 @@ func startDaemon(t *testing.T, extra ...string) *daemon {
 	return d
 }
 
+// startTries is how many times startDaemon draws ports for a daemon that
+// found one taken.
+const startTries = 3
+
 func (d *daemon) start(t *testing.T, extra ...string) {
 	t.Helper()
-	d.exec(t, append([]string{
+	d.exec(t, d.startArgs(extra))
+}
+
+// startArgs are the flags of a daemon with its embedded etcd, and extra.
+func (d *daemon) startArgs(extra []string) []string {
+	return append([]string{
 		"--etcd-data-dir", d.dataDir,
 		"--etcd-listen-client-urls", d.etcdURL,
 		"--etcd-listen-peer-urls", d.peerURL,
-	}, extra...))
+	}, extra...)
 }
 
 // startShared runs a daemon on the etcd of another, until the test ends.
@@ -140,18 +161,31 @@ func (d *daemon) startShared(t *testing.T, extra ...string) {
 
 func (d *daemon) exec(t *testing.T, args []string) {
 	t.Helper()
+	if err := d.tryExec(t, args); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tryExec starts the daemon with args and waits until it is ready; an
+// error, with its logs, when it exited first or was not ready in time
+// (it is killed then).
+func (d *daemon) tryExec(t *testing.T, args []string) error {
+	t.Helper()
 	args = append(args, "--metrics-bind-address", d.metricsAddr, "--log-level", "debug")
 	d.cmd = exec.Command(filepath.Join(binDir, "replication-manager"), args...)
 	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
 	if err := d.cmd.Start(); err != nil {
-		t.Fatalf("start daemon: %v", err)
+		return fmt.Errorf("start daemon: %w", err)
 	}
 	d.done = make(chan error, 1)
 	go func() { d.done <- d.cmd.Wait() }()
-	testpoll.Eventually(t, 60*time.Second, func() error {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	_, err := testpoll.Wait(ctx, 60*time.Second, func() error {
 		select {
 		case err := <-d.done:
 			d.done <- err
+			cancel() // no use waiting
 			return fmt.Errorf("daemon exited: %w\n%s", err, d.logs.String())
 		default:
 		}
@@ -165,6 +199,12 @@ func (d *daemon) exec(t *testing.T, args []string) {
 		}
 		return nil
 	})
+	if err != nil { // not ready: a daemon still running goes too
+		_ = d.cmd.Process.Kill()
+		<-d.done
+		d.cmd = nil
+	}
+	return err
 }
 
 // kill sends SIGKILL, as a crash would, and waits for the process to go.

@@ -3,12 +3,14 @@
 package etcdtest
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"net/url"
 	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,6 +56,41 @@ func New(dir string, opts ...func(*embed.Config)) (*Server, error) {
 		}
 		dir, ownsDir = d, true
 	}
+	var e *embed.Etcd
+	var cfg *embed.Config
+	for try := 1; ; try++ {
+		var err error
+		if cfg, err = config(dir, opts); err != nil {
+			return nil, err
+		}
+		e, err = embed.StartEtcd(cfg)
+		if err == nil {
+			break
+		}
+		// a port drawn free a moment ago may have been bound since by
+		// another process's server: draw again (etcd binds its listeners
+		// before it touches the data dir)
+		if !errors.Is(err, syscall.EADDRINUSE) || try == startTries {
+			return nil, err
+		}
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(30 * time.Second):
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd not ready within 30s")
+	}
+	// the options may have moved the client URL (to https, to a fixed port)
+	return &Server{Etcd: e, ClientURL: cfg.AdvertiseClientUrls[0].String(), dir: dir, ownsDir: ownsDir}, nil
+}
+
+// startTries is how many times New draws ports for a server whose
+// listener found its port taken.
+const startTries = 5
+
+// config is the configuration of a server with its data in dir, on ports
+// drawn now, with opts applied.
+func config(dir string, opts []func(*embed.Config)) (*embed.Config, error) {
 	clientAddr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -84,18 +121,7 @@ func New(dir string, opts ...func(*embed.Config)) (*Server, error) {
 	for _, o := range opts {
 		o(cfg)
 	}
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		return nil, err
-	}
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(30 * time.Second):
-		e.Close()
-		return nil, fmt.Errorf("embedded etcd not ready within 30s")
-	}
-	// the options may have moved the client URL (to https, to a fixed port)
-	return &Server{Etcd: e, ClientURL: cfg.AdvertiseClientUrls[0].String(), dir: dir, ownsDir: ownsDir}, nil
+	return cfg, nil
 }
 
 // Close stops the server and removes a data dir New made. A test may
