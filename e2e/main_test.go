@@ -201,7 +201,7 @@ func (d *daemon) tryExec(t *testing.T, args []string) error {
 	})
 	if err != nil { // not ready: a daemon still running goes too
 		_ = d.cmd.Process.Kill()
-		<-d.done
+		t.Logf("the daemon that did not start has ended: %v", <-d.done)
 		d.cmd = nil
 	}
 	return err
