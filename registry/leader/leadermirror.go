@@ -38,13 +38,13 @@ func (s *ReplicationManager) targets() map[string]registry.MirrorTarget {
 		p.ControllersPrefix(): mirrorFuncs{onReset: s.resetSpecs, onPut: s.putSpec, onDel: s.delSpec, onProgress: s.progressed,
 			seen: s.seen[p.ControllersPrefix()], handed: s.handed},
 		p.NodesPrefix(): mirrorFuncs{onReset: s.resetNodes, onPut: s.putNode, onDel: s.delNode, onProgress: s.viewProgress(p.NodesPrefix()),
-			seen: s.seen[p.NodesPrefix()], handed: s.viewHanded},
+			seen: s.seen[p.NodesPrefix()], handed: s.handedTo(s.viewAsk)},
 		p.NodeConfigPrefix(): mirrorFuncs{onReset: s.resetConfigs, onPut: s.putConfig, onDel: s.delConfig, onProgress: s.viewProgress(p.NodeConfigPrefix()),
-			seen: s.seen[p.NodeConfigPrefix()], handed: s.viewHanded},
+			seen: s.seen[p.NodeConfigPrefix()], handed: s.handedTo(s.viewAsk)},
 		p.AssignmentsPrefix(): mirrorFuncs{onReset: s.resetAssignments, onPut: s.putAssignment, onDel: s.delAssignment, onProgress: s.progressed,
 			seen: s.seen[p.AssignmentsPrefix()], handed: s.handed},
 		p.ReportsPrefix(): mirrorFuncs{onReset: s.resetReports, onPut: s.putReport, onDel: s.delReport, onProgress: s.reportsProgress,
-			seen: s.seen[p.ReportsPrefix()], handed: s.reportsHanded},
+			seen: s.seen[p.ReportsPrefix()], handed: s.handedTo(s.reportsAsk)},
 	}
 }
 
@@ -652,13 +652,6 @@ func (s *ReplicationManager) setReport(id, node string, r *leaderReport, rev int
 	}
 	s.reportsRev = max(s.reportsRev, rev)
 	s.markReport(id)
-}
-
-// reportsHanded is the reports' mirror having handed a change to the
-// loop: CaughtUp's waiters and the asker look again.
-func (s *ReplicationManager) reportsHanded() {
-	s.handed()
-	s.reportsAsk.poke()
 }
 
 // reportsProgress records that the reports are as of rev, and queues the

@@ -36,6 +36,15 @@ type progressAsker struct {
 	moved chan struct{}
 }
 
+// handedTo is what a mirror whose revisions a asks about does once it
+// has handed a change to the loop: CaughtUp's waiters and a look again.
+func (s *ReplicationManager) handedTo(a *progressAsker) func() {
+	return func() {
+		s.handed()
+		a.poke()
+	}
+}
+
 // newProgressAsker returns an asker of prefixes, mirrored by s.
 func newProgressAsker(s *ReplicationManager, prefixes ...string) *progressAsker {
 	a := &progressAsker{prefixes: prefixes, request: s.store.RequestProgress, timeout: s.opts.EtcdTimeout, moved: make(chan struct{}, 1)}

@@ -15,14 +15,7 @@ import (
 func TestAProgressRequestLeftUnansweredIsAskedAgain(t *testing.T) {
 	s := listedLeader(t)
 	reports := s.store.ReportsPrefix()
-	asked := make(chan string, 64)
-	s.reportsAsk.request = func(_ context.Context, prefix string) error {
-		select {
-		case asked <- prefix:
-		default:
-		}
-		return nil
-	}
+	asked := recordRequests(s.reportsAsk)
 	s.reportsAsk.want(10)
 	for i := range 3 { // the first request, and two more while none is answered
 		select {
@@ -36,15 +29,36 @@ func TestAProgressRequestLeftUnansweredIsAskedAgain(t *testing.T) {
 	}
 
 	s.targets()[reports].(registry.ProgressTarget).Progress(10)
-	deadline := time.Now().Add(10 * time.Second)
-	for s.reportsAsk.running.Load() {
-		if time.Now().After(deadline) {
-			t.Fatal("the leader still asks where the reports' watch is once its mirror has handed over revision 10")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitStopped(t, s.reportsAsk, "once the reports' mirror has handed over revision 10")
 	s.deliver()
 	if s.reportsRev != 10 {
 		t.Fatalf("the reports are as of %d, want 10: the progress notification's revision", s.reportsRev)
+	}
+}
+
+// recordRequests has a send the prefixes it asks about, instead of
+// asking etcd.
+func recordRequests(a *progressAsker) <-chan string {
+	asked := make(chan string, 64)
+	a.request = func(_ context.Context, prefix string) error {
+		select {
+		case asked <- prefix:
+		default:
+		}
+		return nil
+	}
+	return asked
+}
+
+// waitStopped waits until a asks no more, which it should by now
+// (after says when).
+func waitStopped(t *testing.T, a *progressAsker, after string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for a.running.Load() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader still asks etcd where %v are %s", a.prefixes, after)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

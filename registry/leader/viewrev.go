@@ -69,10 +69,3 @@ func (s *ReplicationManager) viewProgress(prefix string) func(int64) {
 		})
 	}
 }
-
-// viewHanded is a mirror of the view having handed a change to the
-// loop: CaughtUp's waiters and the asker look again.
-func (s *ReplicationManager) viewHanded() {
-	s.handed()
-	s.viewAsk.poke()
-}

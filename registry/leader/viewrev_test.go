@@ -1,7 +1,6 @@
 package leader
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"testing"
@@ -23,14 +22,7 @@ func TestASpecIsDecidedFromTheNodesAsOfItsRevision(t *testing.T) {
 	for _, prefix := range s.viewPrefixes() {
 		s.viewRevs[prefix] = 0 // listed below instead
 	}
-	asked := make(chan string, 64)
-	s.viewAsk.request = func(_ context.Context, prefix string) error {
-		select {
-		case asked <- prefix:
-		default:
-		}
-		return nil
-	}
+	asked := recordRequests(s.viewAsk)
 	nodes, configs := s.store.NodesPrefix(), s.store.NodeConfigPrefix()
 	mirrors := s.targets()
 	// both listed at revision 5, with nodes a and b
@@ -95,13 +87,7 @@ func TestASpecIsDecidedFromTheNodesAsOfItsRevision(t *testing.T) {
 			t.Fatalf("slot %d placed as %+v, want on a: b was cordoned before web was applied", c.Slot, c.Next)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for s.viewAsk.running.Load() {
-		if time.Now().After(deadline) {
-			t.Fatal("the leader still asks etcd where the watches are once the nodes are applied up to web")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitStopped(t, s.viewAsk, "once the nodes are applied up to web")
 }
 
 // decideNext decides the controller the queue gives next, as the loop
