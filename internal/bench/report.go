@@ -249,12 +249,22 @@ func pullRows(d *DockerResults) []Row {
 func replacementRows(d *DockerResults) []Row {
 	part := "2. Replacement after docker rm -f"
 	start, rep := d.DockerStart.Median(), d.Replacement.Median()
-	return []Row{
+	rows := []Row{
 		{Part: part, Measure: "one plain Docker create+start, until running", Result: spread(d.DockerStart)},
 		{Part: part, Measure: "rm -f of a replica → replacement running", Result: fmt.Sprintf("%s; p90 %s", spread(d.Replacement), fmtDuration(d.Replacement.Percentile(90)))},
 		{Part: part, Measure: "replacement beyond one Docker start (medians)", Result: fmtDuration(rep - start),
 			Target: "≤ " + fmtDuration(targetReplacementSlack), Verdict: judge(len(d.Replacement) > 0 && len(d.DockerStart) > 0, rep-start <= targetReplacementSlack)},
 	}
+	if len(d.ReplacementFreed) == len(d.Replacement) && len(d.Replacement) > 0 {
+		after := make(Durations, len(d.Replacement))
+		for i := range after {
+			after[i] = d.Replacement[i] - d.ReplacementFreed[i]
+		}
+		rows = append(rows,
+			Row{Part: part, Measure: "  of which: rm -f → old container destroyed (the engine's)", Result: spread(d.ReplacementFreed)},
+			Row{Part: part, Measure: "  of which: destroyed → replacement running, beyond one start", Result: fmtDuration(after.Median() - start)})
+	}
+	return rows
 }
 
 func endToEndRows(d *DockerResults) []Row {

@@ -228,6 +228,33 @@ func TestReplacementTargetIs100msBeyondOneStart(t *testing.T) {
 	}
 }
 
+func TestReplacementRowsTellTheEnginesRemovalFromTheManagersPart(t *testing.T) {
+	d := goodResults().Docker
+	d.DockerStart = ms(300, 300, 300)
+	d.Replacement = ms(500, 420, 460)
+	d.ReplacementFreed = ms(150, 100, 130)
+	rows := replacementRows(d)
+	for measure, want := range map[string]string{
+		"rm -f → old container destroyed": spread(ms(150, 100, 130)),
+		"destroyed → replacement running": "30ms", // medians: 330 after the destroy, 300 a start
+	} {
+		var got []string
+		for _, row := range rows {
+			if strings.Contains(row.Measure, measure) {
+				got = append(got, row.Result)
+			}
+		}
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("rows %q: %q, want one of %q", measure, got, want)
+		}
+	}
+
+	d.ReplacementFreed = nil // results of a run before the destroy was timed
+	if n := len(replacementRows(d)); n != 3 {
+		t.Errorf("without the destroy times: %d rows, want 3", n)
+	}
+}
+
 func TestEndToEndJudgesTheP50AndTheP99Apart(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -51,9 +51,12 @@ type DockerResults struct {
 	Pull   *PullConvergenceResult   `json:"pull,omitempty"`
 
 	// DockerStart is one plain create+start of the image until it runs;
-	// Replacement docker rm -f of a replica until its replacement runs.
-	DockerStart Durations `json:"dockerStartMs"`
-	Replacement Durations `json:"replacementMs"`
+	// Replacement docker rm -f of a replica until its replacement runs,
+	// and ReplacementFreed until the engine destroyed the old container
+	// (the sample of the same index), which frees the slot's name.
+	DockerStart      Durations `json:"dockerStartMs"`
+	Replacement      Durations `json:"replacementMs"`
+	ReplacementFreed Durations `json:"replacementFreedMs,omitempty"`
 
 	// EndToEnd is a new controller's spec write until its replica runs
 	// (EndToEndRunning) and its status says readyReplicas 1

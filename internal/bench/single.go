@@ -59,22 +59,41 @@ func (e *dockerEnv) measureReplacement(ctx context.Context, cfg Config, res *Doc
 			return fmt.Errorf("replacement: %w", err)
 		}
 		victim := running[i%len(running)].ID
-		d, err := e.timeChange(ctx, func() error { return removeContainer(ctx, e.cli, victim) },
-			"start", 1, func(ev dockerEvent) bool { return match(ev) && ev.ID != victim })
-		if err != nil {
+		if err := e.timeReplacement(ctx, victim, match, res); err != nil {
 			return fmt.Errorf("replacement %d: %w", i+1, err)
 		}
-		res.Replacement = append(res.Replacement, d)
 		if err := sleepCtx(ctx, 300*time.Millisecond); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(e.progress, "replacement after rm -f: %s\n", spread(res.Replacement))
+	fmt.Fprintf(e.progress, "replacement after rm -f: %s; the old container destroyed after %s\n", spread(res.Replacement), spread(res.ReplacementFreed))
 	_, err = e.timeChange(ctx, func() error { return e.daemon.store.DeleteController(ctx, id) }, "destroy", replaceReplicas, match)
 	if err != nil {
 		return fmt.Errorf("replacement: delete the controller: %w", err)
 	}
 	return e.settle(ctx, labels)
+}
+
+// timeReplacement removes the victim with rm -f and times, from the call,
+// its destroy event (the engine has freed its name, which its replacement
+// takes) and the start event of another container that match accepts.
+func (e *dockerEnv) timeReplacement(ctx context.Context, victim string, match func(dockerEvent) bool, res *DockerResults) error {
+	mark := e.rec.mark()
+	start := time.Now()
+	if err := removeContainer(ctx, e.cli, victim); err != nil {
+		return err
+	}
+	destroyed, err := e.rec.waitEvents(ctx, mark, "destroy", 1, func(ev dockerEvent) bool { return ev.ID == victim })
+	if err != nil {
+		return err
+	}
+	started, err := e.rec.waitEvents(ctx, mark, "start", 1, func(ev dockerEvent) bool { return match(ev) && ev.ID != victim })
+	if err != nil {
+		return err
+	}
+	res.ReplacementFreed = append(res.ReplacementFreed, destroyed[0].At.Sub(start))
+	res.Replacement = append(res.Replacement, started[0].At.Sub(start))
+	return nil
 }
 
 // plainStart times one create+start of the image named <id>-<try>, as
