@@ -8,13 +8,16 @@ package agent_test
 // history makes them. After every step the leader catches up with etcd
 // (CaughtUp), so that a history is the same each time it runs.
 // Random histories of spec writes, scales, template and selector changes,
-// containers killed, nodes dying and coming back, and leaders replaced;
+// containers killed, nodes dying and coming back, nodes cordoned, drained
+// and relabelled (their /registry/nodeconfig key), and leaders replaced;
 // after every step no slot runs on two engines, the live containers
-// never grow above replicas + maxSurge, and once replicas - max(1,
-// maxUnavailable) slots ran and the leader saw them in the nodes' reports,
-// as many run on unless the history killed one; at the end, with every
-// fault healed, the controller converges. (The pure decision has a finer
-// model with slow stops and late node views in package decide.)
+// never grow above replicas + maxSurge, no slot is newly placed on a
+// paused or drained node, and once replicas - max(1, maxUnavailable)
+// slots ran and the leader saw them in the nodes' reports, as many run on
+// unless the history killed one; at the end, with every fault healed, the
+// controller converges, and a drain that another node can take over
+// leaves its node empty. (The pure decision has a finer model with slow
+// stops and late node views in package decide.)
 
 import (
 	"context"
@@ -67,6 +70,12 @@ type propCluster struct {
 	unseen   map[string]bool
 	// floorWritten is the floor of the spec last written.
 	floorWritten int
+	// config is each node's maintenance config as the history last wrote
+	// it; closedOn holds, for each paused or drained node, the slots
+	// assigned to it when it was closed that it has kept ever since: no
+	// other slot may be placed there.
+	config   map[string]api.NodeConfig
+	closedOn map[string]map[int]bool
 }
 
 type propNode struct {
@@ -82,7 +91,8 @@ type propNode struct {
 
 func newPropCluster(t *testing.T, rt *rapid.T, store *registry.Store) *propCluster {
 	t.Helper()
-	c := &propCluster{t: rt, tb: t, ctx: t.Context(), store: store, clock: testclock.New(time.Now()), nodes: map[string]*propNode{}, unseen: map[string]bool{}}
+	c := &propCluster{t: rt, tb: t, ctx: t.Context(), store: store, clock: testclock.New(time.Now()), nodes: map[string]*propNode{}, unseen: map[string]bool{},
+		config: map[string]api.NodeConfig{}, closedOn: map[string]map[int]bool{}}
 	for _, name := range []string{"a", "b"} {
 		n := &propNode{name: name, fake: &taskcontrol.Fake{Now: c.clock.Now}}
 		n.roles = roles.New(roles.Options{
@@ -164,16 +174,55 @@ func (c *propCluster) write() {
 	c.grown = max(c.bound(), min(c.grown, c.committed()))
 }
 
-// committed is live plus the creates nodes are bound to make: assigned
-// slots whose node runs no container of them yet. A spec takes effect
-// when the leader decides on it, not when it is written.
-func (c *propCluster) committed() int {
+// configure changes node's maintenance config as rcctl cordon, drain and
+// label node do, and waits until the leader acted on it.
+func (c *propCluster) configure(node string, change func(*api.NodeConfig)) {
+	wasOpen := c.config[node].Effective() == api.NodeActive
+	cfg, err := c.store.UpdateNodeConfig(c.ctx, node, func(cfg *api.NodeConfig) error {
+		change(cfg)
+		return nil
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.config[node] = cfg
+	switch open := cfg.Effective() == api.NodeActive; {
+	case open:
+		delete(c.closedOn, node)
+	case wasOpen:
+		c.closedOn[node] = map[int]bool{}
+		for slot, a := range c.assignments() {
+			if a.Node == node {
+				c.closedOn[node][slot] = true
+			}
+		}
+	}
+	c.caughtUp()
+}
+
+// assignments are the controller's slot assignments in etcd.
+func (c *propCluster) assignments() map[int]api.Assignment {
 	assigned, err := c.store.ListAssignments(c.ctx)
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	return assigned["web"]
+}
+
+// zone is node's zone label: its config's over its own (its name).
+func (c *propCluster) zone(node string) string {
+	if zone, ok := c.config[node].Labels["zone"]; ok {
+		return zone
+	}
+	return node
+}
+
+// committed is live plus the creates nodes are bound to make: assigned
+// slots whose node runs no container of them yet. A spec takes effect
+// when the leader decides on it, not when it is written.
+func (c *propCluster) committed() int {
 	n := c.live()
-	for slot, a := range assigned["web"] {
+	for slot, a := range c.assignments() {
 		nd := c.nodes[a.Node]
 		if nd == nil {
 			continue
@@ -251,7 +300,27 @@ func (c *propCluster) check() {
 		}
 	}
 	c.grown = max(c.bound(), min(c.grown, c.committed()))
+	c.checkClosed()
 	c.checkRunning()
+}
+
+// checkClosed asserts that no slot is newly placed on a paused or drained
+// node: each slot assigned to one was there when it closed, and has been
+// ever since.
+func (c *propCluster) checkClosed() {
+	assigned := c.assignments()
+	for node, kept := range c.closedOn {
+		for slot := range kept {
+			if a, ok := assigned[slot]; !ok || a.Node != node {
+				delete(kept, slot) // it left: coming back would be a new placement
+			}
+		}
+	}
+	for slot, a := range assigned {
+		if kept, closed := c.closedOn[a.Node]; closed && !kept[slot] {
+			c.t.Fatalf("slot %d newly placed on node %s, which is %s; %s", slot, a.Node, c.config[a.Node].Effective(), c)
+		}
+	}
 }
 
 // runFloor is how many slots run whatever the leader does: a move or a
@@ -297,14 +366,11 @@ func (c *propCluster) reportedRunning() int {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	assigned, err := c.store.ListAssignments(c.ctx)
-	if err != nil {
-		c.t.Fatal(err)
-	}
+	assigned := c.assignments()
 	slots := map[int]bool{}
 	for _, r := range reports {
 		for _, task := range r.Tasks {
-			if _, kept := assigned["web"][task.Slot]; kept && task.State == api.StateRunning {
+			if _, kept := assigned[task.Slot]; kept && task.State == api.StateRunning {
 				slots[task.Slot] = true
 			}
 		}
@@ -318,17 +384,14 @@ func (c *propCluster) String() string {
 	var b strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(c.nodes)) {
 		n := c.nodes[name]
-		fmt.Fprintf(&b, "\nnode %s (alive %v):", name, n.alive)
+		fmt.Fprintf(&b, "\nnode %s (alive %v, %s, zone %s):", name, n.alive, c.config[name].Effective(), c.zone(name))
 		for _, task := range n.fake.Tasks() {
 			fmt.Fprintf(&b, " [%s slot %s %s %s]", task.Name, task.Labels[api.LabelSlot], task.Labels[api.LabelTemplateHash], task.State)
 		}
 	}
-	assigned, err := c.store.ListAssignments(c.ctx)
-	if err != nil {
-		return b.String() + "\n" + err.Error()
-	}
-	for _, slot := range slices.Sorted(maps.Keys(assigned["web"])) {
-		fmt.Fprintf(&b, "\nslot %d: %+v", slot, assigned["web"][slot])
+	assigned := c.assignments()
+	for _, slot := range slices.Sorted(maps.Keys(assigned)) {
+		fmt.Fprintf(&b, "\nslot %d: %+v", slot, assigned[slot])
 	}
 	return b.String()
 }
@@ -414,6 +477,19 @@ func TestClusterKeepsTheBoundsOverRandomHistories(t *testing.T) {
 					c.caughtUp()
 				}
 			},
+			"availability": func(t *rapid.T) {
+				avail := rapid.SampledFrom([]api.NodeAvailability{api.NodeActive, api.NodePause, api.NodeDrain}).Draw(t, "availability")
+				c.configure(c.pick(t).name, func(cfg *api.NodeConfig) { cfg.Availability = avail })
+			},
+			"relabel": func(t *rapid.T) {
+				zone := rapid.SampledFrom([]string{"", "a", "b"}).Draw(t, "zone label")
+				c.configure(c.pick(t).name, func(cfg *api.NodeConfig) {
+					cfg.Labels = nil
+					if zone != "" {
+						cfg.Labels = map[string]string{"zone": zone}
+					}
+				})
+			},
 			"new leader": func(*rapid.T) { c.newLeader() },
 			"":           func(*rapid.T) { c.check() },
 		})
@@ -423,11 +499,19 @@ func TestClusterKeepsTheBoundsOverRandomHistories(t *testing.T) {
 	t.Logf("%d histories", histories)
 }
 
-// converge heals every fault and steps the cluster until it settles.
+// converge heals every fault and steps the cluster until it settles. A
+// node's config is a fault too, but for a drain the other node can take
+// over: that one stays, and its node must end empty.
 func (c *propCluster) converge() {
 	for _, n := range c.nodes {
 		if !n.alive {
 			c.start(n)
+		}
+	}
+	drained := c.drainToKeep()
+	for name := range c.nodes {
+		if name != drained {
+			c.configure(name, func(cfg *api.NodeConfig) { *cfg = api.NodeConfig{} })
 		}
 	}
 	c.lead()
@@ -451,12 +535,28 @@ func (c *propCluster) converge() {
 			if task.Labels[api.LabelTemplateHash] != hash {
 				c.t.Fatalf("%s on %s runs template %s after the history, want %s", task.Name, name, task.Labels[api.LabelTemplateHash], hash)
 			}
-			if sel := c.spec.DesiredState.NodeSelector; sel != nil && sel["zone"] != name {
+			if sel := c.spec.DesiredState.NodeSelector; sel != nil && sel["zone"] != c.zone(name) {
 				c.t.Fatalf("%s on %s, which does not match %v", task.Name, name, sel)
+			}
+			if name == drained {
+				c.t.Fatalf("%s still on %s, drained, after the history; %s", task.Name, name, c)
 			}
 		}
 	}
 	if got != want {
 		c.t.Fatalf("%d live after the history, want %d", got, want)
 	}
+}
+
+// drainToKeep is a node the history left drained whose slots the other
+// node can take, once healed, under the spec's selector; "" if none.
+func (c *propCluster) drainToKeep() string {
+	for _, name := range slices.Sorted(maps.Keys(c.nodes)) {
+		other := map[string]string{"a": "b", "b": "a"}[name]
+		sel := c.spec.DesiredState.NodeSelector
+		if c.config[name].Effective() == api.NodeDrain && (sel == nil || sel["zone"] == other) {
+			return name
+		}
+	}
+	return ""
 }
