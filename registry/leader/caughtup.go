@@ -9,20 +9,10 @@ package leader
 import (
 	"context"
 	"errors"
-	"time"
 )
 
 // ErrStopped is CaughtUp's answer once the leader's loop has ended.
 var ErrStopped = errors.New("the leader's loop has ended")
-
-// CaughtUp asks etcd again where the watches are while it waits, first
-// after firstProgress, then twice as long each time up to lastProgress:
-// etcd answers a request only when every watch of the stream has caught
-// up, and drops it otherwise.
-const (
-	firstProgress = time.Millisecond
-	lastProgress  = 50 * time.Millisecond
-)
 
 // caughtUpWaiter is a CaughtUp call waiting for the loop to reach rev.
 type caughtUpWaiter struct {
@@ -46,7 +36,9 @@ func (s *ReplicationManager) CaughtUp(ctx context.Context) error {
 }
 
 // waitFor returns once the loop has everything up to rev and nothing to
-// do, asking etcd meanwhile to tell the watches where they are.
+// do. Meanwhile etcd is asked to tell the watches where they are
+// (caughtUpAsk), up to rev and up to the leader's own writes, which
+// raise the want as they are answered (wrote).
 func (s *ReplicationManager) waitFor(ctx context.Context, rev int64) error {
 	w := caughtUpWaiter{rev: rev, done: make(chan struct{})}
 	s.waiting.Add(1)
@@ -54,35 +46,14 @@ func (s *ReplicationManager) waitFor(ctx context.Context, rev int64) error {
 	if !s.onLoop(func() { s.waiters = append(s.waiters, w) }) {
 		return ErrStopped
 	}
-	every := firstProgress
-	ask := time.NewTimer(every)
-	defer ask.Stop()
-	for {
-		s.askProgress(ctx, rev)
-		select {
-		case <-w.done:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.mailbox.done:
-			return ErrStopped
-		case <-ask.C:
-			every = min(2*every, lastProgress)
-			ask.Reset(every)
-		}
-	}
-}
-
-// askProgress asks etcd to tell the mirrors' watches that have not
-// reached rev, or the leader's own writes, the revision they have.
-func (s *ReplicationManager) askProgress(ctx context.Context, rev int64) {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.EtcdTimeout)
-	defer cancel()
-	rev = max(rev, s.wroteRev.Load())
-	for prefix, seen := range s.seen {
-		if seen.Load() < rev {
-			_ = s.store.RequestProgress(ctx, prefix) // best effort: the next tick asks again
-		}
+	s.caughtUpAsk.want(max(rev, s.wroteRev.Load()))
+	select {
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.mailbox.done:
+		return ErrStopped
 	}
 }
 
@@ -140,6 +111,9 @@ func (s *ReplicationManager) wrote(r writeResult) {
 		newest = max(newest, rev)
 	}
 	s.wroteRev.Store(newest) // the loop's alone to write
+	if s.waiting.Load() > 0 {
+		s.caughtUpAsk.want(newest)
+	}
 }
 
 // caughtUpTo reports whether the loop has applied every change up to rev,

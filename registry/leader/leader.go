@@ -120,8 +120,9 @@ type ReplicationManager struct {
 	// viewAsk asks etcd where the watches of the nodes and their configs
 	// are, while a decision waits for them (viewrev.go); reportsAsk where
 	// the reports' watch is, while a slot taken off a node waits for its
-	// release to show there (leadersync.go).
-	viewAsk, reportsAsk *progressAsker
+	// release to show there (leadersync.go); caughtUpAsk where every
+	// watch is, while a CaughtUp call waits (caughtup.go).
+	viewAsk, reportsAsk, caughtUpAsk *progressAsker
 
 	// The rest is the loop's.
 
@@ -313,6 +314,7 @@ func NewReplicationManager(store *registry.Store, logger *slog.Logger, opts Opti
 	}
 	s.viewAsk = newProgressAsker(s, s.viewPrefixes()...)
 	s.reportsAsk = newProgressAsker(s, store.ReportsPrefix())
+	s.caughtUpAsk = newProgressAsker(s, mirrored(store)...)
 	return s
 }
 
@@ -339,7 +341,7 @@ func (s *ReplicationManager) Run(ctx context.Context) error {
 	for range registry.Batchers {
 		batches.Go(func() { s.store.RunBatches(batchCtx, s.opts.Guard, t.writes, s.opts.EtcdTimeout) })
 	}
-	s.viewAsk.ctx, s.reportsAsk.ctx = runCtx, runCtx
+	s.viewAsk.ctx, s.reportsAsk.ctx, s.caughtUpAsk.ctx = runCtx, runCtx, runCtx
 	var mirrors sync.WaitGroup
 	mirrors.Go(func() { s.runEvents(runCtx) })
 	mirrors.Go(func() {

@@ -20,7 +20,7 @@ import (
 func listedLeader(t *testing.T) *ReplicationManager {
 	t.Helper()
 	s := NewReplicationManager(registry.NewStore(nil, "/"+t.Name()), slog.New(slog.DiscardHandler), Options{})
-	for _, a := range []*progressAsker{s.viewAsk, s.reportsAsk} {
+	for _, a := range []*progressAsker{s.viewAsk, s.reportsAsk, s.caughtUpAsk} {
 		a.ctx = t.Context()
 		a.request = func(context.Context, string) error { return nil }
 	}

@@ -34,32 +34,35 @@ func mirrored(store *registry.Store) []string {
 // revision it has handed to the loop.
 func (s *ReplicationManager) targets() map[string]registry.MirrorTarget {
 	p := s.store
+	all, view, reports := []*progressAsker{s.caughtUpAsk}, []*progressAsker{s.caughtUpAsk, s.viewAsk}, []*progressAsker{s.caughtUpAsk, s.reportsAsk}
 	return map[string]registry.MirrorTarget{
 		p.ControllersPrefix(): mirrorFuncs{onReset: s.resetSpecs, onPut: s.putSpec, onDel: s.delSpec, onProgress: s.progressed,
-			seen: s.seen[p.ControllersPrefix()], handed: s.handed},
+			seen: s.seen[p.ControllersPrefix()], askers: all, handed: s.handed},
 		p.NodesPrefix(): mirrorFuncs{onReset: s.resetNodes, onPut: s.putNode, onDel: s.delNode, onProgress: s.viewProgress(p.NodesPrefix()),
-			seen: s.seen[p.NodesPrefix()], handed: s.handedTo(s.viewAsk)},
+			seen: s.seen[p.NodesPrefix()], askers: view, handed: s.handed},
 		p.NodeConfigPrefix(): mirrorFuncs{onReset: s.resetConfigs, onPut: s.putConfig, onDel: s.delConfig, onProgress: s.viewProgress(p.NodeConfigPrefix()),
-			seen: s.seen[p.NodeConfigPrefix()], handed: s.handedTo(s.viewAsk)},
+			seen: s.seen[p.NodeConfigPrefix()], askers: view, handed: s.handed},
 		p.AssignmentsPrefix(): mirrorFuncs{onReset: s.resetAssignments, onPut: s.putAssignment, onDel: s.delAssignment, onProgress: s.progressed,
-			seen: s.seen[p.AssignmentsPrefix()], handed: s.handed},
+			seen: s.seen[p.AssignmentsPrefix()], askers: all, handed: s.handed},
 		p.ReportsPrefix(): mirrorFuncs{onReset: s.resetReports, onPut: s.putReport, onDel: s.delReport, onProgress: s.reportsProgress,
-			seen: s.seen[p.ReportsPrefix()], handed: s.handedTo(s.reportsAsk)},
+			seen: s.seen[p.ReportsPrefix()], askers: reports, handed: s.handed},
 	}
 }
 
 // mirrorFuncs is a mirrorTarget made of functions. Once each has handed
 // its change to the loop, seen (when set) takes the change's revision:
 // the loop has everything of the prefix up to it once its mailbox is
-// empty; then handed (when set) is told, as the loop may have looked at
-// seen before it rose. A progress notification, which hands over no
-// change, sets seen first, then tells onProgress, which wakes the loop.
+// empty; then the askers that may wait for seen to rise look again, and
+// handed (when set) is told, as the loop may have looked at seen before
+// it rose. A progress notification, which hands over no change, sets seen
+// first, pokes the askers, then tells onProgress, which wakes the loop.
 type mirrorFuncs struct {
 	onReset    func([]registry.KV, int64)
 	onPut      func(registry.KV)
 	onDel      func(string, int64)
 	onProgress func(int64)
 	seen       *atomic.Int64
+	askers     []*progressAsker
 	handed     func()
 }
 
@@ -70,15 +73,28 @@ func (m mirrorFuncs) Reset(keys []registry.KV, rev int64) { m.onReset(keys, rev)
 func (m mirrorFuncs) Put(k registry.KV)                   { m.onPut(k); m.handedUpTo(k.ModRev) }
 func (m mirrorFuncs) Del(key string, rev int64)           { m.onDel(key, rev); m.handedUpTo(rev) }
 func (m mirrorFuncs) Progress(rev int64) {
-	m.saw(rev)
+	if m.saw(rev) {
+		m.poke()
+	}
 	m.onProgress(rev)
 }
 
 // handedUpTo records that every change up to rev is in the loop's
 // mailbox.
 func (m mirrorFuncs) handedUpTo(rev int64) {
-	if m.saw(rev) && m.handed != nil {
+	if !m.saw(rev) {
+		return
+	}
+	m.poke()
+	if m.handed != nil {
 		m.handed()
+	}
+}
+
+// poke has the askers look at seen again.
+func (m mirrorFuncs) poke() {
+	for _, a := range m.askers {
+		a.poke()
 	}
 }
 
@@ -657,7 +673,6 @@ func (s *ReplicationManager) setReport(id, node string, r *leaderReport, rev int
 // reportsProgress records that the reports are as of rev, and queues the
 // controllers whose slots waited for that.
 func (s *ReplicationManager) reportsProgress(rev int64) {
-	s.reportsAsk.poke()
 	s.send(func() {
 		s.reportsRev = max(s.reportsRev, rev)
 		for id := range s.releasing {

@@ -9,15 +9,23 @@ import (
 	"time"
 )
 
+// The delays before an unanswered progress request is asked again.
+const (
+	firstProgress = time.Millisecond
+	lastProgress  = 50 * time.Millisecond
+)
+
 // progressAsker asks etcd for progress notifications on the watches of
 // some prefixes until their mirrors have handed the loop everything up to
 // the newest revision wanted: a prefix without a change of its own would
 // not learn that etcd has none. A new want is asked for at once; a
 // request left unanswered (etcd drops one while a watch of the stream has
-// not caught up) is asked again, later each time. It runs in a goroutine
-// of its own while a want is not met. The leader has two: one for the
-// nodes and their configs (viewrev.go), one for the reports, which slots
-// taken off a node wait for (leadersync.go).
+// not caught up) is asked again, first after firstProgress, then twice
+// as long each time up to lastProgress. It runs in a goroutine of its own
+// while a want is not met. The leader has three: one for the nodes and
+// their configs (viewrev.go), one for the reports, which slots taken off
+// a node wait for (leadersync.go), and one for every prefix, which
+// CaughtUp calls wait for (caughtup.go).
 type progressAsker struct {
 	// ctx is the term's, set before the mirrors start: the asking ends
 	// with it.
@@ -25,7 +33,7 @@ type progressAsker struct {
 	prefixes []string
 	// seen are the revisions the prefixes' mirrors have handed over
 	// (mirrorFuncs.seen), in the order of prefixes; each mirror pokes the
-	// asker once it has raised its own.
+	// asker once it has raised its own (mirrorFuncs.askers).
 	seen    []*atomic.Int64
 	request func(ctx context.Context, prefix string) error
 	timeout time.Duration
@@ -34,15 +42,6 @@ type progressAsker struct {
 	running atomic.Bool
 	// moved wakes the goroutine: a want or a seen revision rose.
 	moved chan struct{}
-}
-
-// handedTo is what a mirror whose revisions a asks about does once it
-// has handed a change to the loop: CaughtUp's waiters and a look again.
-func (s *ReplicationManager) handedTo(a *progressAsker) func() {
-	return func() {
-		s.handed()
-		a.poke()
-	}
 }
 
 // newProgressAsker returns an asker of prefixes, mirrored by s.

@@ -2,6 +2,8 @@ package leader
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -60,5 +62,65 @@ func waitStopped(t *testing.T, a *progressAsker, after string) {
 			t.Fatalf("the leader still asks etcd where %v are %s", a.prefixes, after)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestCaughtUpAsksWhereEveryWatchBehindIsUntilTheLoopHasItAll: a CaughtUp
+// call asks etcd about each watch whose mirror has not handed over the
+// revision, and, once the leader writes meanwhile, up to its own write's
+// revision too; it returns, and the asking stops, once every mirror has.
+func TestCaughtUpAsksWhereEveryWatchBehindIsUntilTheLoopHasItAll(t *testing.T) {
+	s := listedLeader(t)
+	asked := recordRequests(s.caughtUpAsk)
+	waited := make(chan error, 1)
+	go func() { waited <- s.waitFor(t.Context(), 20) }()
+	(<-s.mailbox.calls)() // the loop takes the waiter
+
+	targets := s.targets()
+	progress := func(rev int64, prefixes ...string) {
+		for _, prefix := range prefixes {
+			targets[prefix].(registry.ProgressTarget).Progress(rev)
+		}
+	}
+	prefixes := mirrored(s.store)
+	wantAsked(t, asked, prefixes...)
+	progress(20, prefixes[:4]...)
+	wantAsked(t, asked, prefixes[4]) // asked again while unanswered, and only that one
+
+	s.wrote(writeResult{rev: 25}) // the leader's own write, whose echo the call waits for too
+	wantAsked(t, asked, prefixes...)
+	progress(25, prefixes...)
+	s.deliver()
+	s.answerWaiters() // as the loop does once it has nothing left to do
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("CaughtUp still waits once every mirror has handed over the leader's write")
+	}
+	waitStopped(t, s.caughtUpAsk, "once every mirror has handed over revision 25")
+}
+
+// wantAsked waits until etcd has been asked about each of prefixes, and
+// about no other.
+func wantAsked(t *testing.T, asked <-chan string, prefixes ...string) {
+	t.Helper()
+	left := map[string]bool{}
+	for _, prefix := range prefixes {
+		left[prefix] = true
+	}
+	deadline := time.After(10 * time.Second)
+	for len(left) > 0 {
+		select {
+		case prefix := <-asked:
+			if !slices.Contains(prefixes, prefix) {
+				t.Fatalf("etcd asked where the watch of %s is, which has handed over the revision", prefix)
+			}
+			delete(left, prefix)
+		case <-deadline:
+			t.Fatalf("etcd never asked where the watches of %v are", slices.Collect(maps.Keys(left)))
+		}
 	}
 }

@@ -59,10 +59,9 @@ func (s *ReplicationManager) behindView(id string, rev int64) bool {
 }
 
 // viewProgress is the mirror of a prefix of the view told the revision
-// its watch has reached: the asker may stop, and the loop applies it.
+// its watch has reached: the loop applies it.
 func (s *ReplicationManager) viewProgress(prefix string) func(int64) {
 	return func(rev int64) {
-		s.viewAsk.poke()
 		s.send(func() {
 			s.viewAt(prefix, rev)
 			s.answerWaiters()
