@@ -80,12 +80,12 @@ func (rm *Agent) partsOf(t api.Task) []api.Task {
 // that ask of every task (a report).
 func (rm *Agent) partsIndex(id string) func(api.Task) []api.Task {
 	var byFirst map[string][]api.Task
-	rm.tasks.scan(id, func(p api.Task) {
-		if p.JoinedTo != "" {
+	rm.tasks.scan(id, func(partID string, p cachedTask) {
+		if first := p.joinedTo(); first != "" {
 			if byFirst == nil {
 				byFirst = map[string][]api.Task{}
 			}
-			byFirst[p.JoinedTo] = append(byFirst[p.JoinedTo], p)
+			byFirst[first] = append(byFirst[first], p.task(partID))
 		}
 	})
 	return func(t api.Task) []api.Task { return byFirst[t.ID] }

@@ -153,6 +153,15 @@ func (c cachedTask) unlabelled(id string) api.Task {
 	return t
 }
 
+// joinedTo is the id of the container whose network this one joined, ""
+// for none.
+func (c cachedTask) joinedTo() string {
+	if c.rare == nil {
+		return ""
+	}
+	return c.rare.joinedTo
+}
+
 // unixNanos is t in Unix nanoseconds, 0 for the zero time (which has none:
 // it is before 1678).
 func unixNanos(t time.Time) int64 {

@@ -97,9 +97,9 @@ func (c *repoDigests) fillParts(partsOf func(api.Task) []api.Task) func(api.Task
 // is asked of again at the next report.
 func (rm *Agent) resolveDigests(ctx context.Context, id string) error {
 	var imageIDs []string // each once: a controller's containers mostly share one
-	rm.tasks.scan(id, func(t api.Task) {
-		if t.ImageID != "" && !slices.Contains(imageIDs, t.ImageID) {
-			imageIDs = append(imageIDs, t.ImageID)
+	rm.tasks.scan(id, func(_ string, t cachedTask) {
+		if imageID := t.imageID.Value(); imageID != "" && !slices.Contains(imageIDs, imageID) {
+			imageIDs = append(imageIDs, imageID)
 		}
 	})
 	var errs []error

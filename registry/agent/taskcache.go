@@ -112,17 +112,19 @@ func (c *taskCache) list(rcID string) ([]api.Task, bool) {
 	return out, true
 }
 
-// scan calls f with each container of a controller, under the cache's
-// lock and without a copy of the list: f must be quick and must not use
-// the cache. Before the cache has been filled, it calls f with none.
-func (c *taskCache) scan(rcID string, f func(api.Task)) {
+// scan calls f with each container of a controller as the cache keeps
+// it, by id, under the cache's lock and without a copy of the list: f must
+// be quick and must not use the cache, and makes the api.Task (task) only
+// of the containers it keeps, since each costs a label map. Before the
+// cache has been filled, it calls f with none.
+func (c *taskCache) scan(rcID string, f func(id string, t cachedTask)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.synced {
 		return
 	}
 	for id := range c.byRC[rcID] {
-		f(c.tasks[id].task(id))
+		f(id, c.tasks[id])
 	}
 }
 
