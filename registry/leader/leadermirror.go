@@ -34,16 +34,17 @@ func mirrored(store *registry.Store) []string {
 // revision it has handed to the loop.
 func (s *ReplicationManager) targets() map[string]registry.MirrorTarget {
 	p := s.store
-	all, view, reports := []*progressAsker{s.caughtUpAsk}, []*progressAsker{s.caughtUpAsk, s.viewAsk}, []*progressAsker{s.caughtUpAsk, s.reportsAsk}
+	// each mirror pokes the askers that may wait for its prefix
+	caughtUp, view, reports := []*progressAsker{s.caughtUpAsk}, []*progressAsker{s.caughtUpAsk, s.viewAsk}, []*progressAsker{s.caughtUpAsk, s.reportsAsk}
 	return map[string]registry.MirrorTarget{
 		p.ControllersPrefix(): mirrorFuncs{onReset: s.resetSpecs, onPut: s.putSpec, onDel: s.delSpec, onProgress: s.progressed,
-			seen: s.seen[p.ControllersPrefix()], askers: all, handed: s.handed},
+			seen: s.seen[p.ControllersPrefix()], askers: caughtUp, handed: s.handed},
 		p.NodesPrefix(): mirrorFuncs{onReset: s.resetNodes, onPut: s.putNode, onDel: s.delNode, onProgress: s.viewProgress(p.NodesPrefix()),
 			seen: s.seen[p.NodesPrefix()], askers: view, handed: s.handed},
 		p.NodeConfigPrefix(): mirrorFuncs{onReset: s.resetConfigs, onPut: s.putConfig, onDel: s.delConfig, onProgress: s.viewProgress(p.NodeConfigPrefix()),
 			seen: s.seen[p.NodeConfigPrefix()], askers: view, handed: s.handed},
 		p.AssignmentsPrefix(): mirrorFuncs{onReset: s.resetAssignments, onPut: s.putAssignment, onDel: s.delAssignment, onProgress: s.progressed,
-			seen: s.seen[p.AssignmentsPrefix()], askers: all, handed: s.handed},
+			seen: s.seen[p.AssignmentsPrefix()], askers: caughtUp, handed: s.handed},
 		p.ReportsPrefix(): mirrorFuncs{onReset: s.resetReports, onPut: s.putReport, onDel: s.delReport, onProgress: s.reportsProgress,
 			seen: s.seen[p.ReportsPrefix()], askers: reports, handed: s.handed},
 	}
