@@ -72,7 +72,7 @@ func ExampleValidate() {
 	}
 	// Output:
 	// desiredState.replicas
-	//     must not be negative, got -1
+	//     must be between 0 and 1000, got -1
 	// desiredState.taskTemplate.labels
 	//     selector key "name" is "api", desiredState.replicasInSet wants "web"
 	// desiredState.taskTemplate.desiredState.manifest.containers[0].ports[0].containerPort

@@ -108,10 +108,7 @@ func Validate(rc *ReplicationController, opts ValidateOptions) error {
 		maxReplicas = DefaultMaxReplicas
 	}
 	maxReplicas = min(maxReplicas, MaxMaxReplicas)
-	switch {
-	case ds.Replicas < 0:
-		v.add("desiredState.replicas", "must not be negative, got %d", ds.Replicas)
-	case ds.Replicas > maxReplicas:
+	if ds.Replicas < 0 || ds.Replicas > maxReplicas {
 		v.add("desiredState.replicas", "must be between 0 and %d, got %d", maxReplicas, ds.Replicas)
 	}
 	switch {

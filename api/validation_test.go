@@ -68,7 +68,7 @@ func TestValidate(t *testing.T) {
 
 		// replicas
 		{name: "replicas -1", mutate: func(rc *ReplicationController) { rc.DesiredState.Replicas = -1 },
-			want: []string{"desiredState.replicas: must not be negative, got -1"}},
+			want: []string{"desiredState.replicas: must be between 0 and 1000, got -1"}},
 		{name: "replicas 0", mutate: func(rc *ReplicationController) { rc.DesiredState.Replicas = 0 }},
 		{name: "replicas at the default maximum", mutate: func(rc *ReplicationController) { rc.DesiredState.Replicas = 1000 }},
 		{name: "replicas over the default maximum", mutate: func(rc *ReplicationController) { rc.DesiredState.Replicas = 1001 },
@@ -307,7 +307,7 @@ func TestValidateListsEveryProblem(t *testing.T) {
 	err := Validate(rc, ValidateOptions{Key: "/registry/controllers/web"})
 	want := `id: must consist of letters, digits, '_', '.' or '-' and start with a letter or digit, got "-web"; ` +
 		`id: must equal the last segment of its key "web", got "-web"; ` +
-		"desiredState.replicas: must not be negative, got -1; " +
+		"desiredState.replicas: must be between 0 and 1000, got -1; " +
 		`desiredState.taskTemplate.labels: selector key "name" is "api", desiredState.replicasInSet wants "web"; ` +
 		c0 + ".image: required; " +
 		c0 + ".ports[0].containerPort: must be between 1 and 65535, got 0; " +

@@ -102,7 +102,7 @@ func TestApplyRefusesInvalidSpecsAndWritesNothing(t *testing.T) {
 		{
 			name:  "negative replicas",
 			input: mutated(func(rc *api.ReplicationController) { rc.DesiredState.Replicas = -1 }),
-			wants: []string{"desiredState.replicas: must not be negative, got -1"},
+			wants: []string{"desiredState.replicas: must be between 0 and 1000, got -1"},
 		},
 		{
 			name: "unknown field",
@@ -177,7 +177,7 @@ func TestApplyOfTheREADMEsBadSpecNamesReplicasFirst(t *testing.T) {
 
 	r := e.run(`{"id":"bad","desiredState":{"replicas":-1}}`, "apply", "-f", "-")
 
-	assertFails(t, r, `controller "bad" is invalid (nothing written): desiredState.replicas: must not be negative, got -1; desiredState.replicasInSet: must not be empty`)
+	assertFails(t, r, `controller "bad" is invalid (nothing written): desiredState.replicas: must be between 0 and 1000, got -1; desiredState.replicasInSet: must not be empty`)
 }
 
 func TestApplyReportsConflictWhenChangedSinceRead(t *testing.T) {

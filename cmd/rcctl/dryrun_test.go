@@ -291,7 +291,7 @@ func TestDryRunRefusesAnInvalidSpecAndWritesNothing(t *testing.T) {
 
 	r := e.runDryRun("scale", "web", "--replicas", "-1", "--dry-run")
 
-	assertFails(t, r, "desiredState.replicas: must not be negative, got -1", "nothing written")
+	assertFails(t, r, "desiredState.replicas: must be between 0 and 1000, got -1", "nothing written")
 	assertNothingWritten(t, e, before)
 }
 

@@ -113,7 +113,7 @@ func TestTheReplicaLimitIsThePublishedMaxReplicas(t *testing.T) {
 	r = e.run("", "--max-replicas", "10", "scale", "web", "--replicas", "20")
 	assertFails(t, r, `controller "web" is invalid after scaling (nothing written): desiredState.replicas: must be between 0 and 10, got 20`)
 	r = e.run("", "scale", "web", "--replicas", "-1")
-	assertFails(t, r, "desiredState.replicas: must not be negative, got -1")
+	assertFails(t, r, "desiredState.replicas: must be between 0 and 5000, got -1")
 }
 
 // TestWithoutAPublishedPolicyApplyWritesAsBefore: no leader has published

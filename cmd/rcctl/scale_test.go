@@ -54,7 +54,7 @@ func TestScaleRefusesReplicasOutOfRangeAndWritesNothing(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"negative", []string{"scale", "web", "--replicas", "-1"}, "desiredState.replicas: must not be negative, got -1"},
+		{"negative", []string{"scale", "web", "--replicas", "-1"}, "desiredState.replicas: must be between 0 and 1000, got -1"},
 		{"above --max-replicas", []string{"--max-replicas", "10", "scale", "web", "--replicas", "11"}, "desiredState.replicas: must be between 0 and 10, got 11"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
