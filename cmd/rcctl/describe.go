@@ -23,7 +23,6 @@ import (
 
 	"github.com/replication-manager/replication-manager/api"
 	"github.com/replication-manager/replication-manager/internal/ctlview"
-	"github.com/replication-manager/replication-manager/registry"
 )
 
 func (c *cli) describeCommand() *cobra.Command {
@@ -96,7 +95,7 @@ func (c *cli) describe(ctx context.Context, id string) error {
 	printImages(c.stdout, v.status)
 	c.printPulling(c.stdout, reports)
 	c.printOnGoneNodes(ctx, cn, c.stdout, id)
-	printRecentRevisions(c.stdout, v.spec, revisions, revErr)
+	printRecentRevisions(c.stdout, runningHash(v.spec, v.status), revisions, revErr)
 	c.printEvents(c.stdout, events)
 	if taskErr != nil {
 		return fmt.Errorf("containers of controller %q unavailable: %w", id, taskErr)
@@ -109,8 +108,9 @@ func (c *cli) describe(ctx context.Context, id string) error {
 const describeRevisions = 3
 
 // printRecentRevisions shows the newest recorded templates, oldest first,
-// as rollout history does, or why they could not be read (err).
-func printRecentRevisions(w io.Writer, spec registry.Spec, revs []api.Revision, err error) {
+// as rollout history does, the one that runs (running, runningHash)
+// marked, or why they could not be read (err).
+func printRecentRevisions(w io.Writer, running string, revs []api.Revision, err error) {
 	if err != nil {
 		field(w, "Recent revisions:", fmt.Sprintf("<unavailable: %s>", oneLine(err)))
 		return
@@ -119,12 +119,8 @@ func printRecentRevisions(w io.Writer, spec registry.Spec, revs []api.Revision, 
 		field(w, "Recent revisions:", ctlview.None)
 		return
 	}
-	hash := ""
-	if spec.Err == nil && spec.Controller != nil {
-		hash = api.TemplateHash(&spec.Controller.DesiredState.TaskTemplate)
-	}
 	fmt.Fprintln(w, "Recent revisions:")
-	printRevisions(w, "  ", revs[max(0, len(revs)-describeRevisions):], hash)
+	printRevisions(w, "  ", revs[max(0, len(revs)-describeRevisions):], running, false)
 }
 
 // describeEvents is how many of the newest events describe shows.

@@ -137,7 +137,7 @@ func TestOutputFormatMistakesAreUsageErrorsNamingTheFormats(t *testing.T) {
 		{[]string{"get", "-o", "jsonpath="}, "get: -o jsonpath needs a template"},
 		{[]string{"get", "-o", "jsonpath={.items["}, "get: -o jsonpath: template"},
 		{[]string{"get", "-o", "name=x"}, "get: -o name takes no =TEMPLATE"},
-		{[]string{"rollout", "history", "web", "-o", "wide"}, `rollout history: unknown output format "wide" (want json, yaml, name or jsonpath=TEMPLATE)`},
+		{[]string{"rollout", "history", "web", "-o", "xml"}, `rollout history: unknown output format "xml" (want wide, json, yaml, name or jsonpath=TEMPLATE)`},
 	} {
 		r := runOffline(t, tt.args...)
 		assertFails(t, r, tt.want)

@@ -3,7 +3,9 @@ package main
 // rollout history lists the templates the manager recorded for a
 // controller (under /registry/history/controllers/<id>/<revision>, the
 // newest --revision-history-limit of them), oldest first, and marks the
-// one the spec asks for now. describe shows the last few the same way.
+// one that runs now: the spec's, or the one the leader restored when it
+// rolled a failed rollout back (status.rollout). describe shows the last
+// few the same way.
 
 import (
 	"context"
@@ -22,21 +24,24 @@ import (
 )
 
 // historyOutputFormats are the values of rollout history -o.
-var historyOutputFormats = []string{outputJSON, outputYAML, outputName, outputJSONPath}
+var historyOutputFormats = []string{outputWide, outputJSON, outputYAML, outputName, outputJSONPath}
 
 func (c *cli) rolloutHistoryCommand() *cobra.Command {
 	var outputFlag string
 	cmd := &cobra.Command{
-		Use:   "history ID [-o json|yaml|name|jsonpath=TEMPLATE]",
+		Use:   "history ID [-o wide|json|yaml|name|jsonpath=TEMPLATE]",
 		Short: "list the templates a controller ran",
 		Long: `Rollout history lists the task templates the manager recorded for the
 controller, oldest first: its number (1 for the controller's first template,
 as kubectl numbers revisions; rollout undo --to-revision takes it), when the
-manager first acted on it, its image, and a * on the one the spec asks for now.
-The manager keeps the newest --revision-history-limit (default 10); a pruned
-revision's number is not reused.
+manager first acted on it, its image, and a * on the one that runs now: the
+spec's, or, once the manager rolled a failed rollout back
+(updateStrategy.failureAction rollback), the one it restored. The manager keeps
+the newest --revision-history-limit (default 10); a pruned revision's number is
+not reused.
 
--o json prints {"items": [...]}, oldest first, each the revision as the
+-o wide adds each revision's ETCD-REVISION (of the spec that brought it) and
+TEMPLATE-HASH. -o json prints {"items": [...]}, oldest first, each the revision as the
 manager recorded it (number; revision, the etcd revision of the spec that
 brought it; firstSeen, templateHash, taskTemplate) and "current": true on the
 current one; -o yaml the same as YAML, -o jsonpath=TEMPLATE through a kubectl
@@ -65,12 +70,14 @@ func (c *cli) rolloutHistory(ctx context.Context, id string, out output) error {
 	if err != nil {
 		return err
 	}
-	hash := ""
+	st, err := cn.getStatus(ctx, id)
+	if err != nil {
+		return err
+	}
 	if spec.Err != nil {
 		fmt.Fprintf(c.stderr, "warning: controller %q: stored spec does not decode, so no revision is marked current: %v\n", id, spec.Err)
-	} else {
-		hash = api.TemplateHash(&spec.Controller.DesiredState.TaskTemplate)
 	}
+	hash := runningHash(spec, st)
 	switch {
 	case out.document():
 		return c.printHistoryDocument(revs, hash, out)
@@ -84,8 +91,26 @@ func (c *cli) rolloutHistory(ctx context.Context, id string, out output) error {
 		fmt.Fprintf(c.stderr, "No revisions recorded for %s (the manager records a template when it first acts on it).\n", id)
 		return nil
 	}
-	printRevisions(c.stdout, "", revs, hash)
+	printRevisions(c.stdout, "", revs, hash, out.format == outputWide)
 	return nil
+}
+
+// runningHash is the hash of the template the controller runs now: the
+// spec's, or, while the leader holds a failed rollout rolled back
+// (status.rollout), the last one whose rollout completed, which it
+// restored. "" when the spec does not decode.
+func runningHash(spec registry.Spec, st *api.ReplicationControllerStatus) string {
+	if spec.Err != nil || spec.Controller == nil {
+		return ""
+	}
+	hash := api.TemplateHash(&spec.Controller.DesiredState.TaskTemplate)
+	if st == nil {
+		return hash
+	}
+	if r := st.Rollout; r.RollingBack(hash) && !r.RollbackFailed && r.CompletedHash != "" {
+		return r.CompletedHash
+	}
+	return hash
 }
 
 // historyItem is one revision of rollout history -o json.
@@ -142,18 +167,27 @@ func currentRevision(revs []api.Revision, hash string) int {
 }
 
 // printRevisions prints revs as a table, each line after indent, with a *
-// in CURRENT on the current one (currentRevision).
-func printRevisions(w io.Writer, indent string, revs []api.Revision, hash string) {
+// in CURRENT on the current one (currentRevision); wide adds the etcd
+// revision of the spec that brought each, and its template hash.
+func printRevisions(w io.Writer, indent string, revs []api.Revision, hash string, wide bool) {
 	current := currentRevision(revs, hash)
 	var b strings.Builder
 	tw := newTable(&b)
-	row(tw, indent+"REVISION", "FIRST-SEEN", "IMAGE", "CURRENT")
+	head := []string{indent + "REVISION", "FIRST-SEEN", "IMAGE"}
+	if wide {
+		head = append(head, "ETCD-REVISION", "TEMPLATE-HASH")
+	}
+	row(tw, append(head, "CURRENT")...)
 	for i, r := range revs {
 		mark := ""
 		if i == current {
 			mark = "*"
 		}
-		row(tw, indent+strconv.FormatInt(r.Number, 10), formatFirstSeen(r.FirstSeen), ctlview.OrNone(r.Image()), mark)
+		cells := []string{indent + strconv.FormatInt(r.Number, 10), formatFirstSeen(r.FirstSeen), ctlview.OrNone(r.Image())}
+		if wide {
+			cells = append(cells, strconv.FormatInt(r.Revision, 10), ctlview.OrNone(r.TemplateHash))
+		}
+		row(tw, append(cells, mark)...)
 	}
 	_ = tw.Flush()
 	// the empty CURRENT cells would end their lines in spaces

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -129,4 +130,40 @@ func TestRolloutHistoryOfAnUndecodableSpecMarksNothing(t *testing.T) {
 		"REVISION   FIRST-SEEN             IMAGE         CURRENT\n"+
 		"1          2026-11-29T09:00:00Z   demo-task:1\n")
 	assertContains(t, r.stderr, "stored spec does not decode")
+}
+
+// rolledBack stores web at demo-task:3, whose rollout failed, and a
+// status saying the leader rolled it back to demo-task:1, the last one
+// whose rollout completed; demo-task:2 (revision 2) was recorded between
+// them but never completed.
+func rolledBack(t *testing.T, e *testEnv) {
+	t.Helper()
+	e.create(withImage(newController("web", 3), "demo-task:3"))
+	one := recordNumbered(t, e, 1, 10, "demo-task:1", 3*time.Hour)
+	recordNumbered(t, e, 2, 11, "demo-task:2", 2*time.Hour)
+	three := recordNumbered(t, e, 3, 12, "demo-task:3", time.Hour)
+	e.putStatus(&api.ReplicationControllerStatus{ID: "web", Replicas: 3, Rollout: &api.RolloutRecord{
+		CompletedRevision: one.Revision, CompletedNumber: one.Number, CompletedHash: one.TemplateHash,
+		FailedRevision: three.Revision, FailedNumber: three.Number, FailedHash: three.TemplateHash,
+		Reason: "ProgressDeadlineExceeded", RolledBack: true,
+	}})
+}
+
+func TestRolloutHistoryMarksTheTemplateALeadersRollbackRestored(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	rolledBack(t, e)
+
+	r := e.runCLI("rollout", "history", "web", "-o", "wide")
+
+	hash := func(image string) string {
+		tmpl := withImage(newController("web", 1), image).DesiredState.TaskTemplate
+		return api.TemplateHash(&tmpl)
+	}
+	width := max(len("TEMPLATE-HASH"), len(hash("demo-task:1"))) + 3 // the table's padding
+	assertStdout(t, r, ""+
+		fmt.Sprintf("REVISION   FIRST-SEEN             IMAGE         ETCD-REVISION   %-*sCURRENT\n", width, "TEMPLATE-HASH")+
+		fmt.Sprintf("1          2026-11-29T07:00:00Z   demo-task:1   10              %-*s*\n", width, hash("demo-task:1"))+
+		"2          2026-11-29T08:00:00Z   demo-task:2   11              "+hash("demo-task:2")+"\n"+
+		"3          2026-11-29T09:00:00Z   demo-task:3   12              "+hash("demo-task:3")+"\n")
 }

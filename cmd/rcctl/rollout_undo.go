@@ -2,7 +2,10 @@ package main
 
 // rollout undo writes a recorded template back into a controller's spec,
 // as kubectl rollout undo does: by default the newest recorded template
-// other than the current one, or the one of --to-revision. Only
+// other than the current one, or the one of --to-revision. After the
+// manager rolled a failed rollout back (updateStrategy.failureAction
+// rollback), the default is the template it restored: the spec then
+// agrees with what runs. Only
 // desiredState.taskTemplate changes; replicas, the selector, the strategy
 // and the rest stay as they are. The write compares the spec's
 // ModRevision: if someone changed the spec since it was read, nothing is
@@ -28,7 +31,9 @@ func (c *cli) rolloutUndoCommand() *cobra.Command {
 		Long: `Rollout undo writes a template from the controller's history (see rcctl rollout
 history) back into its spec: by default the newest recorded template other than
 the current one, or that of --to-revision (a number in rollout history's
-REVISION column). Replicas and everything outside
+REVISION column). When the manager has rolled a failed rollout back
+(updateStrategy.failureAction rollback), the default is the template it
+restored, which runs: the spec then says what runs. Replicas and everything outside
 desiredState.taskTemplate stay as they are; the manager then rolls the
 containers back as it rolls any change. If the spec changes between undo's
 read and its write, nothing is written.`,
@@ -55,20 +60,25 @@ func (c *cli) rolloutUndo(ctx context.Context, id string, toRevision int64) erro
 	if err != nil {
 		return err
 	}
-	return c.undoAt(ctx, cn, spec, revs, toRevision)
+	st, err := cn.getStatus(ctx, id)
+	if err != nil {
+		return err
+	}
+	return c.undoAt(ctx, cn, spec, revs, runningHash(spec, st), toRevision)
 }
 
-// undoAt writes the template of toRevision (0: the previous one) of revs
-// into spec, as it was read; the write succeeds only if the spec is still
-// as read.
-func (c *cli) undoAt(ctx context.Context, cn *conn, spec registry.Spec, revs []api.Revision, toRevision int64) error {
+// undoAt writes the template of toRevision (0: the previous one, or the
+// one that runs when the manager rolled the spec's back) of revs into
+// spec, as it was read; the write succeeds only if the spec is still as
+// read.
+func (c *cli) undoAt(ctx context.Context, cn *conn, spec registry.Spec, revs []api.Revision, running string, toRevision int64) error {
 	id := spec.ID
 	if spec.Err != nil {
 		return fmt.Errorf("controller %q: stored spec does not decode (fix it with rcctl apply): %w", id, spec.Err)
 	}
 	rc := spec.Controller
 	hash := api.TemplateHash(&rc.DesiredState.TaskTemplate)
-	target, err := undoTarget(id, revs, hash, toRevision)
+	target, err := undoTarget(id, revs, hash, running, toRevision)
 	if err != nil {
 		return err
 	}
@@ -98,9 +108,10 @@ func (c *cli) undoAt(ctx context.Context, cn *conn, spec registry.Spec, revs []a
 }
 
 // undoTarget is the revision undo writes back: the one numbered
-// toRevision, or when it is 0, the newest recorded one whose template differs from the current
-// (hash).
-func undoTarget(id string, revs []api.Revision, hash string, toRevision int64) (api.Revision, error) {
+// toRevision, or when it is 0, the newest recorded one of the template
+// that runs (running) when that is not the spec's (hash), else the newest
+// recorded one whose template differs from the spec's.
+func undoTarget(id string, revs []api.Revision, hash, running string, toRevision int64) (api.Revision, error) {
 	if toRevision != 0 {
 		for _, r := range revs {
 			if r.Number == toRevision {
@@ -108,6 +119,9 @@ func undoTarget(id string, revs []api.Revision, hash string, toRevision int64) (
 			}
 		}
 		return api.Revision{}, fmt.Errorf("controller %q has no revision %d in its history (see rcctl rollout history %s)", id, toRevision, id)
+	}
+	if i := currentRevision(revs, running); running != hash && i >= 0 {
+		return revs[i], nil
 	}
 	for i := len(revs) - 1; i >= 0; i-- {
 		if revs[i].TemplateHash != hash {

@@ -141,7 +141,7 @@ func TestRolloutUndoReportsAConflictAndKeepsTheOtherEdit(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	c := e.cli(&stdout, &stderr)
 
-	err = c.undoAt(t.Context(), cn, spec, revs, 0)
+	err = c.undoAt(t.Context(), cn, spec, revs, runningHash(spec, nil), 0)
 
 	assertFails(t, result{err: err}, `controller "web" was changed by someone else since it was read; nothing written, run rollout undo again`)
 	if got := e.get("web").Controller.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image; got != "demo-task:3" {
@@ -161,4 +161,19 @@ func TestRolloutUndoOfAPausedControllerWarns(t *testing.T) {
 
 	assertStdout(t, r, "web rolled back to revision 1\n")
 	assertContains(t, r.stderr, "warning: web is paused")
+}
+
+func TestRolloutUndoAfterALeadersRollbackWritesTheTemplateThatRuns(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	rolledBack(t, e)
+
+	r := e.runCLI("rollout", "undo", "web")
+
+	// not revision 2, the newest other than the spec's: it never completed,
+	// and nothing runs it
+	assertStdout(t, r, "web rolled back to revision 1\n")
+	if got := e.get("web").Controller.DesiredState.TaskTemplate.DesiredState.Manifest.Containers[0].Image; got != "demo-task:1" {
+		t.Errorf("stored image %q, want demo-task:1, which the leader restored", got)
+	}
 }
