@@ -56,15 +56,17 @@ func (b *bareTasks) Len() int {
 }
 
 // task builds the api.Task of t as decoding the engine's answer would,
-// every string a fresh copy; b.mu must be held.
-func (b *bareTasks) task(t *bareTask) api.Task {
+// every string a fresh copy, checked at asked (it runs: Docker's and the
+// Fake's answers say so, and a node reports a task monitored only on such
+// a word); b.mu must be held.
+func (b *bareTasks) task(t *bareTask, asked time.Time) api.Task {
 	labels := make(map[string]string, len(b.labels[t.rc])+1)
 	for k, v := range b.labels[t.rc] {
 		labels[strings.Clone(k)] = strings.Clone(v)
 	}
 	labels[strings.Clone(api.LabelSlot)] = strings.Clone(t.slot)
 	return api.Task{ID: bareID(t.seq), Name: strings.Clone(t.name), Labels: labels, State: strings.Clone(api.StateRunning),
-		Created: t.created, StartedAt: t.created}
+		Created: t.created, StartedAt: t.created, CheckedAt: asked}
 }
 
 // bareID is the id of container number seq: 64 hex digits, as Docker's.
@@ -86,11 +88,12 @@ func (b *bareTasks) ListTasks(ctx context.Context, selector map[string]string) (
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
+	asked := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := make([]api.Task, 0, len(b.byID))
 	for _, t := range b.byID {
-		task := b.task(t)
+		task := b.task(t, asked)
 		if selectorMatches(task.Labels, selector) { // an empty selector lists all
 			out = append(out, task)
 		}
@@ -101,13 +104,14 @@ func (b *bareTasks) ListTasks(ctx context.Context, selector map[string]string) (
 
 // InspectTask returns one container.
 func (b *bareTasks) InspectTask(ctx context.Context, id string) (api.Task, error) {
+	asked := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	t, ok := b.byID[bareSeq(id)]
 	if !ok {
 		return api.Task{}, fmt.Errorf("inspect %s: %w", id, api.ErrTaskNotFound)
 	}
-	return b.task(t), nil
+	return b.task(t, asked), nil
 }
 
 // CheckImage finds every image.
@@ -140,7 +144,7 @@ func (b *bareTasks) CreateTask(ctx context.Context, spec api.TaskSpec) (api.Task
 	b.byID[t.seq] = t
 	b.byName[t.name] = t
 	// as taskcontrol.Docker's create, which answers with an inspect
-	return b.task(t), nil
+	return b.task(t, t.created), nil
 }
 
 // WaitTask is not for the benchmarks' tasks, which never end on their own
