@@ -5,14 +5,17 @@ package agent
 // stop and rm -f are someone's doing) less than crashMinRun after it
 // started is a crash (of a task of several containers: its first or one
 // of its parts, taskgroup.go), and every crash doubles the delay before the
-// controller's next create, from 100ms up to a minute, as Docker's own
-// restart policy does. Ten seconds of running clears it. Everything here
-// is pure: a crashHistory is a value, and each function returns the next
-// one.
+// slot's next create, from 100ms up to a minute, as Docker's own restart
+// policy does. Ten seconds of running clears it. The backoff is the
+// slot's: a slot that crash loops does not hold back the replacement of
+// another. Everything here is pure: a crashHistory is a value, crashLoops
+// a controller's by slot, and each function returns the next one.
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -32,7 +35,7 @@ func crashDelays() wait.Backoff {
 	return wait.Backoff{Duration: crashBackoffStart, Factor: 2, Steps: math.MaxInt, Cap: crashBackoffMax}
 }
 
-// crashHistory is a controller's recent crashes.
+// crashHistory is a slot's recent crashes.
 type crashHistory struct {
 	backoff backoff
 	// counted holds the dead containers already counted, so that a dead
@@ -41,7 +44,7 @@ type crashHistory struct {
 	last    *crash
 }
 
-// crash describes the latest crash of a controller, for its status.
+// crash describes the latest crash of a slot, for its status.
 type crash struct {
 	name     string
 	exitCode int
@@ -114,4 +117,91 @@ func (h crashHistory) condition(now time.Time) *api.Condition {
 			h.last.name, h.last.exitCode, h.last.ranFor.Round(time.Millisecond), h.backoff.failures,
 			h.backoff.wait(now).Round(time.Millisecond)),
 	}
+}
+
+// looping reports whether the slot crashed and has not run long enough
+// since to clear it.
+func (h crashHistory) looping() bool { return h.last != nil || h.backoff.failures > 0 }
+
+// crashLoops are a controller's crash histories on the node, by slot;
+// a slot with nothing to remember has none.
+type crashLoops map[int]crashHistory
+
+// observe counts each slot's dead containers not seen before (observe of
+// crashHistory) and returns the next histories and the new crashes, by
+// slot. A slot with no dead container left forgets those it counted.
+func (l crashLoops) observe(dead []api.Task) (crashLoops, []crash) {
+	bySlot := map[int][]api.Task{}
+	for _, t := range dead {
+		bySlot[slotOf(t)] = append(bySlot[slotOf(t)], t)
+	}
+	next := crashLoops{}
+	var crashes []crash
+	for _, slot := range slices.Sorted(maps.Keys(merged(l, bySlot))) {
+		h, found := l[slot].observe(bySlot[slot])
+		crashes = append(crashes, found...)
+		if h.looping() || len(h.counted) > 0 {
+			next[slot] = h
+		}
+	}
+	return next, crashes
+}
+
+// merged is the set of the slots of l and of dead.
+func merged(l crashLoops, dead map[int][]api.Task) map[int]bool {
+	slots := map[int]bool{}
+	for slot := range l {
+		slots[slot] = true
+	}
+	for slot := range dead {
+		slots[slot] = true
+	}
+	return slots
+}
+
+// settle clears each slot's history once a container of the slot started
+// after its last crash has run for crashMinRun (settle of crashHistory),
+// and returns how long until the next one could clear.
+func (l crashLoops) settle(active []api.Task, now time.Time) (crashLoops, time.Duration) {
+	next := make(crashLoops, len(l))
+	var soonest time.Duration
+	for slot, h := range l {
+		h, in := h.settle(slices.DeleteFunc(slices.Clone(active), func(t api.Task) bool { return slotOf(t) != slot }), now)
+		next[slot] = h
+		if in > 0 && (soonest == 0 || in < soonest) {
+			soonest = in
+		}
+	}
+	return next, soonest
+}
+
+// wait is how long slot's next create must still wait; 0 means go.
+func (l crashLoops) wait(slot int, now time.Time) time.Duration {
+	return l[slot].backoff.wait(now)
+}
+
+// calm reports whether no slot crash loops.
+func (l crashLoops) calm() bool {
+	for _, h := range l {
+		if h.looping() {
+			return false
+		}
+	}
+	return true
+}
+
+// condition is the CrashLoop condition of the slot that crashed last, or
+// nil when none crash loops.
+func (l crashLoops) condition(now time.Time) *api.Condition {
+	var latest *crashHistory
+	for _, slot := range slices.Sorted(maps.Keys(l)) {
+		h := l[slot]
+		if h.last != nil && (latest == nil || h.last.at.After(latest.last.at)) {
+			latest = &h
+		}
+	}
+	if latest == nil {
+		return nil
+	}
+	return latest.condition(now)
 }

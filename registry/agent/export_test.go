@@ -89,11 +89,16 @@ func (rm *Agent) CachedTasks(id string) []api.Task {
 // does.
 func (rm *Agent) TaskEvent(ev api.TaskEvent) { rm.tasks.event(ev) }
 
-// LastCrash is the latest crash in controller id's crash-loop history:
-// its exit code, when it died and how long it ran; ok is false when
-// there is none. Only while no worker syncs id.
+// LastCrash is the latest crash in the crash-loop histories of
+// controller id's slots: its exit code, when it died and how long it ran;
+// ok is false when there is none. Only while no worker syncs id.
 func (rm *Agent) LastCrash(id string) (exitCode int, at time.Time, ranFor time.Duration, ok bool) {
-	last := rm.states.get(id).crash.last
+	var last *crash
+	for _, h := range rm.states.get(id).crashes {
+		if h.last != nil && (last == nil || h.last.at.After(last.at)) {
+			last = h.last
+		}
+	}
 	if last == nil {
 		return 0, time.Time{}, 0, false
 	}
@@ -150,11 +155,19 @@ func (rm *Agent) SyncRecovering(ctx context.Context, id string) error {
 }
 
 // CreateFailures and CrashFailures are the failures in a row that the
-// create and crash-loop backoffs of controller id count. Only while no
-// worker syncs id.
+// create backoff of controller id and the crash-loop backoff of its slot
+// count. Only while no worker syncs id.
 func (rm *Agent) CreateFailures(id string) int { return rm.states.get(id).createBackoff.failures }
 
-func (rm *Agent) CrashFailures(id string) int { return rm.states.get(id).crash.backoff.failures }
+func (rm *Agent) CrashFailures(id string, slot int) int {
+	return rm.states.get(id).crashes[slot].backoff.failures
+}
+
+// CrashWait is how long the next create of controller id's slot waits out
+// its crash-loop backoff. Only while no worker syncs id.
+func (rm *Agent) CrashWait(id string, slot int) time.Duration {
+	return rm.states.get(id).crashes.wait(slot, rm.now())
+}
 
 // SpecMirror is the node's spec watch's target, for a mirror's list or
 // events by hand.

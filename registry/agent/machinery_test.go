@@ -108,11 +108,18 @@ func TestCrashLoopBacksOffAndSaysWhy(t *testing.T) {
 		crashAll(h, 100*time.Millisecond, 3)
 		_ = h.sync(t, "web")
 	}
-	creates := len(h.fake.Creates())
-	if creates > 25 {
-		t.Errorf("%d creates in a minute of crash loop with 5 replicas, want a bounded handful (<= 25)", creates)
+	// each slot: its first create, then one after each crash, 100 ms
+	// doubling: 10 in a minute
+	perSlot := map[string]int{}
+	for _, name := range h.fake.Creates() {
+		perSlot[name]++
 	}
-	t.Logf("creates in a minute of crash loop: %d", creates)
+	for name, n := range perSlot {
+		if n > 11 {
+			t.Errorf("%d creates of %s in a minute of crash loop, want its backoff's handful (<= 11)", n, name)
+		}
+	}
+	t.Logf("creates in a minute of crash loop with 5 replicas: %v", perSlot)
 	c := h.status(t, "web").FindCondition(api.ConditionCrashLoop)
 	if c == nil || !strings.Contains(c.Message, "exited with code 3") {
 		t.Fatalf("CrashLoop condition = %+v, want one naming exit code 3", c)
@@ -125,6 +132,58 @@ func TestCrashLoopBacksOffAndSaysWhy(t *testing.T) {
 	}
 	if dead > 1 {
 		t.Errorf("%d dead containers kept, want at most 1", dead)
+	}
+}
+
+func TestACrashLoopingSlotDoesNotHoldBackAnotherSlotsReplacement(t *testing.T) {
+	h := newHarness(t, roles.Options{})
+	h.setSpec(newController("web", 2))
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	web1 := func() *api.Task {
+		for _, task := range h.fake.Tasks() {
+			if task.Name == "web-1" && task.Active() {
+				return &task
+			}
+		}
+		return nil
+	}
+	// web-1 crashes four times in a row: its next start waits 1.6 s
+	for range 4 {
+		h.clock.Advance(agent.CrashMinRun / 10)
+		h.fake.SetState(web1().ID, api.StateExited, 3)
+		if err := h.sync(t, "web"); err != nil {
+			t.Fatal(err)
+		}
+		h.clock.Advance(h.rm.CrashWait("web", 1))
+		if err := h.sync(t, "web"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.clock.Advance(agent.CrashMinRun / 10)
+	h.fake.SetState(web1().ID, api.StateExited, 3)
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if wait := h.rm.CrashWait("web", 1); wait < time.Second {
+		t.Fatalf("web-1 waits %s after five crashes, want its backoff of 1.6s", wait)
+	}
+
+	// someone removes web-2: it is replaced at once, whatever web-1 waits
+	for _, task := range h.fake.Tasks() {
+		if task.Name == "web-2" {
+			if err := h.fake.DeleteTask(t.Context(), task.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before := len(h.fake.Creates())
+	if err := h.sync(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.fake.Creates()[before:]; !slices.Equal(got, []string{"web-2"}) {
+		t.Errorf("creates at once after web-2 was removed: %q, want web-2 alone (web-1 waits out its crash backoff)", got)
 	}
 }
 
@@ -152,7 +211,7 @@ func TestCrashLoopClearsAfterTenSecondsOfRunning(t *testing.T) {
 	if c := h.status(t, "web").FindCondition(api.ConditionCrashLoop); c != nil {
 		t.Errorf("CrashLoop still set after 10s of running: %+v", c)
 	}
-	if s := h.rm.CrashFailures("web"); s != 0 {
+	if s := h.rm.CrashFailures("web", 1); s != 0 {
 		t.Errorf("crash backoff failures = %d, want 0", s)
 	}
 }

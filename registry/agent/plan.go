@@ -339,7 +339,7 @@ func planDead(in planInput, d *decision, dead []api.Task) {
 		return
 	}
 	var crashes []crash
-	d.state.crash, crashes = d.state.crash.observe(dead)
+	d.state.crashes, crashes = d.state.crashes.observe(dead)
 	for _, c := range crashes {
 		d.event(api.EventWarning, "Crashed", "container %s exited with code %d after %s", c.name, c.exitCode, c.ranFor.Round(time.Millisecond))
 	}
@@ -364,17 +364,23 @@ func planDead(in planInput, d *decision, dead []api.Task) {
 	}
 }
 
-// createWait is how long creates must still wait out the create and crash
-// backoffs; 0 means go.
+// createWait is how long creates must still wait out the controller's
+// create and init backoffs; 0 means go.
 func createWait(d *decision, now time.Time) time.Duration {
-	return max(d.state.createBackoff.wait(now), d.state.crash.backoff.wait(now), d.state.initBackoff.wait(now))
+	return max(d.state.createBackoff.wait(now), d.state.initBackoff.wait(now))
 }
 
 // planCreates creates the containers of slots, lowest first, each with
-// its assigned template, within the create and crash backoffs: slots are
-// those the burst limit lets through, and more says it left others. A
-// slot whose template this node cannot find is left out and reported.
+// its assigned template, within the create and init backoffs and each
+// slot's crash backoff: slots are those the burst limit lets through, and
+// more says it left others. A slot whose template this node cannot find
+// is left out and reported.
 func planCreates(in planInput, d *decision, slots []int, more bool) {
+	slots = slices.DeleteFunc(slices.Clone(slots), func(slot int) bool {
+		wait := d.state.crashes.wait(slot, in.now)
+		d.requeue(wait) // the slot's next try, once its crash backoff is out
+		return wait > 0
+	})
 	if len(slots) == 0 {
 		return
 	}
@@ -384,9 +390,9 @@ func planCreates(in planInput, d *decision, slots []int, more bool) {
 		return
 	}
 	d.more = d.more || more // a step held by the burst wants more too
-	if d.state.crash.backoff.failures > 0 || d.state.initBackoff.failures > 0 {
-		// crash looping, or an init container failing: one probe, and the next once it has run long
-		// enough to clear the loop (settle requeues for that) or crashed
+	if d.state.initBackoff.failures > 0 {
+		// an init container failing: one probe, and the next once it
+		// has run, or failed again
 		slots, d.more = slots[:1], false
 	}
 	var missing []string

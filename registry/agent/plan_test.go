@@ -192,9 +192,14 @@ func TestPlan(t *testing.T) {
 			requeued: true,
 		},
 		{
-			name: "a crash-looping controller probes with one create at a time",
-			spec: web(3), state: controllerState{crash: crashHistory{backoff: backoff{until: planNow.Add(-time.Second), failures: 3}}},
-			creates: []string{"web-1"}, checkImage: true,
+			name: "a crash-looping slot waits out its own backoff, and the others are created at once",
+			spec: web(3), state: controllerState{crashes: crashLoops{2: {backoff: backoff{until: planNow.Add(time.Second), failures: 3}}}},
+			creates: []string{"web-1", "web-3"}, checkImage: true, requeued: true,
+		},
+		{
+			name: "a crash-looping slot whose backoff is out is created again",
+			spec: web(3), state: controllerState{crashes: crashLoops{2: {backoff: backoff{until: planNow.Add(-time.Second), failures: 3}}}},
+			creates: []string{"web-1", "web-2", "web-3"}, checkImage: true,
 		},
 		{
 			name: "a container made before the registry label is the controller's",

@@ -55,7 +55,7 @@ func calm(in planInput, d decision, out outcome, r report, wrote bool, err error
 		len(r.events) == 0 && r.requeueAfter == 0 && !r.continueRollout && !r.forget &&
 		len(r.blocked) == 0 && len(r.pulling) == 0 &&
 		s.createBackoff.failures == 0 && s.initBackoff.failures == 0 &&
-		s.crash.last == nil && s.crash.backoff.failures == 0 &&
+		s.crashes.calm() &&
 		len(s.conflicts) == 0 && s.pullSince.IsZero() && s.rollout.done
 }
 

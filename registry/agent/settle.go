@@ -168,7 +168,7 @@ func settle(in planInput, d decision, out outcome) report {
 	st.Replicas = len(active)
 	st.ReadyReplicas, st.AvailableReplicas, next = countReplicas(active, time.Duration(in.spec.DesiredState.MinReadySeconds)*time.Second, now)
 	requeue(next)
-	r.state.crash, settleIn = r.state.crash.settle(active, in.now)
+	r.state.crashes, settleIn = r.state.crashes.settle(active, in.now)
 	requeue(settleIn)
 	switch {
 	case failure != nil:
@@ -176,7 +176,7 @@ func settle(in planInput, d decision, out outcome) report {
 	case !keepFailure:
 		st.Conditions = api.ClearCondition(st.Conditions, api.ConditionReplicaFailure)
 	}
-	if c := r.state.crash.condition(in.now); c != nil {
+	if c := r.state.crashes.condition(in.now); c != nil {
 		st.Conditions = api.SetCondition(st.Conditions, *c, now)
 	} else {
 		st.Conditions = api.ClearCondition(st.Conditions, api.ConditionCrashLoop)

@@ -36,7 +36,8 @@ type controllerState struct {
 	// createBackoff spaces out creates after a failed one (a missing
 	// image, a refusing daemon).
 	createBackoff backoff
-	crash         crashHistory
+	// crashes are the slots' crash loops (crashloop.go).
+	crashes crashLoops
 	// initBackoff spaces out the tries of a task whose init container
 	// failed, with the crash-loop delays.
 	initBackoff backoff
