@@ -1,8 +1,6 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 )
@@ -57,13 +55,12 @@ func (c NodeConfig) Validate() error {
 	return nil
 }
 
-// DecodeNodeConfig decodes and validates a node config; a field it does
-// not know is an error, as in a spec.
+// DecodeNodeConfig decodes and validates a node config, JSON or YAML with
+// the same field names; a field it does not know, or twice, is an error,
+// as in a spec.
 func DecodeNodeConfig(data []byte) (NodeConfig, error) {
 	var c NodeConfig
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
+	if err := decodeStrict(data, &c); err != nil {
 		return NodeConfig{}, fmt.Errorf("node config: %w", err)
 	}
 	if err := c.Validate(); err != nil {

@@ -27,6 +27,21 @@ func TestNodeConfigValidationNamesTheField(t *testing.T) {
 	}
 }
 
+func TestANodeConfigInYAMLReadsAsInJSON(t *testing.T) {
+	c, err := DecodeNodeConfig([]byte("availability: pause\nlabels:\n  zone: c\n"))
+	if err != nil || c.Effective() != NodePause || c.Labels["zone"] != "c" {
+		t.Errorf("a config in YAML: %+v, %v; want pause and zone c", c, err)
+	}
+	for _, bad := range []string{
+		"availability: pause\navailability: drain\n", // a key twice
+		"availabilty: pause\n",                       // unknown, near a known one
+	} {
+		if _, err := DecodeNodeConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), "availab") {
+			t.Errorf("DecodeNodeConfig(%q) = %v, want an error naming the field", bad, err)
+		}
+	}
+}
+
 func TestMergeNodeLabelsTheKeyWins(t *testing.T) {
 	got := MergeNodeLabels(map[string]string{"zone": "a", "disk": "ssd"}, map[string]string{"zone": "c"})
 	if got["zone"] != "c" || got["disk"] != "ssd" || len(got) != 2 {
