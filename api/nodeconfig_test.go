@@ -34,7 +34,7 @@ func TestANodeConfigInYAMLReadsAsInJSON(t *testing.T) {
 	}
 	for _, bad := range []string{
 		"availability: pause\navailability: drain\n", // a key twice
-		"availabilty: pause\n",                       // unknown, near a known one
+		"available: pause\n",                         // a field it does not know
 	} {
 		if _, err := DecodeNodeConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), "availab") {
 			t.Errorf("DecodeNodeConfig(%q) = %v, want an error naming the field", bad, err)
