@@ -57,6 +57,22 @@ func (s *Store) NodeElectionKey(node string) string { return s.prefix + "/electi
 // LeaderElectionKey is the election of the leader, which schedules.
 func (s *Store) LeaderElectionKey() string { return s.prefix + "/election/replication-manager" }
 
+// Leader returns the election identity of the manager that leads: the
+// candidate of the leader election that campaigned first (as etcd's
+// concurrency.Election tells its leader), "" when no manager campaigns,
+// so none leads while managers take part in the election.
+func (s *Store) Leader(ctx context.Context) (string, error) {
+	key := s.LeaderElectionKey() + "/"
+	resp, err := s.client.Get(ctx, key, clientv3.WithFirstCreate()...)
+	if err != nil {
+		return "", fmt.Errorf("get %s: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return "", nil
+	}
+	return string(resp.Kvs[0].Value), nil
+}
+
 // RegisterNode writes the node's registration under lease.
 func (s *Store) RegisterNode(ctx context.Context, node *api.Node, lease clientv3.LeaseID) error {
 	key := s.NodeKey(node.Name)

@@ -35,6 +35,10 @@ type Policy struct {
 	MaxReplicas int `json:"maxReplicas,omitempty"`
 	// Leader is the election identity of the manager that published it.
 	Leader string `json:"leader,omitempty"`
+	// Elected says the managers take part in the leader election
+	// (--leader-elect): while one leads, it holds the election's key
+	// (Store.Leader), and none leads while no manager campaigns.
+	Elected bool `json:"elected,omitempty"`
 }
 
 // NewPolicy is the policy a manager publishes: its security policy, its

@@ -107,6 +107,7 @@ func (c *cli) get(ctx context.Context, args []string, opts getOptions) error {
 		return err
 	}
 	defer cn.close()
+	c.warnLeaderless(ctx, cn)
 
 	id := ""
 	if len(args) == 1 {

@@ -127,13 +127,14 @@ func (c *cli) nodes(ctx context.Context, out output) error {
 		return err
 	}
 	defer cn.close()
+	leader := c.warnLeaderless(ctx, cn)
 	views, err := c.readNodes(ctx, cn)
 	if err != nil {
 		return err
 	}
 	switch {
 	case out.document():
-		return c.printNodesDocument(views, out)
+		return c.printNodesDocument(views, leader, out)
 	case out.format == outputName:
 		for _, v := range views {
 			fmt.Fprintln(c.stdout, "node/"+v.name)
@@ -144,7 +145,7 @@ func (c *cli) nodes(ctx context.Context, out output) error {
 		fmt.Fprintln(c.stderr, "No nodes found.")
 		return nil
 	}
-	c.printNodes(c.stdout, views, out.format == outputWide)
+	c.printNodes(c.stdout, views, leader, out.format == outputWide)
 	c.printGoneContainers(c.stdout, views)
 	return nil
 }
@@ -268,7 +269,7 @@ func (v *nodeView) lease() string {
 	return fmt.Sprintf("%s (%ds)", v.node.Lease, v.ttl)
 }
 
-func (c *cli) printNodes(w io.Writer, views []*nodeView, wide bool) {
+func (c *cli) printNodes(w io.Writer, views []*nodeView, leader leading, wide bool) {
 	tw := newTable(w)
 	header := []string{"NAME", "STATUS", "LABELS", "CONTAINERS", "ASSIGNED", "FREE-CPU", "FREE-MEMORY", "LEASE", "AGE"}
 	if wide {
@@ -284,6 +285,9 @@ func (c *cli) printNodes(w io.Writer, views []*nodeView, wide bool) {
 			age = ctlview.Age(now, n.RegisteredAt)
 			engine = ctlview.OrNone(n.EngineID)
 			manager = ctlview.OrNone(n.Manager)
+			if leader.leads(n) {
+				manager += " (leader)"
+			}
 		}
 		free, resources := v.resourceCells()
 		cells := append([]string{v.name, v.statusCell(c), labels, strconv.Itoa(v.containers), strconv.Itoa(v.assigned)}, free...)
@@ -317,6 +321,9 @@ type nodeItemStatus struct {
 	LeaseTTLSeconds *int64 `json:"leaseTTLSeconds,omitempty"`
 	// Availability is the node's config's: active, pause or drain.
 	Availability api.NodeAvailability `json:"availability"`
+	// Leader: the node's manager leads the registry (holds the leader
+	// election).
+	Leader bool `json:"leader,omitempty"`
 	// Labels are the labels placement sees (the config's over the
 	// registered ones), and LabelSources where each comes from: "flag"
 	// (--node-labels) or "key" (/registry/nodeconfig).
@@ -334,11 +341,11 @@ type nodeItemGone struct {
 }
 
 // printNodesDocument prints {"items": [...]} in the document format.
-func (c *cli) printNodesDocument(views []*nodeView, out output) error {
+func (c *cli) printNodesDocument(views []*nodeView, leader leading, out output) error {
 	items := make([]nodeItem, 0, len(views))
 	for _, v := range views {
 		item := nodeItem{Name: v.name, Node: v.node, Status: nodeItemStatus{State: v.state(),
-			Containers: v.containers, Assigned: v.assigned, Resources: v.resources()}}
+			Containers: v.containers, Assigned: v.assigned, Resources: v.resources(), Leader: leader.leads(v.node)}}
 		if v.ttlKnown {
 			item.Status.LeaseTTLSeconds = &v.ttl
 		}

@@ -67,6 +67,7 @@ func TestEachLeaderPublishesThePolicyOfItsFlagsWhenItsTermStarts(t *testing.T) {
 	})
 	testpoll.Until(t, waitTimeout, "rm-1 to lead", first.Leads)
 	want := registry.NewPolicy(api.SecurityPolicy{AllowHostPorts: true, AllowPrivileged: true}, 50, "rm-1")
+	want.Elected = true // both campaign
 	testpoll.Until(t, waitTimeout, "rm-1's policy", func() bool {
 		p, err := store.GetPolicy(ctx)
 		return err == nil && p == want
@@ -80,6 +81,7 @@ func TestEachLeaderPublishesThePolicyOfItsFlagsWhenItsTermStarts(t *testing.T) {
 	stopFirst() // resigns: rm-2 leads at once
 	testpoll.Until(t, waitTimeout, "rm-2 to lead", second.Leads)
 	want = registry.NewPolicy(api.SecurityPolicy{AllowHostNetwork: true}, api.DefaultMaxReplicas, "rm-2")
+	want.Elected = true
 	testpoll.Until(t, waitTimeout, "rm-2's policy", func() bool {
 		p, err := store.GetPolicy(ctx)
 		return err == nil && p == want

@@ -58,7 +58,7 @@ func serve(ctx context.Context, opts *options, logger *slog.Logger, docker taskC
 			return fmt.Errorf("--metrics-bind-address: %w", err)
 		}
 		page := newStatusPage(startingSource{state: state, leaderElect: opts.LeaderElect}, logger, time.Now)
-		page.cluster = clusterSource{state: state}
+		page.cluster = clusterSource{state: state, leaderElect: opts.LeaderElect}
 		handler := newHTTPHandler(reg, readinessChecks(state, opts, docker), page)
 		handler = checkHost(handler, allowedHosts(opts.MetricsBindAddress, ln.Addr(), opts.HTTPAllowedHosts), logger)
 		running++

@@ -270,10 +270,10 @@ func (p *statusPage) serveList(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	o, views, err := p.source.Controllers(ctx)
 	if err != nil {
-		p.failPage(w, r, p.manager(o), err)
+		p.failPage(w, r, p.manager(ctx, o), err)
 		return
 	}
-	p.writePage(w, r, http.StatusOK, p.list, newListPage(p.manager(o), views))
+	p.writePage(w, r, http.StatusOK, p.list, newListPage(p.manager(ctx, o), views))
 }
 
 func (p *statusPage) serveDetail(w http.ResponseWriter, r *http.Request) {
@@ -305,7 +305,7 @@ func (p *statusPage) serveListJSON(w http.ResponseWriter, r *http.Request) {
 	for i, v := range views {
 		items[i] = controllerItem(v)
 	}
-	m := p.manager(o)
+	m := p.manager(ctx, o)
 	page := newListPage(m, views)
 	p.writeDocument(w, r, m, func(m ctlview.Manager) any {
 		return listDocument{List: ctlview.List{Manager: m, Items: items}, Page: page}
@@ -334,7 +334,7 @@ func (p *statusPage) serveDetailJSON(w http.ResponseWriter, r *http.Request) {
 // one reads a controller with its containers and its recent events.
 func (p *statusPage) one(ctx context.Context, id string) (ctlview.Controller, ctlview.Manager, bool, error) {
 	o, v, found, err := p.source.Controller(ctx, id)
-	m := p.manager(o)
+	m := p.manager(ctx, o)
 	if err != nil || !found {
 		return ctlview.Controller{}, m, false, err
 	}
@@ -361,8 +361,13 @@ func (p *statusPage) serveAsset(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.data))
 }
 
-func (p *statusPage) manager(o origin) ctlview.Manager {
-	return ctlview.Manager{Role: o.role, Source: o.source, Time: p.now().UTC()}
+// manager says who answers, from o, and whether any manager leads.
+func (p *statusPage) manager(ctx context.Context, o origin) ctlview.Manager {
+	m := ctlview.Manager{Role: o.role, Source: o.source, Time: p.now().UTC()}
+	if p.cluster != nil {
+		m.Leaderless = p.cluster.Leaderless(ctx)
+	}
+	return m
 }
 
 // writePage renders a whole page before writing it, so that a template

@@ -23,6 +23,9 @@ import (
 type clusterView interface {
 	// Nodes returns what is known of every node.
 	Nodes(ctx context.Context) (nodeData, error)
+	// Leaderless reports whether the managers take part in the leader
+	// election and none holds it; false when etcd cannot say.
+	Leaderless(ctx context.Context) bool
 	// RecentEvents returns the newest n events over every controller,
 	// newest first.
 	RecentEvents(ctx context.Context, n int) ([]api.Event, error)
@@ -49,7 +52,20 @@ type nodeData struct {
 }
 
 // clusterSource reads the daemon's etcd once it is connected.
-type clusterSource struct{ state *startup }
+type clusterSource struct {
+	state *startup
+	// leaderElect: the managers take part in the leader election.
+	leaderElect bool
+}
+
+func (c clusterSource) Leaderless(ctx context.Context) bool {
+	parts, err := c.parts()
+	if err != nil || !c.leaderElect {
+		return false
+	}
+	leader, err := parts.store.Leader(ctx)
+	return err == nil && leader == ""
+}
 
 func (c clusterSource) parts() (*etcdParts, error) {
 	parts := c.state.etcd.Load()

@@ -13,8 +13,8 @@ import (
 
 // clusterOrigin is the origin the nodes view and the event feed carry:
 // the page's source's, which says whether this manager leads.
-func (p *statusPage) clusterOrigin() ctlview.Manager {
-	return p.manager(p.source.Origin())
+func (p *statusPage) clusterOrigin(ctx context.Context) ctlview.Manager {
+	return p.manager(ctx, p.source.Origin())
 }
 
 // readNodes reads the nodes; an empty view without a cluster source.
@@ -36,7 +36,7 @@ func (p *statusPage) readEvents(ctx context.Context) ([]api.Event, error) {
 func (p *statusPage) serveNodes(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), uiReadTimeout)
 	defer cancel()
-	m := p.clusterOrigin()
+	m := p.clusterOrigin(ctx)
 	d, err := p.readNodes(ctx)
 	if err != nil {
 		p.failPage(w, r, m, err)
@@ -48,7 +48,7 @@ func (p *statusPage) serveNodes(w http.ResponseWriter, r *http.Request) {
 func (p *statusPage) serveNodesJSON(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), uiReadTimeout)
 	defer cancel()
-	m := p.clusterOrigin()
+	m := p.clusterOrigin(ctx)
 	d, err := p.readNodes(ctx)
 	if err != nil {
 		p.failJSON(w, r, err)
@@ -63,7 +63,7 @@ func (p *statusPage) serveNodesJSON(w http.ResponseWriter, r *http.Request) {
 func (p *statusPage) serveEvents(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), uiReadTimeout)
 	defer cancel()
-	m := p.clusterOrigin()
+	m := p.clusterOrigin(ctx)
 	events, err := p.readEvents(ctx)
 	if err != nil {
 		p.failPage(w, r, m, err)
@@ -75,7 +75,7 @@ func (p *statusPage) serveEvents(w http.ResponseWriter, r *http.Request) {
 func (p *statusPage) serveEventsJSON(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), uiReadTimeout)
 	defer cancel()
-	m := p.clusterOrigin()
+	m := p.clusterOrigin(ctx)
 	events, err := p.readEvents(ctx)
 	if err != nil {
 		p.failJSON(w, r, err)

@@ -36,7 +36,21 @@ type head struct {
 func newHead(page string, m ctlview.Manager) head {
 	return head{
 		Page: page, Role: m.Role, Source: m.Source, AsOf: asOf(m.Time),
-		Notice: roleNotice(m.Role), PollMS: pollInterval.Milliseconds(),
+		Notice: notice(m), PollMS: pollInterval.Milliseconds(),
+	}
+}
+
+// notice says what a page shows first: that no manager leads, and when
+// this manager is not the leader, what it shows instead.
+func notice(m ctlview.Manager) string {
+	const leaderless = "No manager leads (none holds the leader election): no slot is placed or moved and no status is written until one does."
+	switch role := roleNotice(m.Role); {
+	case m.Leaderless && role != "":
+		return leaderless + " " + role
+	case m.Leaderless:
+		return leaderless
+	default:
+		return role
 	}
 }
 

@@ -20,13 +20,17 @@ import (
 	"github.com/replication-manager/replication-manager/registry/leader"
 )
 
-// fakeCluster is a clusterView of fixed nodes and events.
+// fakeCluster is a clusterView of fixed nodes and events, and of a
+// leader or none.
 type fakeCluster struct {
-	nodes  nodeData
-	events []api.Event
+	nodes      nodeData
+	events     []api.Event
+	leaderless bool
 }
 
 func (f *fakeCluster) Nodes(context.Context) (nodeData, error) { return f.nodes, nil }
+
+func (f *fakeCluster) Leaderless(context.Context) bool { return f.leaderless }
 
 func (f *fakeCluster) RecentEvents(_ context.Context, n int) ([]api.Event, error) {
 	return f.events[:min(n, len(f.events))], nil
@@ -201,5 +205,26 @@ func TestStatusPageEventFeedShowsTheEventsOfEveryController(t *testing.T) {
 	}
 	if len(doc.Page.Events.Rows) != 2 || doc.Page.Events.Rows[1].Cells[1].Text != "api" {
 		t.Errorf("the events in the JSON: %+v", doc.Page.Events)
+	}
+}
+
+// While the managers take part in the leader election and none holds
+// it, every page and document says that no manager leads.
+func TestTheStatusPageSaysWhenNoManagerLeads(t *testing.T) {
+	t.Parallel()
+	src := &fakeSource{origin: leaderOrigin, views: []registry.ControllerView{view("web", 1)}}
+	const notice = "No manager leads (none holds the leader election)"
+	for _, leaderless := range []bool{true, false} {
+		srv := newClusterServer(t, src, &fakeCluster{leaderless: leaderless}, &atomic.Int64{})
+		for _, path := range []string{"/", "/controllers/web", "/nodes", "/events"} {
+			page := get(t, srv.URL+path, http.StatusOK, "text/html")
+			if got := strings.Contains(page, notice); got != leaderless {
+				t.Errorf("%s with leaderless %v: notice shown %v", path, leaderless, got)
+			}
+		}
+		doc := get(t, srv.URL+"/api/v1/controllers", http.StatusOK, "application/json")
+		if got := strings.Contains(doc, `"leaderless": true`); got != leaderless {
+			t.Errorf("/api/v1/controllers with leaderless %v: %q in the manager %v", leaderless, `"leaderless": true`, got)
+		}
 	}
 }

@@ -85,6 +85,9 @@ type Manager struct {
 	Role   string    `json:"role"`
 	Source string    `json:"source"`
 	Time   time.Time `json:"time"`
+	// Leaderless: the managers take part in the leader election and none
+	// holds it, so no slot is placed or moved and no status is written.
+	Leaderless bool `json:"leaderless,omitempty"`
 }
 
 // Controller is one controller as the daemon serves it. The spec's fields

@@ -124,7 +124,9 @@ func New(opts Options) *Roles {
 		work: func(ctx context.Context, t term) error {
 			o := opts.leaderOptions()
 			o.Guard = t.guard()
-			if err := publishPolicy(ctx, store, o.Guard, registry.NewPolicy(opts.Policy, opts.MaxReplicas, opts.Identity), logger); err != nil {
+			policy := registry.NewPolicy(opts.Policy, opts.MaxReplicas, opts.Identity)
+			policy.Elected = opts.LeaderElect
+			if err := publishPolicy(ctx, store, o.Guard, policy, logger); err != nil {
 				return err
 			}
 			s := leader.NewReplicationManager(store, logger, o)
