@@ -376,11 +376,13 @@ func createWait(d *decision, now time.Time) time.Duration {
 // more says it left others. A slot whose template this node cannot find
 // is left out and reported.
 func planCreates(in planInput, d *decision, slots []int, more bool) {
-	slots = slices.DeleteFunc(slices.Clone(slots), func(slot int) bool {
-		wait := d.state.crashes.wait(slot, in.now)
-		d.requeue(wait) // the slot's next try, once its crash backoff is out
-		return wait > 0
-	})
+	if len(d.state.crashes) > 0 {
+		slots = slices.DeleteFunc(slices.Clone(slots), func(slot int) bool {
+			wait := d.state.crashes.wait(slot, in.now)
+			d.requeue(wait) // the slot's next try, once its crash backoff is out
+			return wait > 0
+		})
+	}
 	if len(slots) == 0 {
 		return
 	}
