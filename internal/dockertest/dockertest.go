@@ -83,9 +83,24 @@ func RunID() string {
 }
 
 // newClient connects as the docker CLI would (DOCKER_HOST and friends, else
-// the local socket), negotiating the API version.
+// the local socket), negotiating the API version at once (negotiated).
 func newClient() (*client.Client, error) {
-	return client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	return negotiated(client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation()))
+}
+
+// negotiated settles the API version of a new client before a test shares
+// it between goroutines. Left to itself, the client negotiates on its
+// first call, and docker/client v28 reads the version without its lock
+// (ContainerList's filters) while another goroutine's first call writes
+// it: a data race that -race reports in whichever tests run then.
+func negotiated(cli *client.Client, err error) (*client.Client, error) {
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	cli.NegotiateAPIVersion(ctx) // an engine that does not answer is negotiated with on first use, as before
+	return cli, nil
 }
 
 // RequireDocker skips the test when no Docker Engine answers a ping, or

@@ -325,7 +325,7 @@ func (e *Engine) logPath() string { return filepath.Join(e.Dir, "dockerd.log") }
 // closed when the test ends.
 func (e *Engine) Client(tb testing.TB) *client.Client {
 	tb.Helper()
-	cli, err := client.NewClientWithOpts(client.WithHost(e.Host), client.WithAPIVersionNegotiation())
+	cli, err := negotiated(client.NewClientWithOpts(client.WithHost(e.Host), client.WithAPIVersionNegotiation()))
 	if err != nil {
 		tb.Fatalf("second engine client: %v", err)
 	}
