@@ -161,13 +161,19 @@ func merged(l crashLoops, dead map[int][]api.Task) map[int]bool {
 
 // settle clears each slot's history once a container of the slot started
 // after its last crash has run for crashMinRun (settle of crashHistory),
-// and returns how long until the next one could clear.
+// and returns how long until the next one could clear. Every sync calls
+// it: with no history it costs nothing.
 func (l crashLoops) settle(active []api.Task, now time.Time) (crashLoops, time.Duration) {
+	if len(l) == 0 {
+		return l, 0
+	}
 	next := make(crashLoops, len(l))
 	var soonest time.Duration
 	for slot, h := range l {
 		h, in := h.settle(slices.DeleteFunc(slices.Clone(active), func(t api.Task) bool { return slotOf(t) != slot }), now)
-		next[slot] = h
+		if h.looping() || len(h.counted) > 0 {
+			next[slot] = h
+		}
 		if in > 0 && (soonest == 0 || in < soonest) {
 			soonest = in
 		}
