@@ -196,18 +196,17 @@ func (l crashLoops) calm() bool {
 	return true
 }
 
-// condition is the CrashLoop condition of the slot that crashed last, or
-// nil when none crash loops.
+// condition is the CrashLoop condition of the slot that crashed last (the
+// lowest of those that crashed at once), or nil when none crash loops.
 func (l crashLoops) condition(now time.Time) *api.Condition {
-	var latest *crashHistory
-	for _, slot := range slices.Sorted(maps.Keys(l)) {
-		h := l[slot]
-		if h.last != nil && (latest == nil || h.last.at.After(latest.last.at)) {
-			latest = &h
+	latest, latestSlot := crashHistory{}, 0
+	for slot, h := range l {
+		if h.last == nil {
+			continue
 		}
-	}
-	if latest == nil {
-		return nil
+		if latest.last == nil || h.last.at.After(latest.last.at) || h.last.at.Equal(latest.last.at) && slot < latestSlot {
+			latest, latestSlot = h, slot
+		}
 	}
 	return latest.condition(now)
 }
