@@ -117,10 +117,24 @@ func eval[T any](t *testing.T, b *browser, expr string) T {
 	return v
 }
 
-// open loads a page and waits until its script has refreshed it once.
+// open loads a page and marks it, to tell a reload. A load cut by the
+// host's network changing (every container another test starts adds an
+// interface: net::ERR_NETWORK_CHANGED) is the machine's, not the page's:
+// the page is loaded again, up to 3 tries.
 func (b *browser) open(t *testing.T, url string) {
 	t.Helper()
-	b.do(t, "open "+url, chromedp.Navigate(url), chromedp.WaitReady("body"))
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitReady("body"))
+		cancel()
+		if err == nil {
+			break
+		}
+		if try == 3 || !strings.Contains(err.Error(), "ERR_NETWORK_CHANGED") {
+			t.Fatalf("browser: open %s: %v", url, err)
+		}
+		t.Logf("browser: open %s: %v; loading it again", url, err)
+	}
 	eval[bool](t, b, `window.notReloaded = true`) // gone if the page reloads
 }
 
