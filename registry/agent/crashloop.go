@@ -135,9 +135,12 @@ func (l crashLoops) observe(dead []api.Task) (crashLoops, []crash) {
 	for _, t := range dead {
 		bySlot[slotOf(t)] = append(bySlot[slotOf(t)], t)
 	}
+	for slot := range l {
+		bySlot[slot] = bySlot[slot] // a slot of l with no dead container forgets what it counted
+	}
 	next := crashLoops{}
 	var crashes []crash
-	for _, slot := range slices.Sorted(maps.Keys(merged(l, bySlot))) {
+	for _, slot := range slices.Sorted(maps.Keys(bySlot)) {
 		h, found := l[slot].observe(bySlot[slot])
 		crashes = append(crashes, found...)
 		if h.looping() || len(h.counted) > 0 {
@@ -145,18 +148,6 @@ func (l crashLoops) observe(dead []api.Task) (crashLoops, []crash) {
 		}
 	}
 	return next, crashes
-}
-
-// merged is the set of the slots of l and of dead.
-func merged(l crashLoops, dead map[int][]api.Task) map[int]bool {
-	slots := map[int]bool{}
-	for slot := range l {
-		slots[slot] = true
-	}
-	for slot := range dead {
-		slots[slot] = true
-	}
-	return slots
 }
 
 // settle clears each slot's history once a container of the slot started
@@ -196,9 +187,13 @@ func (l crashLoops) calm() bool {
 	return true
 }
 
-// condition is the CrashLoop condition of the slot that crashed last (the
-// lowest of those that crashed at once), or nil when none crash loops.
-func (l crashLoops) condition(now time.Time) *api.Condition {
+// condition is the CrashLoop condition of the slot that crashed last, or
+// nil when none crash loops.
+func (l crashLoops) condition(now time.Time) *api.Condition { return l.latest().condition(now) }
+
+// latest is the history of the slot that crashed last (the lowest of
+// those that crashed at once); one with no last crash when none did.
+func (l crashLoops) latest() crashHistory {
 	latest, latestSlot := crashHistory{}, 0
 	for slot, h := range l {
 		if h.last == nil {
@@ -208,5 +203,5 @@ func (l crashLoops) condition(now time.Time) *api.Condition {
 			latest, latestSlot = h, slot
 		}
 	}
-	return latest.condition(now)
+	return latest
 }

@@ -93,12 +93,7 @@ func (rm *Agent) TaskEvent(ev api.TaskEvent) { rm.tasks.event(ev) }
 // controller id's slots: its exit code, when it died and how long it ran;
 // ok is false when there is none. Only while no worker syncs id.
 func (rm *Agent) LastCrash(id string) (exitCode int, at time.Time, ranFor time.Duration, ok bool) {
-	var last *crash
-	for _, h := range rm.states.get(id).crashes {
-		if h.last != nil && (last == nil || h.last.at.After(last.at)) {
-			last = h.last
-		}
-	}
+	last := rm.states.get(id).crashes.latest().last
 	if last == nil {
 		return 0, time.Time{}, 0, false
 	}
