@@ -136,7 +136,9 @@ func (l crashLoops) observe(dead []api.Task) (crashLoops, []crash) {
 		bySlot[slotOf(t)] = append(bySlot[slotOf(t)], t)
 	}
 	for slot := range l {
-		bySlot[slot] = bySlot[slot] // a slot of l with no dead container forgets what it counted
+		if _, ok := bySlot[slot]; !ok {
+			bySlot[slot] = nil // no dead container left: it forgets what it counted
+		}
 	}
 	next := crashLoops{}
 	var crashes []crash
